@@ -1,0 +1,188 @@
+//! Reducers usable by the model, the engine and the vectors (SPEC ASM-4, BRG-1).
+//!
+//! - [`ScriptedReducer`]: entry-level, plays one [`ScriptStep`] per attempt; for tests/vectors.
+//! - [`UpstreamReducer`]: the message-level seam of an untrusted upstream chat reducer, bridged to
+//!   entries by `spec::bridge` (model) or the engine's bridge.
+//! - [`MessageCountingReducer`]: a real upstream reducer in the spirit of
+//!   Microsoft.Extensions.AI's `MessageCountingChatReducer`: keep system messages and the last N
+//!   others.
+//! - [`ScriptedUpstreamReducer`]: message-level script, for bridge tests and vectors.
+
+use crate::assembly::{Reducer, ReducerError, ReductionRequest};
+use crate::cancel::CancellationToken;
+use crate::entry::Entry;
+use crate::message::{Message, ROLE_SYSTEM};
+
+/// One item of a scripted proposal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProposalItem {
+    /// Keep the request entry with this id (unknown id: the reducer fails).
+    Keep(String),
+    /// Add this entry (any kind, any id: the verifier judges it).
+    New(Entry),
+}
+
+/// What a scripted reducer does at one attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScriptStep {
+    /// Return these items, in this order.
+    Propose(Vec<ProposalItem>),
+    /// Return the request entries unchanged (non-progressing).
+    Echo,
+    /// Fail with this opaque message.
+    Fail(String),
+    /// Return nothing (an invalid-operation error, SPEC ASM-4).
+    Nothing,
+}
+
+/// An entry-level reducer playing one step per invocation; past the end it echoes.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedReducer {
+    steps: Vec<ScriptStep>,
+    calls: usize,
+    cancel_at: Option<(usize, CancellationToken)>,
+}
+
+impl ScriptedReducer {
+    /// A reducer playing `steps` in order.
+    pub fn new(steps: Vec<ScriptStep>) -> ScriptedReducer {
+        ScriptedReducer {
+            steps,
+            calls: 0,
+            cancel_at: None,
+        }
+    }
+
+    /// Sets `token` during the `call`-th invocation (0-based), before answering.
+    pub fn cancel_at_call(mut self, call: usize, token: CancellationToken) -> ScriptedReducer {
+        self.cancel_at = Some((call, token));
+        self
+    }
+
+    /// How many times the reducer was invoked.
+    pub fn calls(&self) -> usize {
+        self.calls
+    }
+}
+
+impl Reducer for ScriptedReducer {
+    fn reduce(
+        &mut self,
+        request: &ReductionRequest<'_>,
+    ) -> Result<Option<Vec<Entry>>, ReducerError> {
+        let k = self.calls;
+        self.calls += 1;
+        if let Some((at, token)) = &self.cancel_at {
+            if *at == k {
+                token.cancel();
+            }
+        }
+        match self.steps.get(k).unwrap_or(&ScriptStep::Echo) {
+            ScriptStep::Echo => Ok(Some(request.entries.to_vec())),
+            ScriptStep::Nothing => Ok(None),
+            ScriptStep::Fail(message) => Err(ReducerError::Failed(message.clone())),
+            ScriptStep::Propose(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        ProposalItem::New(entry) => out.push(entry.clone()),
+                        ProposalItem::Keep(id) => {
+                            let found = request.entries.iter().find(|e| e.id().as_str() == id);
+                            match found {
+                                Some(entry) => out.push(entry.clone()),
+                                None => {
+                                    return Err(ReducerError::Failed(format!(
+                                        "scripted reducer: no request entry `{id}`"
+                                    )))
+                                }
+                            }
+                        }
+                    }
+                }
+                Ok(Some(out))
+            }
+        }
+    }
+}
+
+/// An upstream reducer's own, opaque failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("upstream reducer failed: {0}")]
+pub struct UpstreamError(pub String);
+
+/// The message-level seam of an untrusted upstream chat reducer (SPEC BRG-1).
+pub trait UpstreamReducer {
+    /// Reduces messages; `Ok(None)` models a null result (a contract error, SPEC BRG-1).
+    fn reduce(&mut self, messages: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError>;
+}
+
+impl<U: UpstreamReducer + ?Sized> UpstreamReducer for &mut U {
+    fn reduce(&mut self, messages: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError> {
+        (**self).reduce(messages)
+    }
+}
+
+/// Keep every `system` message and the last `target_count` other messages, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageCountingReducer {
+    /// How many non-system messages to keep.
+    pub target_count: usize,
+}
+
+impl UpstreamReducer for MessageCountingReducer {
+    fn reduce(&mut self, messages: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError> {
+        let others = messages.iter().filter(|m| m.role != ROLE_SYSTEM).count();
+        let mut skip = others.saturating_sub(self.target_count);
+        let mut out = Vec::new();
+        for m in messages {
+            if m.role == ROLE_SYSTEM {
+                out.push(m.clone());
+            } else if skip > 0 {
+                skip -= 1;
+            } else {
+                out.push(m.clone());
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// One step of a [`ScriptedUpstreamReducer`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpstreamStep {
+    /// Return these messages.
+    Return(Vec<Message>),
+    /// Return the input unchanged.
+    Echo,
+    /// Return null.
+    Null,
+    /// Fail with this message.
+    Fail(String),
+}
+
+/// A message-level reducer playing one step per invocation; past the end it echoes.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedUpstreamReducer {
+    steps: Vec<UpstreamStep>,
+    calls: usize,
+}
+
+impl ScriptedUpstreamReducer {
+    /// A reducer playing `steps` in order.
+    pub fn new(steps: Vec<UpstreamStep>) -> ScriptedUpstreamReducer {
+        ScriptedUpstreamReducer { steps, calls: 0 }
+    }
+}
+
+impl UpstreamReducer for ScriptedUpstreamReducer {
+    fn reduce(&mut self, messages: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError> {
+        let k = self.calls;
+        self.calls += 1;
+        match self.steps.get(k).unwrap_or(&UpstreamStep::Echo) {
+            UpstreamStep::Return(out) => Ok(Some(out.clone())),
+            UpstreamStep::Echo => Ok(Some(messages.to_vec())),
+            UpstreamStep::Null => Ok(None),
+            UpstreamStep::Fail(msg) => Err(UpstreamError(msg.clone())),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Message adaptation and the default content-hash classifier (SPEC CLS-1, CLS-2).
