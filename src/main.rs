@@ -1,1 +1,2 @@
+//! The `hybrid-compaction` command-line tool.
 fn main() {}

@@ -1,0 +1,1 @@
+//! The optimized assembly engine (see issue: engine proven equal to the model).

@@ -1,0 +1,1 @@
+//! Non-retransmission leases: run scopes, coordinator, gate, filtering provider.

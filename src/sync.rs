@@ -1,0 +1,1 @@
+//! Synchronization shim: `std` normally, `loom` under `--cfg loom`.

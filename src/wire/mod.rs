@@ -1,0 +1,1 @@
+//! Wire format (JSON cases, outputs, vector files).
