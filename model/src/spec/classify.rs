@@ -1,1 +1,175 @@
 //! Message adaptation and the default content-hash classifier (SPEC CLS-1, CLS-2).
+//!
+//! [`adapt`] turns one provider call's messages into entries (SPEC CLS-1): the classifier first
+//! yields each message's id, then the kind is decided by a fixed precedence in which the
+//! classifier's override is only the third voice. [`ContentHashClassifier`] is the default
+//! classifier (SPEC CLS-2): ids derived from a canonical rendering of the message content, never
+//! an override.
+
+use crate::artifact::{sha256_hex, ArtifactReference};
+use crate::classifier::Classifier;
+use crate::entry::{Entry, EntryError, EntryKind};
+use crate::error::ErrorKind;
+use crate::message::{Message, Part, ROLE_SYSTEM};
+use crate::spec::estimate::{dotnet_f32, dotnet_f64};
+use crate::value::Value;
+
+/// Why message adaptation failed (SPEC CLS-1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdaptError {
+    /// The classifier override named a kind it may not choose (`ToolExchange`,
+    /// `RecoverableContextSegment`, `SystemInstruction`): an invalid-operation error.
+    #[error("classifier override {kind} is not allowed (message {index})")]
+    ForbiddenOverride {
+        /// 0-based index of the message.
+        index: usize,
+        /// The refused kind.
+        kind: EntryKind,
+    },
+    /// Entry construction (SPEC ENT-5) refused the adapted message.
+    #[error("message {index}: {source}")]
+    Entry {
+        /// 0-based index of the message.
+        index: usize,
+        /// The construction error.
+        source: EntryError,
+    },
+}
+
+impl AdaptError {
+    /// The language-neutral category (SPEC ERR-1).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AdaptError::ForbiddenOverride { .. } => ErrorKind::InvalidOperation,
+            AdaptError::Entry { source, .. } => source.kind(),
+        }
+    }
+}
+
+/// Adapts messages to entries, in order (SPEC CLS-1).
+pub fn adapt(
+    messages: &[Message],
+    classifier: &mut dyn Classifier,
+) -> Result<Vec<Entry>, AdaptError> {
+    let mut entries = Vec::with_capacity(messages.len());
+    for (index, message) in messages.iter().enumerate() {
+        // The classifier first yields the id.
+        let id = classifier.entry_id(messages, index);
+        let kind = if message.has_call() || message.has_result() {
+            // (1) any call/result part → ToolExchange.
+            EntryKind::ToolExchange
+        } else if message.role == ROLE_SYSTEM {
+            // (2) role system → SystemInstruction; the override is never asked.
+            EntryKind::SystemInstruction
+        } else if let Some(kind) = classifier.override_kind(messages, index) {
+            // (3) the override, if any; three kinds are refused.
+            match kind {
+                EntryKind::ToolExchange
+                | EntryKind::RecoverableContextSegment
+                | EntryKind::SystemInstruction => {
+                    return Err(AdaptError::ForbiddenOverride { index, kind })
+                }
+                other => other,
+            }
+        } else if ArtifactReference::parse(&message.text_content()).is_ok() {
+            // (4) text is exactly one canonical reference → ArtifactReference.
+            EntryKind::ArtifactReference
+        } else {
+            // (5) everything else.
+            EntryKind::ConversationalMessage
+        };
+        // SPEC ENT-5 applies to the chosen kind.
+        let entry = Entry::new(id, kind, message.clone())
+            .map_err(|source| AdaptError::Entry { index, source })?;
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+/// The default content-hash classifier (SPEC CLS-2): id `"{hex}:{n}"`, never an override.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ContentHashClassifier;
+
+impl Classifier for ContentHashClassifier {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> String {
+        let rendering = canonical_rendering(&messages[index]);
+        // n = count of earlier messages with an identical rendering.
+        let n = messages[..index]
+            .iter()
+            .filter(|m| canonical_rendering(m) == rendering)
+            .count();
+        format!("{}:{n}", sha256_hex(&rendering))
+    }
+
+    fn override_kind(&mut self, _messages: &[Message], _index: usize) -> Option<EntryKind> {
+        None
+    }
+}
+
+/// The canonical rendering of SPEC CLS-2: role + U+001F, then per part `text:`+text |
+/// `call:`+callId+`:`+name | `result:`+callId+`:`+value text, each part followed by U+001E.
+/// Author and metadata are ignored; call arguments are excluded.
+pub fn canonical_rendering(message: &Message) -> String {
+    let mut out = String::new();
+    out.push_str(&message.role);
+    out.push('\u{1F}');
+    for part in &message.parts {
+        match part {
+            Part::Text(text) => {
+                out.push_str("text:");
+                out.push_str(text);
+            }
+            Part::Call(call) => {
+                out.push_str("call:");
+                out.push_str(&call.call_id);
+                out.push(':');
+                out.push_str(&call.name);
+            }
+            Part::Result(result) => {
+                out.push_str("result:");
+                out.push_str(&result.call_id);
+                out.push(':');
+                out.push_str(&render_value(&result.value));
+            }
+        }
+        out.push('\u{1E}');
+    }
+    out
+}
+
+/// A result value rendered as text (SPEC CLS-2): string as-is, null empty, a JSON string
+/// decoded, other raw JSON as its raw text. The remaining shapes use a deterministic rendering
+/// modelled on .NET defaults (booleans `True` / `False`, numbers as in SPEC EST-2); the SPEC
+/// treats these as opaque but deterministic, and ours renders maps and lists as JSON-like text.
+pub fn render_value(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::RawJson(raw) => raw
+            .as_json_string()
+            .unwrap_or_else(|| raw.as_str().to_owned()),
+        Value::Bool(true) => "True".to_owned(),
+        Value::Bool(false) => "False".to_owned(),
+        Value::I16(n) => n.to_string(),
+        Value::I32(n) => n.to_string(),
+        Value::I64(n) => n.to_string(),
+        Value::U8(n) => n.to_string(),
+        Value::U32(n) => n.to_string(),
+        Value::U64(n) => n.to_string(),
+        Value::F32(x) => dotnet_f32(*x),
+        Value::F64(x) => dotnet_f64(*x),
+        Value::Decimal(d) => d.to_string(),
+        Value::Map(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{k:?}:{}", render_value(v)))
+                .collect();
+            format!("{{{}}}", items.join(","))
+        }
+        Value::List(items) => {
+            let items: Vec<String> = items.iter().map(render_value).collect();
+            format!("[{}]", items.join(","))
+        }
+    }
+}

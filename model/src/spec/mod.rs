@@ -9,5 +9,6 @@ pub mod classify;
 pub mod diagnostics;
 pub mod estimate;
 pub mod exchange;
+pub mod integration;
 pub mod preserve;
 pub mod verify;
