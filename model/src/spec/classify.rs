@@ -141,14 +141,20 @@ pub fn canonical_rendering(message: &Message) -> String {
 /// A result value rendered as text (SPEC CLS-2): string as-is, null empty, a JSON string
 /// decoded, other raw JSON as its raw text. The remaining shapes use a deterministic rendering
 /// modelled on .NET defaults (booleans `True` / `False`, numbers as in SPEC EST-2); the SPEC
-/// treats these as opaque but deterministic, and ours renders maps and lists as JSON-like text.
+/// treats these as opaque but deterministic; ours renders a map as `{k1=v1,k2=v2}` (keys in code
+/// point order) and a list as `[v1,v2]`, without escaping.
 pub fn render_value(value: &Value) -> String {
     match value {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
-        Value::RawJson(raw) => raw
-            .as_json_string()
-            .unwrap_or_else(|| raw.as_str().to_owned()),
+        // A JSON string decoded; JSON true/false/null as .NET's JsonElement renders them;
+        // numbers, objects and arrays as their raw text.
+        Value::RawJson(raw) => match raw.as_str() {
+            "true" => "True".to_owned(),
+            "false" => "False".to_owned(),
+            "null" => String::new(),
+            text => raw.as_json_string().unwrap_or_else(|| text.to_owned()),
+        },
         Value::Bool(true) => "True".to_owned(),
         Value::Bool(false) => "False".to_owned(),
         Value::I16(n) => n.to_string(),
@@ -163,7 +169,7 @@ pub fn render_value(value: &Value) -> String {
         Value::Map(map) => {
             let items: Vec<String> = map
                 .iter()
-                .map(|(k, v)| format!("{k:?}:{}", render_value(v)))
+                .map(|(k, v)| format!("{k}={}", render_value(v)))
                 .collect();
             format!("{{{}}}", items.join(","))
         }
