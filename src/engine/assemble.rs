@@ -1,13 +1,65 @@
-//! The assembler (SPEC ASM-1 .. ASM-16).
-use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult, Reducer};
+//! The assembler (SPEC ASM-1 .. ASM-16): the state machine of SPEC ASM-7 / ASM-9 over a
+//! per-snapshot index.
+//!
+//! The control flow is the model's, line for line (same captures, same version checks, same
+//! cancellation points, same attempt accounting), so the two agree on every stage list and
+//! error. What differs is the data work:
+//!
+//! * `cur` (the latest snapshot) carries lazily built derived data ([`Snap`]): per-entry sizes
+//!   (each entry estimated at most once, [`SizeCache`]), the positional tool analysis, the
+//!   required positions and ids, and an id -> position index. Each is built at most once per
+//!   snapshot, and only when first needed.
+//! * Candidates built from `cur` (the evicted list, fallback candidates) are position lists, so
+//!   their sizes are sums of cached sizes and their verification needs no id lookup; when they
+//!   keep every `ToolExchange` entry, the tool analysis of `cur` is reused.
+//! * A reducer proposal is mapped onto `cur` positions once (one hash lookup per entry); entries
+//!   that are the same allocation as the `cur` entry reuse its cached size.
+//! * `req(evicted)` equals `req(cur)`: eviction removes only durable recovered bodies, which are
+//!   neither required, nor recency units, nor part of tool groups, nor durable-set sources.
+//! * Scratch buffers live in [`Assembler`] and are reused across attempts, restarts and calls.
+//!
+//! Per pass the work is O(n) plus O(parts) hash operations, independent of calls per message.
+
+use hybrid_compaction_model::assembly::{
+    AssemblyError, AssemblyResult, Outcome, Reducer, ReductionRequest, Stage,
+};
 use hybrid_compaction_model::cancel::CancellationToken;
-use hybrid_compaction_model::entry::Entry;
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::policy::Policy;
-use hybrid_compaction_model::snapshot::SnapshotProvider;
+use hybrid_compaction_model::snapshot::{Snapshot, SnapshotProvider};
+use hybrid_compaction_model::verification::VerificationResult;
+
+use super::estimate::{size, SizeCache};
+use super::exchange::{analyze_list, Analysis};
+use super::hash::FxHashMap;
+use super::preserve::{durable_set, is_durable, required_into, Required};
+use super::verify::{index_of, judge, map_proposal, same_tool_sequence, Original};
 
 /// Eviction (SPEC ASM-8): drop every recoverable segment whose digest is durable.
-pub fn evict(_entries: &[Entry]) -> Vec<Entry> {
-    todo!("SPEC ASM-8")
+pub fn evict(entries: &[Entry]) -> Vec<Entry> {
+    evicted_positions(entries)
+        .into_iter()
+        .map(|p| entries[p as usize].clone())
+        .collect()
+}
+
+/// Positions kept by eviction (SPEC ASM-8), in order.
+fn evicted_positions(entries: &[Entry]) -> Vec<u32> {
+    let has_segments = entries
+        .iter()
+        .any(|e| e.kind() == EntryKind::RecoverableContextSegment);
+    if !has_segments {
+        return (0..entries.len() as u32).collect();
+    }
+    let durable = durable_set(entries);
+    entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            !(e.kind() == EntryKind::RecoverableContextSegment && is_durable(e, &durable))
+        })
+        .map(|(i, _)| i as u32)
+        .collect()
 }
 
 /// Assembles bounded context for one provider call (SPEC ASM-7).
@@ -22,7 +74,13 @@ pub fn assemble(
 
 /// A reusable assembler that keeps its working buffers across calls.
 #[derive(Debug, Default)]
-pub struct Assembler {}
+pub struct Assembler {
+    sizes: SizeCache,
+    /// Scratch: original position -> proposal index (all `NONE` between uses).
+    inv: Vec<u32>,
+    /// Scratch: proposal index -> original position.
+    pos: Vec<u32>,
+}
 
 impl Assembler {
     /// A fresh assembler with empty buffers.
@@ -33,11 +91,508 @@ impl Assembler {
     /// Assembles bounded context for one provider call (SPEC ASM-7).
     pub fn assemble(
         &mut self,
-        _policy: &Policy,
-        _provider: &mut dyn SnapshotProvider,
-        _reducer: &mut dyn Reducer,
-        _cancel: &CancellationToken,
+        policy: &Policy,
+        provider: &mut dyn SnapshotProvider,
+        reducer: &mut dyn Reducer,
+        cancel: &CancellationToken,
     ) -> Result<AssemblyResult, AssemblyError> {
-        todo!("SPEC ASM-7")
+        // check cancellation
+        if cancel.is_cancelled() {
+            return Err(AssemblyError::Cancelled);
+        }
+        // s0 = capture(); anchor = size(s0.entries)
+        let stages = vec![Stage::SnapshotCaptured];
+        let s0 = provider.capture()?;
+        let latest_version = s0.version();
+        let snap = Snap::new(s0.into_entries());
+        self.sizes.reset(snap.entries.len());
+        let mut run = Run {
+            policy,
+            provider,
+            reducer,
+            cancel,
+            sizes: &mut self.sizes,
+            inv: &mut self.inv,
+            pos: &mut self.pos,
+            snap,
+            anchor: 0,
+            latest_version,
+            attempts: 0,
+            stages,
+        };
+        run.anchor = run.cur_size()?;
+        run.run()
+    }
+}
+
+/// The latest snapshot `cur` and its lazily derived data.
+struct Snap {
+    entries: Vec<Entry>,
+    total: Option<i32>,
+    analysis: Option<Analysis>,
+    required: Option<Required>,
+    required_ids: Option<Vec<EntryId>>,
+    index: Option<FxHashMap<EntryId, u32>>,
+}
+
+impl Snap {
+    fn new(entries: Vec<Entry>) -> Snap {
+        Snap {
+            entries,
+            total: None,
+            analysis: None,
+            required: None,
+            required_ids: None,
+            index: None,
+        }
+    }
+
+    /// Builds the analysis and required selection of `cur` once (snapshots have unique ids).
+    fn ensure_required(&mut self, retention: i32) {
+        if self.required.is_some() {
+            return;
+        }
+        let analysis = analyze_list(&self.entries);
+        let mut required = Required::default();
+        required_into(&self.entries, &analysis, retention, &mut required);
+        self.required_ids = Some(required.ids(&self.entries));
+        self.required = Some(required);
+        self.analysis = Some(analysis);
+    }
+
+    fn original(&self) -> Original<'_> {
+        Original {
+            entries: &self.entries,
+            required: self.required.as_ref().expect("ensure_required ran"),
+            required_ids: self.required_ids.as_deref().unwrap_or(&[]),
+            analysis: self.analysis.as_ref().expect("ensure_required ran"),
+        }
+    }
+}
+
+/// A candidate built from `cur`: entries plus their `cur` positions.
+struct Candidate {
+    entries: Vec<Entry>,
+    pos: Vec<u32>,
+}
+
+impl Candidate {
+    fn from_positions(cur: &[Entry], pos: Vec<u32>) -> Candidate {
+        Candidate {
+            entries: pos.iter().map(|&p| cur[p as usize].clone()).collect(),
+            pos,
+        }
+    }
+}
+
+/// The working list of the reducer loop: the evicted list (a `cur` candidate) or an accepted
+/// proposal.
+enum Work {
+    Evicted(Candidate),
+    Proposal(Vec<Entry>),
+}
+
+impl Work {
+    fn entries(&self) -> &[Entry] {
+        match self {
+            Work::Evicted(c) => &c.entries,
+            Work::Proposal(p) => p,
+        }
+    }
+
+    fn into_entries(self) -> Vec<Entry> {
+        match self {
+            Work::Evicted(c) => c.entries,
+            Work::Proposal(p) => p,
+        }
+    }
+}
+
+enum Check {
+    Stable,
+    Churn(Snapshot),
+    Restarted,
+}
+
+struct Run<'a> {
+    policy: &'a Policy,
+    provider: &'a mut dyn SnapshotProvider,
+    reducer: &'a mut dyn Reducer,
+    cancel: &'a CancellationToken,
+    sizes: &'a mut SizeCache,
+    inv: &'a mut Vec<u32>,
+    pos: &'a mut Vec<u32>,
+    snap: Snap,
+    anchor: i32,
+    latest_version: i64,
+    attempts: i32,
+    stages: Vec<Stage>,
+}
+
+impl Run<'_> {
+    fn check_cancellation(&self) -> Result<(), AssemblyError> {
+        if self.cancel.is_cancelled() {
+            Err(AssemblyError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn retention(&self) -> i32 {
+        self.policy.recent_message_retention_count()
+    }
+
+    /// `size(cur)`, estimating each entry at most once per snapshot.
+    fn cur_size(&mut self) -> Result<i32, AssemblyError> {
+        if let Some(t) = self.snap.total {
+            return Ok(t);
+        }
+        let n = self.snap.entries.len();
+        let t = self
+            .sizes
+            .sum_positions(&self.snap.entries, 0..n, self.policy.estimator())?;
+        self.snap.total = Some(t);
+        Ok(t)
+    }
+
+    /// `size(c)` for a candidate of `cur`.
+    fn positions_size(&mut self, pos: &[u32]) -> Result<i32, AssemblyError> {
+        self.sizes.sum_positions(
+            &self.snap.entries,
+            pos.iter().map(|&p| p as usize),
+            self.policy.estimator(),
+        )
+    }
+
+    fn cur_required_ids(&mut self) -> Vec<EntryId> {
+        self.snap.ensure_required(self.retention());
+        self.snap.required_ids.clone().unwrap_or_default()
+    }
+
+    /// `Verify(cur, c)` for a candidate of `cur` (no duplicates possible).
+    fn verify_candidate(&mut self, c: &Candidate) -> VerificationResult {
+        self.snap.ensure_required(self.retention());
+        let orig = self.snap.original();
+        let n_tools = c
+            .entries
+            .iter()
+            .filter(|e| e.kind() == EntryKind::ToolExchange)
+            .count();
+        let reuse = n_tools == orig.analysis.tool_positions.len();
+        judge(&orig, &c.entries, &c.pos, reuse, self.inv)
+    }
+
+    /// `Verify(cur, cur)`.
+    fn verify_self(&mut self) -> VerificationResult {
+        self.snap.ensure_required(self.retention());
+        let orig = self.snap.original();
+        self.pos.clear();
+        self.pos.extend(0..orig.entries.len() as u32);
+        judge(&orig, orig.entries, self.pos, true, self.inv)
+    }
+
+    /// `Verify(cur, p)` then `size(p)` for a reducer proposal, errors in the model's order.
+    fn verify_proposal(&mut self, p: &[Entry]) -> Result<(VerificationResult, i32), AssemblyError> {
+        self.snap.ensure_required(self.retention());
+        if self.snap.index.is_none() {
+            self.snap.index = Some(index_of(&self.snap.entries));
+        }
+        let n = self.snap.entries.len();
+        if let Some(index) = &self.snap.index {
+            map_proposal(index, p, self.inv, n, self.pos)?;
+        }
+        let orig = self.snap.original();
+        let reuse = same_tool_sequence(&orig, p, self.pos);
+        let v = judge(&orig, p, self.pos, reuse, self.inv);
+        let ps =
+            self.sizes
+                .sum_proposal(&self.snap.entries, p, self.pos, self.policy.estimator())?;
+        Ok((v, ps))
+    }
+
+    fn capture(&mut self) -> Result<Snapshot, AssemblyError> {
+        self.stages.push(Stage::SnapshotCaptured);
+        Ok(self.provider.capture()?)
+    }
+
+    /// The shared version check (SPEC ASM-5).
+    fn check(&mut self, s: Snapshot, consumes: bool) -> Check {
+        if s.version() == self.latest_version {
+            return Check::Stable;
+        }
+        if self.attempts >= self.policy.maximum_compaction_attempts() {
+            return Check::Churn(s);
+        }
+        self.stages.push(Stage::RestartedAfterMutation);
+        self.latest_version = s.version();
+        self.snap = Snap::new(s.into_entries());
+        self.sizes.reset(self.snap.entries.len());
+        if consumes {
+            self.attempts += 1;
+        }
+        Check::Restarted
+    }
+
+    /// Churn termination for the observed snapshot (SPEC ASM-6).
+    fn churn(&mut self, s: Snapshot) -> Result<AssemblyResult, AssemblyError> {
+        let final_estimated_size = size(s.entries(), self.policy.estimator())?;
+        let analysis = analyze_list(s.entries());
+        let mut required = Required::default();
+        required_into(s.entries(), &analysis, self.retention(), &mut required);
+        Ok(AssemblyResult {
+            outcome: Outcome::ConcurrentMutationLimit,
+            final_entries: None,
+            original_estimated_size: self.anchor,
+            final_estimated_size,
+            hard_limit: self.policy.hard_limit(),
+            attempt_count: self.attempts,
+            stages: std::mem::take(&mut self.stages),
+            required_entry_ids: required.ids(s.entries()),
+            latest_snapshot_version: s.version(),
+            final_verification: None,
+        })
+    }
+
+    fn success(
+        &mut self,
+        outcome: Outcome,
+        entries: Vec<Entry>,
+        final_estimated_size: i32,
+        verification: VerificationResult,
+    ) -> AssemblyResult {
+        let required_entry_ids = self.cur_required_ids();
+        AssemblyResult {
+            outcome,
+            final_entries: Some(entries),
+            original_estimated_size: self.anchor,
+            final_estimated_size,
+            hard_limit: self.policy.hard_limit(),
+            attempt_count: self.attempts,
+            stages: std::mem::take(&mut self.stages),
+            required_entry_ids,
+            latest_snapshot_version: self.latest_version,
+            final_verification: Some(verification),
+        }
+    }
+
+    fn irreducible(&mut self, final_estimated_size: i32) -> AssemblyResult {
+        let required_entry_ids = self.cur_required_ids();
+        AssemblyResult {
+            outcome: Outcome::Irreducible,
+            final_entries: None,
+            original_estimated_size: self.anchor,
+            final_estimated_size,
+            hard_limit: self.policy.hard_limit(),
+            attempt_count: self.attempts,
+            stages: std::mem::take(&mut self.stages),
+            required_entry_ids,
+            latest_snapshot_version: self.latest_version,
+            final_verification: None,
+        }
+    }
+
+    /// SPEC ASM-7 after the initial capture.
+    fn run(&mut self) -> Result<AssemblyResult, AssemblyError> {
+        let t = self.policy.trigger_threshold();
+        let h = self.policy.hard_limit();
+        let m = self.policy.maximum_compaction_attempts();
+        'outer: loop {
+            self.check_cancellation()?;
+            let e = self.cur_size()?;
+
+            // Below trigger (SPEC POL-4: `>=` triggers).
+            if e < t {
+                let v = self.verify_self();
+                if !v.is_accepted() {
+                    // SPEC ASM-12 (a).
+                    return Ok(self.irreducible(e));
+                }
+                let s = self.capture()?;
+                // SPEC ASM-10: consumes an attempt on restart.
+                match self.check(s, true) {
+                    Check::Churn(s) => return self.churn(s),
+                    Check::Restarted => continue 'outer,
+                    Check::Stable => {
+                        let entries = self.snap.entries.clone();
+                        return Ok(self.success(Outcome::WithinLimit, entries, e, v));
+                    }
+                }
+            }
+
+            // Eviction and the margin-restored rule (SPEC ASM-8).
+            let kept = evicted_positions(&self.snap.entries);
+            let evicted_any = kept.len() != self.snap.entries.len();
+            let ev = Candidate::from_positions(&self.snap.entries, kept);
+            let es = self.positions_size(&ev.pos)?;
+            if evicted_any {
+                self.stages.push(Stage::RecoverableBodyEviction);
+            }
+            if evicted_any && es < t {
+                let v = self.verify_candidate(&ev);
+                if v.is_accepted() {
+                    let s = self.capture()?;
+                    match self.check(s, true) {
+                        Check::Churn(s) => return self.churn(s),
+                        Check::Restarted => continue 'outer,
+                        Check::Stable => {
+                            return Ok(self.success(Outcome::Reduced, ev.entries, es, v))
+                        }
+                    }
+                }
+            }
+
+            // The bounded reducer loop (SPEC ASM-7, ASM-11).
+            let mut work = Work::Evicted(ev);
+            let mut ws = es;
+            while self.attempts < m {
+                self.attempts += 1;
+                self.check_cancellation()?;
+                self.stages.push(Stage::ReducerAttempt);
+                // req(work): for the evicted list it is req(cur) (see the module docs).
+                let request_required = match &work {
+                    Work::Evicted(_) => self.cur_required_ids(),
+                    Work::Proposal(p) => {
+                        let analysis = analyze_list(p);
+                        let mut required = Required::default();
+                        required_into(p, &analysis, self.retention(), &mut required);
+                        required.ids(p)
+                    }
+                };
+                let request = ReductionRequest {
+                    entries: work.entries(),
+                    required_entry_ids: &request_required,
+                    policy: self.policy,
+                    attempt_number: self.attempts,
+                };
+                let p = self
+                    .reducer
+                    .reduce(&request)?
+                    .ok_or(AssemblyError::ReducerReturnedNothing)?;
+                self.check_cancellation()?;
+                let s = self.capture()?;
+                // SPEC ASM-10: post-reducer recheck does not consume.
+                match self.check(s, false) {
+                    Check::Churn(s) => return self.churn(s),
+                    Check::Restarted => continue 'outer,
+                    Check::Stable => {}
+                }
+                self.check_cancellation()?;
+                let (v, ps) = self.verify_proposal(&p)?;
+                if !v.is_accepted() || ps >= ws {
+                    if ws <= h {
+                        let pv = match &work {
+                            Work::Evicted(c) => self.verify_candidate(c),
+                            Work::Proposal(wp) => self.verify_proposal(wp)?.0,
+                        };
+                        if pv.is_accepted() {
+                            let s = self.capture()?;
+                            match self.check(s, false) {
+                                Check::Churn(s) => return self.churn(s),
+                                Check::Restarted => continue 'outer,
+                                Check::Stable => {
+                                    let outcome = if work.entries().len() == self.snap.entries.len()
+                                    {
+                                        Outcome::WithinLimit
+                                    } else {
+                                        Outcome::Reduced
+                                    };
+                                    return Ok(self.success(outcome, work.into_entries(), ws, pv));
+                                }
+                            }
+                        }
+                    }
+                    break;
+                }
+                if ps <= h {
+                    let s = self.capture()?;
+                    match self.check(s, false) {
+                        Check::Churn(s) => return self.churn(s),
+                        Check::Restarted => continue 'outer,
+                        Check::Stable => return Ok(self.success(Outcome::Reduced, p, ps, v)),
+                    }
+                }
+                work = Work::Proposal(p);
+                ws = ps;
+            }
+            return self.fallback();
+        }
+    }
+
+    /// The deterministic fallback (SPEC ASM-9).
+    fn fallback(&mut self) -> Result<AssemblyResult, AssemblyError> {
+        let h = self.policy.hard_limit();
+        self.stages.push(Stage::DeterministicFallback);
+        'fallback: loop {
+            self.check_cancellation()?;
+            self.snap.ensure_required(self.retention());
+            let flags = &self.snap.required.as_ref().expect("ensured").flags;
+            let has_optional = self
+                .snap
+                .entries
+                .iter()
+                .any(|e| e.kind() == EntryKind::OptionalContext);
+            if has_optional {
+                // Optional context is all-or-nothing.
+                let pos: Vec<u32> = self
+                    .snap
+                    .entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, e)| flags[*i] || e.kind() == EntryKind::OptionalContext)
+                    .map(|(i, _)| i as u32)
+                    .collect();
+                let cs = self.positions_size(&pos)?;
+                if cs <= h {
+                    let c = Candidate::from_positions(&self.snap.entries, pos);
+                    let v = self.verify_candidate(&c);
+                    if v.is_accepted() {
+                        let s = self.capture()?;
+                        match self.check(s, true) {
+                            Check::Churn(s) => return self.churn(s),
+                            Check::Restarted => continue 'fallback,
+                            Check::Stable => {
+                                return Ok(self.success(
+                                    Outcome::PreservationFallback,
+                                    c.entries,
+                                    cs,
+                                    v,
+                                ))
+                            }
+                        }
+                    }
+                }
+            }
+            // Required-only candidate.
+            let pos = self
+                .snap
+                .required
+                .as_ref()
+                .expect("ensured")
+                .positions
+                .clone();
+            let cs = self.positions_size(&pos)?;
+            if cs <= h {
+                let c = Candidate::from_positions(&self.snap.entries, pos);
+                let v = self.verify_candidate(&c);
+                if v.is_accepted() {
+                    let s = self.capture()?;
+                    match self.check(s, true) {
+                        Check::Churn(s) => return self.churn(s),
+                        Check::Restarted => continue 'fallback,
+                        Check::Stable => {
+                            return Ok(self.success(
+                                Outcome::PreservationFallback,
+                                c.entries,
+                                cs,
+                                v,
+                            ))
+                        }
+                    }
+                }
+            }
+            self.check_cancellation()?;
+            // SPEC ASM-12 (b): the required-only size.
+            return Ok(self.irreducible(cs));
+        }
     }
 }

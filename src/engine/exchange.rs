@@ -1,8 +1,300 @@
-//! Tool-exchange analysis (SPEC EXC-1 .. EXC-3).
-use hybrid_compaction_model::analysis::ToolExchangeAnalysis;
-use hybrid_compaction_model::entry::Entry;
+//! Tool-exchange analysis (SPEC EXC-1 .. EXC-3) in one hashing pass plus linear post-passes.
+//!
+//! The model walks the list once per rule and searches lists linearly; the engine interns every
+//! call id once into a record (`owner`, `duplicate`, result-owner count, first result position)
+//! through one hash map, remembers per part which record it refers to, and then derives every
+//! list of the analysis from those records. Cost: O(parts) hash operations, independent of the
+//! number of calls per message.
+//!
+//! Internally the analysis is positional ([`Analysis`]: entry positions in the analysed list),
+//! which is what required-preservation and the verifier consume; [`analyze`] converts it to the
+//! id-based vocabulary record.
+
+use hybrid_compaction_model::analysis::{ToolExchangeAnalysis, ToolGroup};
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
+use hybrid_compaction_model::message::Part;
+
+use super::hash::{map_with_capacity, FxHashMap};
+use super::NONE;
+
+/// One group (SPEC EXC-3), positional.
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    /// Position of the call entry.
+    pub call_pos: u32,
+    /// Range into [`Analysis::group_results`]: first result owners, de-duplicated, by position.
+    pub results: (u32, u32),
+    pub all_matched: bool,
+    pub all_in_order: bool,
+    pub complete: bool,
+}
+
+/// The analysis of one list (SPEC EXC-1 .. EXC-3) in positions of that list. Every position list
+/// is ascending (list order) with each position once.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Analysis {
+    pub groups: Vec<Group>,
+    pub group_results: Vec<u32>,
+    pub orphaned_calls: Vec<u32>,
+    pub orphan_results: Vec<u32>,
+    pub duplicate_calls: Vec<u32>,
+    /// `(entry position, part index)` of the first result occurrence of each duplicate-result
+    /// call id, in first-occurrence order.
+    pub duplicate_result_call_ids: Vec<(u32, u32)>,
+    pub duplicate_results: Vec<u32>,
+    pub reordered: Vec<u32>,
+    pub cross_group: Vec<u32>,
+    /// Positions of every `ToolExchange` entry, ascending.
+    pub tool_positions: Vec<u32>,
+}
+
+impl Analysis {
+    /// The first result owners of group `g`.
+    pub(crate) fn results_of(&self, g: &Group) -> &[u32] {
+        &self.group_results[g.results.0 as usize..g.results.1 as usize]
+    }
+
+    /// Whether the list has no tool-structure defect (every S27.4 list empty).
+    pub(crate) fn is_valid(&self) -> bool {
+        self.orphaned_calls.is_empty()
+            && self.orphan_results.is_empty()
+            && self.duplicate_calls.is_empty()
+            && self.duplicate_result_call_ids.is_empty()
+            && self.reordered.is_empty()
+            && self.cross_group.is_empty()
+    }
+}
+
+/// Per call id record.
+struct CallRec {
+    /// Position of the owning call entry (first declaration), or `NONE`.
+    owner: u32,
+    /// Declared more than once (SPEC EXC-1).
+    duplicate: bool,
+    /// Number of result-owner occurrences (SPEC EXC-2, repeats kept).
+    results: u32,
+    /// Position of the first result owner.
+    first_result: u32,
+}
+
+/// The record index of `id`, creating an empty record on first sight.
+fn intern<'a>(map: &mut FxHashMap<&'a str, u32>, recs: &mut Vec<CallRec>, id: &'a str) -> u32 {
+    *map.entry(id).or_insert_with(|| {
+        recs.push(CallRec {
+            owner: NONE,
+            duplicate: false,
+            results: 0,
+            first_result: NONE,
+        });
+        (recs.len() - 1) as u32
+    })
+}
+
+/// A part reference: record index, with the top bit set for result parts.
+const RESULT_BIT: u32 = 1 << 31;
+
+/// Analyzes `entries` positionally (SPEC EXC-1 .. EXC-3).
+pub(crate) fn analyze_list(entries: &[Entry]) -> Analysis {
+    let mut map: FxHashMap<&str, u32> = map_with_capacity(16);
+    let mut recs: Vec<CallRec> = Vec::new();
+    // (position, range into part_recs, has calls, has results) per ToolExchange entry.
+    let mut tool: Vec<(u32, u32, u32, bool, bool)> = Vec::new();
+    let mut part_recs: Vec<u32> = Vec::new();
+    // Record indices in order of first result occurrence, with that occurrence's location.
+    let mut result_order: Vec<(u32, u32, u32)> = Vec::new();
+
+    for (i, entry) in entries.iter().enumerate() {
+        if entry.kind() != EntryKind::ToolExchange {
+            continue;
+        }
+        let i = i as u32;
+        let start = part_recs.len() as u32;
+        let (mut has_calls, mut has_results) = (false, false);
+        for (pi, part) in entry.message().parts.iter().enumerate() {
+            match part {
+                Part::Call(call) => {
+                    has_calls = true;
+                    let r = intern(&mut map, &mut recs, call.call_id.as_str());
+                    let rec = &mut recs[r as usize];
+                    // SPEC EXC-1: the first declaration owns; any further one is a duplicate.
+                    if rec.owner == NONE {
+                        rec.owner = i;
+                    } else {
+                        rec.duplicate = true;
+                    }
+                    part_recs.push(r);
+                }
+                Part::Result(result) => {
+                    has_results = true;
+                    let r = intern(&mut map, &mut recs, result.call_id.as_str());
+                    let rec = &mut recs[r as usize];
+                    // SPEC EXC-2: every occurrence counts, even two in one message.
+                    rec.results += 1;
+                    if rec.results == 1 {
+                        rec.first_result = i;
+                        result_order.push((r, i, pi as u32));
+                    }
+                    part_recs.push(r | RESULT_BIT);
+                }
+                Part::Text(_) => {}
+            }
+        }
+        tool.push((i, start, part_recs.len() as u32, has_calls, has_results));
+    }
+
+    let mut a = Analysis {
+        tool_positions: tool.iter().map(|t| t.0).collect(),
+        ..Analysis::default()
+    };
+    let parts_of = |s: u32, e: u32| &part_recs[s as usize..e as usize];
+
+    // SPEC EXC-2: per result-bearing entry, in list order.
+    for &(pos, s, e, _, has_results) in &tool {
+        if !has_results {
+            continue;
+        }
+        let (mut dup, mut orphan) = (false, false);
+        let mut first_owner = NONE;
+        let mut cross = false;
+        for &r in parts_of(s, e) {
+            if r & RESULT_BIT == 0 {
+                continue;
+            }
+            let rec = &recs[(r & !RESULT_BIT) as usize];
+            dup |= rec.results > 1;
+            if rec.owner == NONE {
+                orphan = true;
+            } else if first_owner == NONE {
+                first_owner = rec.owner;
+            } else if first_owner != rec.owner {
+                cross = true;
+            }
+        }
+        if dup {
+            a.duplicate_results.push(pos);
+        }
+        if orphan {
+            a.orphan_results.push(pos);
+        }
+        if cross {
+            a.cross_group.push(pos);
+        }
+    }
+    for &(r, pos, pi) in &result_order {
+        if recs[r as usize].results > 1 {
+            a.duplicate_result_call_ids.push((pos, pi));
+        }
+    }
+
+    // SPEC EXC-1 / EXC-3: one group per call entry, in list order.
+    let mut firsts: Vec<u32> = Vec::new();
+    for &(pos, s, e, has_calls, _) in &tool {
+        if !has_calls {
+            continue;
+        }
+        let (mut matched, mut in_order, mut dup_call, mut dup_result) = (true, true, false, false);
+        firsts.clear();
+        for &r in parts_of(s, e) {
+            if r & RESULT_BIT != 0 {
+                continue;
+            }
+            let rec = &recs[r as usize];
+            dup_call |= rec.duplicate;
+            dup_result |= rec.results > 1;
+            if rec.results == 0 {
+                matched = false;
+            } else {
+                if rec.first_result <= pos {
+                    in_order = false;
+                }
+                firsts.push(rec.first_result);
+            }
+        }
+        if dup_call {
+            // The owner included (model decision: every call entry declaring a duplicate id).
+            a.duplicate_calls.push(pos);
+        }
+        firsts.sort_unstable();
+        firsts.dedup();
+        let any_cross = firsts
+            .iter()
+            .any(|p| a.cross_group.binary_search(p).is_ok());
+        let start = a.group_results.len() as u32;
+        a.group_results.extend_from_slice(&firsts);
+        let complete = matched && in_order && !dup_call && !dup_result && !any_cross;
+        if !matched {
+            a.orphaned_calls.push(pos);
+        } else if !in_order {
+            a.reordered.push(pos);
+        }
+        a.groups.push(Group {
+            call_pos: pos,
+            results: (start, a.group_results.len() as u32),
+            all_matched: matched,
+            all_in_order: in_order,
+            complete,
+        });
+    }
+    a
+}
+
+fn ids(entries: &[Entry], positions: &[u32]) -> Vec<EntryId> {
+    positions
+        .iter()
+        .map(|&p| entries[p as usize].id().clone())
+        .collect()
+}
 
 /// Analyzes the tool exchanges of `entries` (SPEC EXC-1 .. EXC-3).
-pub fn analyze(_entries: &[Entry]) -> ToolExchangeAnalysis {
-    todo!("SPEC EXC-1")
+pub fn analyze(entries: &[Entry]) -> ToolExchangeAnalysis {
+    let a = analyze_list(entries);
+    let groups = a
+        .groups
+        .iter()
+        .map(|g| {
+            let call = &entries[g.call_pos as usize];
+            let call_ids = call
+                .message()
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Call(c) => Some(c.call_id.clone()),
+                    _ => None,
+                })
+                .collect();
+            let result_entry_ids = ids(entries, a.results_of(g));
+            let mut all_entry_ids = Vec::with_capacity(result_entry_ids.len() + 1);
+            all_entry_ids.push(call.id().clone());
+            all_entry_ids.extend(result_entry_ids.iter().cloned());
+            ToolGroup {
+                call_entry_id: call.id().clone(),
+                call_ids,
+                result_entry_ids,
+                all_entry_ids,
+                all_matched: g.all_matched,
+                all_in_order: g.all_in_order,
+                complete: g.complete,
+            }
+        })
+        .collect();
+    let duplicate_result_call_ids = a
+        .duplicate_result_call_ids
+        .iter()
+        .map(
+            |&(pos, pi)| match &entries[pos as usize].message().parts[pi as usize] {
+                Part::Result(r) => r.call_id.clone(),
+                _ => String::new(), // unreachable: recorded from a result part
+            },
+        )
+        .collect();
+    ToolExchangeAnalysis {
+        groups,
+        orphaned_call_entry_ids: ids(entries, &a.orphaned_calls),
+        orphan_result_entry_ids: ids(entries, &a.orphan_results),
+        duplicate_call_entry_ids: ids(entries, &a.duplicate_calls),
+        duplicate_result_call_ids,
+        duplicate_result_entry_ids: ids(entries, &a.duplicate_results),
+        reordered_call_entry_ids: ids(entries, &a.reordered),
+        cross_group_result_entry_ids: ids(entries, &a.cross_group),
+    }
 }

@@ -1,7 +1,32 @@
-//! The optimized assembly engine: the same public functions as the model's `spec` modules, with
-//! the same inputs, outputs and errors, but its own algorithms and data layout.
+//! # The optimized assembly engine
 //!
-//! Filled in by the engine work (issue 3); see the module docs of each submodule.
+//! The same public functions as the model's `spec` modules (same paths, signatures, results and
+//! errors), with the engine's own algorithms and data layout. Property tests
+//! (`tests/engine_*.rs`) prove the two equal on generated histories; the engine never calls the
+//! model's `spec` functions (only the shared vocabulary types).
+//!
+//! | module | SPEC | what is different from the model |
+//! |---|---|---|
+//! | [`estimate`] | EST, POL-3/4 | allocation-free UTF-8 / .NET-number measurement; per-snapshot size cache |
+//! | [`exchange`] | EXC | one hashing pass interning call ids; positional analysis |
+//! | [`preserve`] | PRE | flags by position; recency units in one forward pass |
+//! | [`verify`] | VER | proposal mapped to original positions once; same-allocation equality shortcut |
+//! | [`assemble`] | ASM | the model's state machine over a lazily indexed snapshot; reusable [`assemble::Assembler`] |
+//! | [`bridge`] | BRG | returned messages matched through a hash of their bridge-relevant fields |
+//! | [`classify`] | CLS | content-hash ids computed in one pass per message list |
+//! | [`diagnostics`] | DIA | contributions in one pass |
+//!
+//! ```text
+//! snapshot --index (sizes, tool analysis, required flags, id map: each at most once)--+
+//!    |                                                                               |
+//! trigger? --no--> verify(cur,cur) [reuses analysis] --> recapture --> WithinLimit   |
+//!    | yes                                                                           |
+//! evict (positions) --> margin restored? --> verify [positions] --> Reduced          |
+//!    | no                                                                            |
+//! reducer attempts: proposal --map to positions--> verify + size [cached] --> ...    |
+//!    v                                                                               |
+//! fallback: required (+ optional) positions --> PreservationFallback | Irreducible <-+
+//! ```
 
 pub mod assemble;
 pub mod bridge;
@@ -9,5 +34,9 @@ pub mod classify;
 pub mod diagnostics;
 pub mod estimate;
 pub mod exchange;
+mod hash;
 pub mod preserve;
 pub mod verify;
+
+/// "No position": a sentinel in the engine's `u32` position arrays.
+pub(crate) const NONE: u32 = u32::MAX;

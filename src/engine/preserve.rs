@@ -1,20 +1,216 @@
-//! Required-preservation selection (SPEC PRE-1 .. PRE-4).
+//! Required-preservation selection (SPEC PRE-1 .. PRE-4) in a constant number of linear passes.
+//!
+//! Given the positional tool analysis ([`Analysis`]) of a list, [`required_into`] marks a flag
+//! per position: required kinds and reference-less recovered bodies (one pass, the durable set
+//! hashed only when the list has recovered bodies at all), groups and incomplete entries (one
+//! pass over the groups), and the last `retention` recency units (one forward pass recording
+//! units, then the tail). No id is ever searched for: everything is by position.
+
+use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::assembly::AssemblyError;
 use hybrid_compaction_model::cancel::CancellationToken;
-use hybrid_compaction_model::entry::{Entry, EntryId};
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::selection::PreservationSelection;
 
-/// Required ids of `entries` by position (SPEC PRE-1 .. PRE-3); duplicate ids are an error.
-pub fn required_ids(_entries: &[Entry], _retention: i32) -> Result<Vec<EntryId>, AssemblyError> {
-    todo!("SPEC PRE-1")
+use super::exchange::{analyze_list, Analysis};
+use super::hash::{set_with_capacity, FxHashSet};
+use super::NONE;
+
+/// Required positions of one list: a flag per position plus the ascending positions.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Required {
+    pub flags: Vec<bool>,
+    pub positions: Vec<u32>,
 }
 
-/// `SelectRequiredPreservation` (SPEC PRE-4), checking cancellation first.
+impl Required {
+    /// The required ids, by position (SPEC PRE-4).
+    pub(crate) fn ids(&self, entries: &[Entry]) -> Vec<EntryId> {
+        self.positions
+            .iter()
+            .map(|&p| entries[p as usize].id().clone())
+            .collect()
+    }
+}
+
+/// The durable set (SPEC PRE-2): digests of `ArtifactReference` and `ToolExchange` entries.
+pub(crate) fn durable_set(entries: &[Entry]) -> FxHashSet<Digest> {
+    let mut set = set_with_capacity(16);
+    for e in entries {
+        if matches!(
+            e.kind(),
+            EntryKind::ArtifactReference | EntryKind::ToolExchange
+        ) {
+            set.extend(e.artifact_reference_digests().iter().copied());
+        }
+    }
+    set
+}
+
+/// Whether a recovered body's (single) digest is durable (SPEC PRE-1.2, ASM-8).
+pub(crate) fn is_durable(entry: &Entry, durable: &FxHashSet<Digest>) -> bool {
+    entry
+        .artifact_reference_digest()
+        .is_some_and(|d| durable.contains(&d))
+}
+
+/// Duplicate ids are an argument error naming the first repeated occurrence (SPEC PRE-1, VER-1).
+pub(crate) fn check_unique(entries: &[Entry]) -> Result<(), AssemblyError> {
+    let mut seen: FxHashSet<&str> = set_with_capacity(entries.len());
+    for e in entries {
+        if !seen.insert(e.id().as_str()) {
+            return Err(AssemblyError::DuplicateEntryId {
+                entry_id: e.id().as_str().to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A recency unit (SPEC PRE-3): one entry, or a whole group.
+#[derive(Clone, Copy)]
+enum Unit {
+    Entry(u32),
+    Group(u32),
+}
+
+/// Computes the required positions of `entries` (unique ids assumed) into `out`.
+pub(crate) fn required_into(
+    entries: &[Entry],
+    analysis: &Analysis,
+    retention: i32,
+    out: &mut Required,
+) {
+    let n = entries.len();
+    let flags = &mut out.flags;
+    flags.clear();
+    flags.resize(n, false);
+
+    // SPEC PRE-1.1 / PRE-1.2: required kinds and reference-less recovered bodies.
+    let mut has_segments = false;
+    for (i, e) in entries.iter().enumerate() {
+        match e.kind() {
+            EntryKind::SystemInstruction
+            | EntryKind::AuthoritativeSessionState
+            | EntryKind::ApprovalSecurityState
+            | EntryKind::ArtifactReference => flags[i] = true,
+            EntryKind::RecoverableContextSegment => has_segments = true,
+            _ => {}
+        }
+    }
+    if has_segments {
+        let durable = durable_set(entries);
+        for (i, e) in entries.iter().enumerate() {
+            if e.kind() == EntryKind::RecoverableContextSegment && !is_durable(e, &durable) {
+                flags[i] = true;
+            }
+        }
+    }
+
+    // SPEC PRE-1.3 / PRE-1.4: complete reference-bearing groups, and every incomplete group.
+    for g in &analysis.groups {
+        let results = analysis.results_of(g);
+        let keep = !g.complete
+            || results
+                .iter()
+                .any(|&r| !entries[r as usize].artifact_reference_digests().is_empty());
+        if keep {
+            flags[g.call_pos as usize] = true;
+            for &r in results {
+                flags[r as usize] = true;
+            }
+        }
+    }
+    // SPEC PRE-1.4: orphan-result entries and every entry answering a duplicate-result id.
+    for &p in analysis
+        .orphan_results
+        .iter()
+        .chain(&analysis.duplicate_results)
+    {
+        flags[p as usize] = true;
+    }
+
+    // SPEC PRE-1.5 / PRE-3: recency units. An entry in several groups belongs to the last.
+    let keep = usize::try_from(retention).unwrap_or(0);
+    if keep > 0 {
+        let mut member: Vec<u32> = Vec::new();
+        if !analysis.groups.is_empty() {
+            member.resize(n, NONE);
+            for (gi, g) in analysis.groups.iter().enumerate() {
+                member[g.call_pos as usize] = gi as u32;
+                for &r in analysis.results_of(g) {
+                    member[r as usize] = gi as u32;
+                }
+            }
+        }
+        let mut met = vec![false; analysis.groups.len()];
+        let mut units: Vec<Unit> = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            match e.kind() {
+                EntryKind::ConversationalMessage => units.push(Unit::Entry(i as u32)),
+                EntryKind::ToolExchange => {
+                    let g = if member.is_empty() { NONE } else { member[i] };
+                    if g == NONE {
+                        units.push(Unit::Entry(i as u32));
+                    } else if !met[g as usize] {
+                        met[g as usize] = true;
+                        units.push(Unit::Group(g));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let start = units.len().saturating_sub(keep);
+        for unit in &units[start..] {
+            match *unit {
+                Unit::Entry(p) => flags[p as usize] = true,
+                Unit::Group(g) => {
+                    let g = &analysis.groups[g as usize];
+                    flags[g.call_pos as usize] = true;
+                    for &r in analysis.results_of(g) {
+                        flags[r as usize] = true;
+                    }
+                }
+            }
+        }
+    }
+
+    out.positions.clear();
+    out.positions.extend(
+        flags
+            .iter()
+            .enumerate()
+            .filter(|(_, &f)| f)
+            .map(|(i, _)| i as u32),
+    );
+}
+
+/// Required ids of `entries` by position (SPEC PRE-1 .. PRE-3); duplicate ids are an error.
+pub fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, AssemblyError> {
+    check_unique(entries)?;
+    let analysis = analyze_list(entries);
+    let mut req = Required::default();
+    required_into(entries, &analysis, retention, &mut req);
+    Ok(req.ids(entries))
+}
+
+/// `SelectRequiredPreservation` (SPEC PRE-4), checking cancellation before and after (ASM-16).
 pub fn select_required(
-    _entries: &[Entry],
-    _policy: &Policy,
-    _cancel: &CancellationToken,
+    entries: &[Entry],
+    policy: &Policy,
+    cancel: &CancellationToken,
 ) -> Result<PreservationSelection, AssemblyError> {
-    todo!("SPEC PRE-4")
+    if cancel.is_cancelled() {
+        return Err(AssemblyError::Cancelled);
+    }
+    let required_entry_ids = required_ids(entries, policy.recent_message_retention_count())?;
+    if cancel.is_cancelled() {
+        return Err(AssemblyError::Cancelled);
+    }
+    Ok(PreservationSelection {
+        required_entry_ids,
+        preservation_label: policy.preservation_label().to_owned(),
+        preservation_version: policy.preservation_version(),
+    })
 }

@@ -1,20 +1,316 @@
-//! The verifier (SPEC VER-1 .. VER-4).
-use hybrid_compaction_model::assembly::AssemblyError;
-use hybrid_compaction_model::entry::Entry;
-use hybrid_compaction_model::message::Message;
-use hybrid_compaction_model::policy::Policy;
-use hybrid_compaction_model::verification::VerificationResult;
+//! The verifier (SPEC VER-1 .. VER-4) over positions.
+//!
+//! The model searches the proposal and the original linearly for every id. The engine maps
+//! every proposed entry to its position in the original once (`pos[j]`, or [`NONE`] for a new
+//! id), builds the inverse map in a reusable buffer, and then runs the four checks of SPEC VER-1
+//! as single passes over the required positions and the proposal. Structural equality
+//! (SPEC VER-2) of two handles to the same allocation is decided without comparing contents,
+//! except that a message holding a NaN is never equal to itself (NaN != NaN).
+//!
+//! When the proposal's `ToolExchange` entries are exactly the original's (same allocations, same
+//! order) the tool analysis of the proposal equals the original's, so the original's analysis is
+//! reused instead of re-analysing (check 4).
 
-/// Structural equality of messages (SPEC VER-2).
-pub fn structurally_equal(_a: &Message, _b: &Message) -> bool {
-    todo!("SPEC VER-2")
+use std::collections::BTreeSet;
+
+use hybrid_compaction_model::assembly::AssemblyError;
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
+use hybrid_compaction_model::message::{Message, Part};
+use hybrid_compaction_model::policy::Policy;
+use hybrid_compaction_model::value::Value;
+use hybrid_compaction_model::verification::{
+    RejectionReason, VerificationOutcome, VerificationResult,
+};
+
+use super::exchange::{analyze_list, Analysis};
+use super::hash::{map_with_capacity, set_with_capacity, FxHashMap, FxHashSet};
+use super::preserve::{check_unique, required_into, Required};
+use super::NONE;
+
+/// Structural equality of messages (SPEC VER-2). The vocabulary's derived equality is exactly
+/// SPEC VER-2: role, author, parts pairwise by shape; values by variant and value with IEEE
+/// float comparison (NaN != NaN), decimals numerically, raw JSON by text, maps per key, lists
+/// element-wise (text equality follows from pairwise text parts).
+pub fn structurally_equal(a: &Message, b: &Message) -> bool {
+    a == b
+}
+
+/// Whether any value of the message is a NaN float (the only way a message differs from itself).
+fn has_nan(message: &Message) -> bool {
+    fn value(v: &Value) -> bool {
+        match v {
+            Value::F32(x) => x.is_nan(),
+            Value::F64(x) => x.is_nan(),
+            Value::Map(m) => m.values().any(value),
+            Value::List(items) => items.iter().any(value),
+            _ => false,
+        }
+    }
+    message.parts.iter().any(|p| match p {
+        Part::Text(_) => false,
+        Part::Call(c) => c.arguments.as_ref().is_some_and(|m| m.values().any(value)),
+        Part::Result(r) => value(&r.value),
+    })
+}
+
+/// SPEC VER-2 for two entries, with the same-allocation shortcut.
+#[inline]
+pub(crate) fn same_message(a: &Entry, b: &Entry) -> bool {
+    if a.ptr_eq(b) {
+        !has_nan(a.message())
+    } else {
+        a.message() == b.message()
+    }
+}
+
+/// The original side of a verification: its entries and required positions / ids.
+pub(crate) struct Original<'a> {
+    pub entries: &'a [Entry],
+    pub required: &'a Required,
+    pub required_ids: &'a [EntryId],
+    pub analysis: &'a Analysis,
+}
+
+/// Whether the `ToolExchange` entries of `proposed` (mapped by `pos`) are exactly those of the
+/// original, same allocations, same order: then the tool analysis is the original's.
+pub(crate) fn same_tool_sequence(orig: &Original<'_>, proposed: &[Entry], pos: &[u32]) -> bool {
+    let tools = &orig.analysis.tool_positions;
+    let mut k = 0usize;
+    for (j, e) in proposed.iter().enumerate() {
+        if e.kind() != EntryKind::ToolExchange {
+            continue;
+        }
+        let p = pos[j];
+        if k >= tools.len() || p != tools[k] || !orig.entries[p as usize].ptr_eq(e) {
+            return false;
+        }
+        k += 1;
+    }
+    k == tools.len()
+}
+
+fn add(reasons: &mut Vec<RejectionReason>, r: RejectionReason) {
+    if !reasons.contains(&r) {
+        reasons.push(r);
+    }
+}
+
+/// The four checks of SPEC VER-1 for a duplicate-free proposal whose entry `j` is original entry
+/// `pos[j]` (or new when `NONE`). `tool` is the proposal's analysis when known (see
+/// [`same_tool_sequence`]); otherwise it is computed. `inv` is a scratch buffer (all `NONE` on
+/// entry and on exit) of at least `orig.entries.len()` slots.
+pub(crate) fn judge(
+    orig: &Original<'_>,
+    proposed: &[Entry],
+    pos: &[u32],
+    reuse_original_analysis: bool,
+    inv: &mut Vec<u32>,
+) -> VerificationResult {
+    if inv.len() < orig.entries.len() {
+        inv.resize(orig.entries.len(), NONE);
+    }
+    for (j, &p) in pos.iter().enumerate() {
+        if p != NONE {
+            inv[p as usize] = j as u32;
+        }
+    }
+    let mut reasons = Vec::new();
+    let mut missing = Vec::new();
+    let mut invalid: BTreeSet<EntryId> = BTreeSet::new();
+
+    // Check 1: required preservation, per required id in order.
+    let mut previous = NONE;
+    let mut out_of_order = false;
+    for &r in &orig.required.positions {
+        let o = &orig.entries[r as usize];
+        let j = inv[r as usize];
+        if j == NONE {
+            missing.push(o.id().clone());
+            continue;
+        }
+        if previous != NONE && j <= previous {
+            out_of_order = true;
+        }
+        previous = j;
+        if !same_message(o, &proposed[j as usize]) {
+            add(&mut reasons, RejectionReason::RequiredEntryContentMismatch);
+            invalid.insert(o.id().clone());
+        }
+    }
+    if !missing.is_empty() {
+        add(&mut reasons, RejectionReason::MissingRequiredEntry);
+    }
+    if out_of_order {
+        add(&mut reasons, RejectionReason::RequiredEntryOutOfOrder);
+    }
+
+    // Check 2: forged structural entries.
+    for (j, e) in proposed.iter().enumerate() {
+        if pos[j] == NONE
+            && !matches!(
+                e.kind(),
+                EntryKind::ConversationalMessage | EntryKind::Summary
+            )
+        {
+            add(&mut reasons, RejectionReason::ForgedStructuralEntry);
+            invalid.insert(e.id().clone());
+        }
+    }
+
+    // Check 3: retained identity.
+    for (j, e) in proposed.iter().enumerate() {
+        let p = pos[j];
+        if p == NONE {
+            continue;
+        }
+        let o = &orig.entries[p as usize];
+        let changed =
+            o.kind() != e.kind() || (!orig.required.flags[p as usize] && !same_message(o, e));
+        if changed {
+            add(&mut reasons, RejectionReason::RetainedOriginalEntryMutated);
+            invalid.insert(e.id().clone());
+        }
+    }
+
+    // Check 4: tool self-consistency of the proposal.
+    let fresh;
+    let (analysis, list): (&Analysis, &[Entry]) = if reuse_original_analysis {
+        (orig.analysis, orig.entries)
+    } else {
+        fresh = analyze_list(proposed);
+        (&fresh, proposed)
+    };
+    if !analysis.is_valid() {
+        let checks = [
+            (RejectionReason::OrphanedToolCall, &analysis.orphaned_calls),
+            (
+                RejectionReason::OrphanedToolResult,
+                &analysis.orphan_results,
+            ),
+            (
+                RejectionReason::DuplicateToolCall,
+                &analysis.duplicate_calls,
+            ),
+            (
+                RejectionReason::DuplicateToolResult,
+                &analysis.duplicate_results,
+            ),
+            (RejectionReason::ReorderedToolGroup, &analysis.reordered),
+            (RejectionReason::CrossGroupToolResult, &analysis.cross_group),
+        ];
+        for (reason, positions) in checks {
+            if !positions.is_empty() {
+                add(&mut reasons, reason);
+                invalid.extend(positions.iter().map(|&p| list[p as usize].id().clone()));
+            }
+        }
+    }
+
+    for &p in pos {
+        if p != NONE {
+            inv[p as usize] = NONE;
+        }
+    }
+    let outcome = if reasons.is_empty() {
+        VerificationOutcome::Accepted
+    } else {
+        VerificationOutcome::Rejected
+    };
+    VerificationResult {
+        outcome,
+        rejection_reasons: reasons,
+        missing_required_entry_ids: missing,
+        invalid_entry_ids: invalid,
+        preservation_only_fallback_entry_ids: orig.required_ids.to_vec(),
+    }
+}
+
+/// Maps a proposal onto original positions through `index`, failing on the first repeated id
+/// (SPEC VER-1: duplicates are an argument error, not a rejection). `seen` is a scratch buffer
+/// (all `NONE` on entry and on exit) of the original's length.
+pub(crate) fn map_proposal(
+    index: &FxHashMap<EntryId, u32>,
+    proposed: &[Entry],
+    seen: &mut Vec<u32>,
+    n: usize,
+    pos: &mut Vec<u32>,
+) -> Result<(), AssemblyError> {
+    if seen.len() < n {
+        seen.resize(n, NONE);
+    }
+    pos.clear();
+    let mut new_ids: FxHashSet<&str> = set_with_capacity(0);
+    let mut dup: Option<&Entry> = None;
+    for e in proposed {
+        let id = e.id().as_str();
+        match index.get(id) {
+            Some(&p) => {
+                if seen[p as usize] != NONE {
+                    dup = Some(e);
+                    break;
+                }
+                seen[p as usize] = 0;
+                pos.push(p);
+            }
+            None => {
+                if !new_ids.insert(id) {
+                    dup = Some(e);
+                    break;
+                }
+                pos.push(NONE);
+            }
+        }
+    }
+    for &p in pos.iter() {
+        if p != NONE {
+            seen[p as usize] = NONE;
+        }
+    }
+    match dup {
+        Some(e) => Err(AssemblyError::DuplicateEntryId {
+            entry_id: e.id().as_str().to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The id -> position index of a duplicate-free list.
+pub(crate) fn index_of(entries: &[Entry]) -> FxHashMap<EntryId, u32> {
+    let mut map = map_with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        map.insert(e.id().clone(), i as u32);
+    }
+    map
 }
 
 /// `Verify(original, proposed)` (SPEC VER-1, VER-3).
 pub fn verify(
-    _original: &[Entry],
-    _proposed: &[Entry],
-    _policy: &Policy,
+    original: &[Entry],
+    proposed: &[Entry],
+    policy: &Policy,
 ) -> Result<VerificationResult, AssemblyError> {
-    todo!("SPEC VER-1")
+    // Duplicate ids in either list are an argument error, original first.
+    check_unique(original)?;
+    check_unique(proposed)?;
+    let analysis = analyze_list(original);
+    let mut required = Required::default();
+    required_into(
+        original,
+        &analysis,
+        policy.recent_message_retention_count(),
+        &mut required,
+    );
+    let required_ids = required.ids(original);
+    let index = index_of(original);
+    let mut seen = Vec::new();
+    let mut pos = Vec::new();
+    map_proposal(&index, proposed, &mut seen, original.len(), &mut pos)?;
+    let orig = Original {
+        entries: original,
+        required: &required,
+        required_ids: &required_ids,
+        analysis: &analysis,
+    };
+    let reuse = same_tool_sequence(&orig, proposed, &pos);
+    Ok(judge(&orig, proposed, &pos, reuse, &mut seen))
 }
