@@ -525,10 +525,13 @@ fn base_spec() -> PolicySpec {
     spec(100, 10, 1, 1, Arc::new(Utf8TextEstimator))
 }
 
+/// A change applied to a valid policy spec.
+type Mutation = Box<dyn Fn(&mut PolicySpec)>;
+
 #[test]
 fn pol_2_each_check_and_its_error_kind() {
     // SPEC POL-2: each rule, its field and error kind.
-    let cases: Vec<(Box<dyn Fn(&mut PolicySpec)>, PolicyField, ErrorKind)> = vec![
+    let cases: Vec<(Mutation, PolicyField, ErrorKind)> = vec![
         (
             Box::new(|s| s.hard_limit = 0),
             PolicyField::HardLimit,
