@@ -1,2 +1,6 @@
-//! The `hybrid-compaction` command-line tool.
-fn main() {}
+//! The `hybrid-compaction` command-line tool: a thin wrapper over `hybrid_compaction::cli`.
+#![forbid(unsafe_code)]
+
+fn main() -> std::process::ExitCode {
+    hybrid_compaction::cli::main()
+}

@@ -1,1 +1,639 @@
-//! Command-line interface.
+//! # The `hybrid-compaction` command line
+//!
+//! A thin layer over [`crate::wire`]: argument parsing (clap), reading input with a size cap,
+//! splitting it into cases, printing outputs, and the exit-code contract:
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | every case answered (a typed error is an answer) / every vector passed |
+//! | 1 | a vector failed, or an implementation failed internally |
+//! | 2 | unreadable or schema-invalid input (one line on stderr naming file, position or JSON path) |
+//!
+//! Nothing is written to stdout unless the whole command succeeded, so stdout never holds a
+//! partial JSON document. Panics inside an implementation are caught and reported as failures.
+
+use std::cell::Cell;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::Value as Json;
+
+use crate::wire::corpus;
+use crate::wire::exec::{run_case_caught, Engine, Implementation, Model, RunError};
+use crate::wire::vectors::{self, corpus_files, load_file, render_table, run_file};
+use crate::wire::{schema, Case};
+
+/// Default input size cap: 64 MiB.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+const RUN_EXAMPLE: &str = r#"Example:
+  echo '{"op":"evaluate","policy":{"hardLimit":100,"triggerMargin":10,
+        "recentMessageRetentionCount":1,"maximumCompactionAttempts":1,
+        "preservationLabel":"l","preservationVersion":1,"estimator":{"kind":"utf8"}},
+        "entries":[{"id":"u1","kind":"ConversationalMessage","text":"hello"}]}' \
+    | hybrid-compaction run --model -
+
+Input: one case, a JSON array of cases, or JSONL (one case per line); output has the same shape."#;
+
+const VERIFY_EXAMPLE: &str = r#"Example:
+  echo '{"policy":{"hardLimit":100,"triggerMargin":10,"recentMessageRetentionCount":1,
+        "maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,
+        "estimator":{"kind":"utf8"}},
+        "original":[{"id":"s","kind":"SystemInstruction","text":"be brief"},
+                    {"id":"u1","kind":"ConversationalMessage","text":"hi"}],
+        "proposed":["u1"]}' | hybrid-compaction verify -
+
+The input is a `verify` case without (or with) "op": "verify"."#;
+
+const VECTORS_EXAMPLE: &str = r#"Examples:
+  hybrid-compaction vectors                 # the shipped corpus, model and engine
+  hybrid-compaction vectors vectors/ --implementation model
+  hybrid-compaction vectors generate --topic generated        # print one topic to stdout
+  hybrid-compaction vectors generate --out vectors/           # rewrite every topic file"#;
+
+const GENERATE_EXAMPLE: &str = r#"Examples:
+  hybrid-compaction vectors generate --topic verify             # one topic to stdout
+  hybrid-compaction vectors generate --out /tmp/v               # all topics into a directory
+  hybrid-compaction vectors generate --topic generated --seed 7 --count 50
+
+Expected outputs come from the model; hand-written cases must also match their
+hand-computed partial expectations, or generation fails (exit 1). Review the diff
+before committing regenerated files."#;
+
+const SCHEMA_EXAMPLE: &str = r#"Examples:
+  hybrid-compaction schema            # {"case": ..., "output": ..., "vectorFile": ...}
+  hybrid-compaction schema case"#;
+
+/// The `hybrid-compaction` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hybrid-compaction",
+    version,
+    about = "Conformance oracle for hybrid context compaction (ADR-0007): run cases, verify proposals, run the vector corpus",
+    after_help = "Exit codes: 0 answered / all vectors passed; 1 vectors failed or internal failure; 2 unreadable or invalid input."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one case, a JSON array of cases, or JSONL, and print the output(s).
+    #[command(after_help = RUN_EXAMPLE)]
+    Run(RunArgs),
+    /// Run a `verify` case (shorthand: "op" may be omitted).
+    #[command(after_help = VERIFY_EXAMPLE)]
+    Verify(InputArgs),
+    /// Run the vector corpus against the model and the engine, or generate it.
+    #[command(after_help = VECTORS_EXAMPLE, args_conflicts_with_subcommands = true)]
+    Vectors(VectorsArgs),
+    /// Print the JSON Schemas of cases, outputs and vector files.
+    #[command(after_help = SCHEMA_EXAMPLE)]
+    Schema(SchemaArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Which {
+    Model,
+    Engine,
+    Both,
+}
+
+#[derive(Debug, Args)]
+struct InputArgs {
+    /// Input file, or `-` for stdin.
+    input: String,
+    /// Use the executable specification (default).
+    #[arg(long, conflicts_with = "engine")]
+    model: bool,
+    /// Use the optimized engine.
+    #[arg(long)]
+    engine: bool,
+    /// Refuse inputs larger than this many bytes.
+    #[arg(long, default_value_t = DEFAULT_MAX_INPUT_BYTES, value_name = "BYTES")]
+    max_input_bytes: u64,
+    /// Pretty-print the output JSON.
+    #[arg(long)]
+    pretty: bool,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    #[command(flatten)]
+    input: InputArgs,
+}
+
+#[derive(Debug, Args)]
+struct VectorsArgs {
+    #[command(subcommand)]
+    action: Option<VectorsAction>,
+    /// Corpus directory (default: ./vectors if present, else the crate's vectors/).
+    dir: Option<PathBuf>,
+    /// Which implementation(s) to run.
+    #[arg(long, value_enum, default_value_t = Which::Both)]
+    implementation: Which,
+    /// Maximum number of failing tcIds listed per implementation.
+    #[arg(long, default_value_t = 50)]
+    max_failures: usize,
+}
+
+#[derive(Debug, Subcommand)]
+enum VectorsAction {
+    /// Write the corpus: hand-written topics plus seeded generated cases, expectations from the model.
+    #[command(after_help = GENERATE_EXAMPLE)]
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+struct GenerateArgs {
+    /// Print only this topic (to stdout unless --out names a file).
+    #[arg(long)]
+    topic: Option<String>,
+    /// Output directory (all topics) or file (with --topic); `-` for stdout.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Seed of the generated topic.
+    #[arg(long, default_value_t = corpus::DEFAULT_SEED)]
+    seed: u64,
+    /// Number of generated cases.
+    #[arg(long, default_value_t = corpus::DEFAULT_COUNT)]
+    count: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SchemaWhich {
+    Case,
+    Output,
+    VectorFile,
+}
+
+#[derive(Debug, Args)]
+struct SchemaArgs {
+    /// Which schema (default: all three).
+    which: Option<SchemaWhich>,
+}
+
+/// A failure of the command: exit code plus one line for stderr.
+#[derive(Debug)]
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+fn invalid(message: impl Into<String>) -> Failure {
+    Failure {
+        code: 2,
+        message: message.into(),
+    }
+}
+
+fn failed(message: impl Into<String>) -> Failure {
+    Failure {
+        code: 1,
+        message: message.into(),
+    }
+}
+
+thread_local! {
+    static QUIET_PANICS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Installs a panic hook that keeps caught implementation panics off stderr (they are reported
+/// as failures instead) and prints any other as one `internal error` line.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        if QUIET_PANICS.with(Cell::get) {
+            return;
+        }
+        let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {
+            (*s).to_owned()
+        } else if let Some(s) = info.payload().downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "unknown".to_owned()
+        };
+        let at = info
+            .location()
+            .map(|l| format!(" ({}:{})", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("hybrid-compaction: internal error{at}: {msg}");
+    }));
+}
+
+fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    QUIET_PANICS.with(|q| q.set(true));
+    let r = f();
+    QUIET_PANICS.with(|q| q.set(false));
+    r
+}
+
+/// Entry point used by `main.rs`.
+pub fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let mut stdout = Vec::new();
+    let result = match cli.command {
+        Command::Run(a) => cmd_run(&a.input, false, &mut stdout),
+        Command::Verify(a) => cmd_run(&a, true, &mut stdout),
+        Command::Vectors(a) => match a.action {
+            Some(VectorsAction::Generate(g)) => cmd_generate(&g, &mut stdout),
+            None => cmd_vectors(&a, &mut stdout),
+        },
+        Command::Schema(a) => cmd_schema(&a, &mut stdout),
+    };
+    // Vectors failures still print their table; invalid input prints nothing on stdout.
+    let print_stdout = match &result {
+        Ok(()) => true,
+        Err(f) => f.code == 1,
+    };
+    if print_stdout {
+        let mut out = std::io::stdout().lock();
+        if out.write_all(&stdout).and_then(|()| out.flush()).is_err() {
+            return ExitCode::from(1);
+        }
+    }
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("hybrid-compaction: error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn implementation(model: bool, engine: bool) -> &'static dyn Implementation {
+    match (model, engine) {
+        (_, true) => &Engine,
+        (true, _) => &Model,
+        _ => default_implementation(),
+    }
+}
+
+/// The implementation `run` uses without `--model`/`--engine`.
+fn default_implementation() -> &'static dyn Implementation {
+    &Model
+}
+
+/// Reads a file or stdin, refusing more than `cap` bytes and invalid UTF-8.
+fn read_input(src: &str, cap: u64) -> Result<(String, String), Failure> {
+    let name = if src == "-" {
+        "<stdin>".to_owned()
+    } else {
+        src.to_owned()
+    };
+    let mut bytes = Vec::new();
+    let too_big = || {
+        invalid(format!(
+            "{name}: input exceeds the limit of {cap} bytes (raise it with --max-input-bytes)"
+        ))
+    };
+    if src == "-" {
+        std::io::stdin()
+            .lock()
+            .take(cap.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| invalid(format!("{name}: cannot read: {e}")))?;
+    } else {
+        let f =
+            std::fs::File::open(src).map_err(|e| invalid(format!("{name}: cannot open: {e}")))?;
+        if f.metadata().map(|m| m.len() > cap).unwrap_or(false) {
+            return Err(too_big());
+        }
+        f.take(cap.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| invalid(format!("{name}: cannot read: {e}")))?;
+    }
+    if bytes.len() as u64 > cap {
+        return Err(too_big());
+    }
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok((name, s)),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let (line, col) = line_col(&e.as_bytes()[..at]);
+            Err(invalid(format!(
+                "{name}:{line}:{col}: invalid UTF-8 at byte offset {at}"
+            )))
+        }
+    }
+}
+
+fn line_col(prefix: &[u8]) -> (usize, usize) {
+    let line = prefix.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = prefix.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+    (line, col)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Single,
+    Array,
+    Lines,
+}
+
+/// Splits input text into cases. With `verify_shorthand`, objects without `op` get
+/// `"op": "verify"` and any other op is refused.
+fn parse_cases(
+    name: &str,
+    text: &str,
+    verify_shorthand: bool,
+) -> Result<(Shape, Vec<Case>), Failure> {
+    if text.trim().is_empty() {
+        return Err(invalid(format!(
+            "{name}: empty input: expected a case object, a JSON array of cases, or JSONL"
+        )));
+    }
+    let mut values: Vec<(usize, usize, Json)> = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Json>();
+    let mut start = 0;
+    loop {
+        match stream.next() {
+            None => break,
+            Some(Ok(v)) => {
+                let end = stream.byte_offset();
+                values.push((start, end, v));
+                start = end;
+            }
+            Some(Err(e)) => {
+                return Err(invalid(format!(
+                    "{name}:{}:{}: invalid JSON: {}",
+                    e.line(),
+                    e.column(),
+                    strip_position(&e.to_string())
+                )))
+            }
+        }
+    }
+    let shape = match values.as_slice() {
+        [(_, _, Json::Array(_))] => Shape::Array,
+        [_] => Shape::Single,
+        _ => Shape::Lines,
+    };
+    let mut cases = Vec::new();
+    let mut index = 0usize;
+    for (start, end, v) in values {
+        let items = match (shape, v) {
+            (Shape::Array, Json::Array(items)) => items,
+            (_, v) => vec![v],
+        };
+        for mut item in items {
+            let label = match shape {
+                Shape::Single => String::new(),
+                _ => format!(" case #{index}"),
+            };
+            if verify_shorthand {
+                if let Json::Object(o) = &mut item {
+                    match o.get("op") {
+                        None => {
+                            o.insert("op".into(), Json::String("verify".into()));
+                        }
+                        Some(Json::String(s)) if s == "verify" => {}
+                        Some(other) => return Err(invalid(format!(
+                            "{name}:{label} `verify` takes verify cases only, got \"op\": {other}"
+                        ))),
+                    }
+                }
+            }
+            let case: Case = match serde_json::from_value(item) {
+                Ok(c) => c,
+                Err(e) => {
+                    // Re-parse the value's own text to report a position.
+                    let pos = match shape {
+                        Shape::Array => None,
+                        _ if verify_shorthand => None,
+                        _ => serde_json::from_str::<Case>(&text[start..end])
+                            .err()
+                            .filter(|pe| pe.line() > 0)
+                            .map(|pe| {
+                                let (l0, c0) = line_col(text[..start].as_bytes());
+                                let line = l0 + pe.line() - 1;
+                                let col = if pe.line() == 1 {
+                                    c0 + pe.column() - 1
+                                } else {
+                                    pe.column()
+                                };
+                                (line, col)
+                            }),
+                    };
+                    let at = pos.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default();
+                    return Err(invalid(format!(
+                        "{name}{at}:{label} invalid case: {}",
+                        strip_position(&e.to_string())
+                    )));
+                }
+            };
+            cases.push(case);
+            index += 1;
+        }
+    }
+    Ok((shape, cases))
+}
+
+/// serde_json appends " at line L column C"; we print positions ourselves.
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_owned(),
+        None => msg.to_owned(),
+    }
+}
+
+fn cmd_run(a: &InputArgs, verify_shorthand: bool, out: &mut Vec<u8>) -> Result<(), Failure> {
+    let imp = implementation(a.model, a.engine);
+    let (name, text) = read_input(&a.input, a.max_input_bytes)?;
+    let (shape, cases) = parse_cases(&name, &text, verify_shorthand)?;
+    let mut outputs = Vec::with_capacity(cases.len());
+    for (i, case) in cases.iter().enumerate() {
+        let label = match shape {
+            Shape::Single => String::new(),
+            _ => format!(" case #{i}"),
+        };
+        match quietly(|| run_case_caught(case, imp)) {
+            Ok(o) => outputs.push(o),
+            Err(RunError::Wire(w)) => {
+                return Err(invalid(format!("{name}:{label} invalid case: {w}")))
+            }
+            Err(e @ RunError::Panic { .. }) => return Err(failed(format!("{name}:{label} {e}"))),
+        }
+    }
+    fn render<T: serde::Serialize + ?Sized>(v: &T, pretty: bool) -> String {
+        if pretty {
+            serde_json::to_string_pretty(v)
+        } else {
+            serde_json::to_string(v)
+        }
+        .unwrap_or_default()
+    }
+    match shape {
+        Shape::Single => {
+            out.extend(render(&outputs[0], a.pretty).as_bytes());
+            out.push(b'\n');
+        }
+        Shape::Array => {
+            out.extend(render(&outputs, a.pretty).as_bytes());
+            out.push(b'\n');
+        }
+        Shape::Lines => {
+            for o in &outputs {
+                out.extend(serde_json::to_string(o).unwrap_or_default().as_bytes());
+                out.push(b'\n');
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The corpus directory: the argument, else `./vectors` if it exists, else the crate's.
+fn corpus_dir(arg: Option<&Path>) -> PathBuf {
+    if let Some(d) = arg {
+        return d.to_path_buf();
+    }
+    let local = PathBuf::from("vectors");
+    if local.is_dir() {
+        return local;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors")
+}
+
+fn cmd_vectors(a: &VectorsArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
+    let dir = corpus_dir(a.dir.as_deref());
+    let files = corpus_files(&dir).map_err(|e| invalid(e.to_string()))?;
+    if files.is_empty() {
+        return Err(invalid(format!(
+            "{}: no *.json vector files",
+            dir.display()
+        )));
+    }
+    let mut loaded = Vec::new();
+    for f in &files {
+        loaded.push(load_file(f).map_err(|e| invalid(e.to_string()))?);
+    }
+    if let Err(problems) = corpus::check_corpus(&loaded) {
+        return Err(invalid(format!(
+            "{}: malformed corpus: {}",
+            dir.display(),
+            problems.join("; ")
+        )));
+    }
+    let imps: Vec<&dyn Implementation> = match a.implementation {
+        Which::Model => vec![&Model],
+        Which::Engine => vec![&Engine],
+        Which::Both => vec![&Model, &Engine],
+    };
+    let started = Instant::now();
+    let reports: Vec<_> = quietly(|| loaded.iter().map(|f| run_file(f, &imps)).collect());
+    let elapsed = started.elapsed();
+    out.extend(render_table(&reports, &imps).as_bytes());
+    let mut failures = 0usize;
+    for imp in &imps {
+        let mine: Vec<_> = reports
+            .iter()
+            .flat_map(|r| r.failures.iter().map(move |f| (&r.topic, f)))
+            .filter(|(_, f)| f.0 == imp.name())
+            .collect();
+        failures += mine.len();
+        if mine.is_empty() {
+            continue;
+        }
+        out.extend(format!("\nfailing vectors ({}): {}\n", imp.name(), mine.len()).as_bytes());
+        for (topic, (_, tc, diff)) in mine.iter().take(a.max_failures) {
+            out.extend(format!("  tcId {tc} [{topic}]: {diff}\n").as_bytes());
+        }
+        if mine.len() > a.max_failures {
+            out.extend(format!("  ... and {} more\n", mine.len() - a.max_failures).as_bytes());
+        }
+    }
+    let total: usize = reports.iter().map(|r| r.total).sum();
+    out.extend(
+        format!(
+            "\n{} vectors x {} implementation(s) in {:.2?}: {}\n",
+            total,
+            imps.len(),
+            elapsed,
+            if failures == 0 {
+                "all passed".to_owned()
+            } else {
+                format!("{failures} failed")
+            }
+        )
+        .as_bytes(),
+    );
+    if failures > 0 {
+        return Err(failed(format!("{failures} vector run(s) failed")));
+    }
+    Ok(())
+}
+
+fn cmd_generate(g: &GenerateArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
+    let names = corpus::topic_names();
+    if let Some(t) = &g.topic {
+        if !names.contains(&t.as_str()) {
+            return Err(invalid(format!(
+                "unknown topic {t:?}; topics: {}",
+                names.join(", ")
+            )));
+        }
+    } else if g.out.is_none() {
+        return Err(invalid(
+            "choose --topic NAME (printed to stdout) or --out DIR (every topic written there)",
+        ));
+    }
+    let files = quietly(|| corpus::build_all(g.seed, g.count, g.topic.as_deref()))
+        .map_err(|problems| failed(format!("generation refused: {}", problems.join(" | "))))?;
+    let render = |f: &vectors::VectorFile| {
+        let mut s = serde_json::to_string_pretty(f).unwrap_or_default();
+        s.push('\n');
+        s
+    };
+    match (&g.topic, &g.out) {
+        (Some(_), None) => out.extend(render(&files[0]).as_bytes()),
+        (Some(_), Some(p)) if p.as_os_str() == "-" => out.extend(render(&files[0]).as_bytes()),
+        (Some(_), Some(p)) => {
+            std::fs::write(p, render(&files[0]))
+                .map_err(|e| invalid(format!("{}: cannot write: {e}", p.display())))?;
+        }
+        (None, Some(dir)) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| invalid(format!("{}: cannot create: {e}", dir.display())))?;
+            for f in &files {
+                let p = dir.join(format!("{}.json", f.topic));
+                std::fs::write(&p, render(f))
+                    .map_err(|e| invalid(format!("{}: cannot write: {e}", p.display())))?;
+            }
+            let n: usize = files.iter().map(|f| f.number_of_tests).sum();
+            eprintln!(
+                "wrote {} files ({n} vectors) to {}; review the diff before committing",
+                files.len(),
+                dir.display()
+            );
+        }
+        (None, None) => unreachable!("checked above"),
+    }
+    Ok(())
+}
+
+fn cmd_schema(a: &SchemaArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
+    let v = match a.which {
+        None => schema::all(),
+        Some(SchemaWhich::Case) => schema::case_schema(),
+        Some(SchemaWhich::Output) => schema::output_schema(),
+        Some(SchemaWhich::VectorFile) => schema::vector_file_schema(),
+    };
+    out.extend(
+        serde_json::to_string_pretty(&v)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+    out.push(b'\n');
+    Ok(())
+}

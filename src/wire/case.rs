@@ -1,0 +1,489 @@
+//! Case types: what a conformance case asks (one operation plus its inputs).
+//!
+//! Every struct here is the serde image of one JSON object of `docs/WIRE.md`. They deny unknown
+//! fields and use camelCase names; the JSON Schema published by `hybrid-compaction schema` is
+//! derived from these same types, so the documentation, the parser and the schema cannot drift.
+//!
+//! These types are *syntax* only: turning them into vocabulary values (validating a policy,
+//! constructing entries) happens in [`super::convert`], where SPEC-level rejections become typed
+//! error answers rather than parse failures.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One conformance case: an operation (`op`) and its inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "camelCase")]
+pub enum Case {
+    /// A full assembly (SPEC ASM-7) followed by diagnostics (SPEC DIA-5).
+    Assemble(AssembleCase),
+    /// `Verify(original, proposed)` (SPEC VER-1).
+    Verify(VerifyCase),
+    /// Required-preservation selection (SPEC PRE-4).
+    Select(SelectCase),
+    /// Trigger evaluation (SPEC POL-3) plus the per-entry estimates.
+    Evaluate(EvaluateCase),
+    /// Tool-exchange analysis (SPEC EXC-1 .. EXC-3).
+    Analyze(AnalyzeCase),
+    /// Policy construction and validation (SPEC POL-1, POL-2).
+    Policy(PolicyCase),
+    /// Entry construction and validation (SPEC ENT-2 .. ENT-6).
+    Entry(EntryCase),
+}
+
+impl Case {
+    /// The operation name as written in `op`.
+    pub fn op(&self) -> &'static str {
+        match self {
+            Case::Assemble(_) => "assemble",
+            Case::Verify(_) => "verify",
+            Case::Select(_) => "select",
+            Case::Evaluate(_) => "evaluate",
+            Case::Analyze(_) => "analyze",
+            Case::Policy(_) => "policy",
+            Case::Entry(_) => "entry",
+        }
+    }
+}
+
+/// Inputs of the `assemble` operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AssembleCase {
+    /// The policy (may be inherited from the vector test group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyInput>,
+    /// Static history (version 0 at every capture, SPEC SNAP-3); also the base of `snapshots`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<EntryInput>>,
+    /// Snapshot schedule: the k-th capture (0-based) sees step k; captures past the end repeat
+    /// the last step. A step without `entries` repeats the previous step's entries (the first
+    /// step: the case's `entries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<Vec<SnapshotInput>>,
+    /// The reducer; absent means a scripted reducer that always echoes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reducer: Option<ReducerInput>,
+    /// Cancellation point: `before`, `capture:K` or `reducer:K` (K 0-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel: Option<String>,
+}
+
+/// Inputs of the `verify` operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VerifyCase {
+    /// The policy (retention count matters for required ids).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyInput>,
+    /// The original list (required ids come from it).
+    pub original: Vec<EntryInput>,
+    /// The proposal: entries, or a string naming an original entry to copy unchanged.
+    pub proposed: Vec<ProposedItem>,
+}
+
+/// One proposed entry: a copy of an original entry (by id) or a new entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ProposedItem {
+    /// The original entry with this id, unchanged.
+    Same(String),
+    /// A full entry.
+    Entry(EntryInput),
+}
+
+/// Inputs of the `select` operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SelectCase {
+    /// The policy (retention count, label, version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyInput>,
+    /// The list to select from.
+    pub entries: Vec<EntryInput>,
+    /// Only `before` is meaningful here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel: Option<String>,
+}
+
+/// Inputs of the `evaluate` operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EvaluateCase {
+    /// The policy (its estimator measures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyInput>,
+    /// The list to measure.
+    pub entries: Vec<EntryInput>,
+    /// Only `before` is meaningful here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel: Option<String>,
+}
+
+/// Inputs of the `analyze` operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AnalyzeCase {
+    /// The list to analyze.
+    pub entries: Vec<EntryInput>,
+}
+
+/// Inputs of the `policy` operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyCase {
+    /// The policy to validate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyInput>,
+}
+
+/// Inputs of the `entry` operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EntryCase {
+    /// The entries to construct, in order (the first failure is the answer).
+    #[serde(default)]
+    pub entries: Vec<EntryInput>,
+    /// Messages to adapt into entries with the default content-hash classifier (SPEC CLS-1,
+    /// CLS-2); exclusive with a non-empty `entries`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<MessageInput>>,
+    /// Classifier kind overrides by message index (decimal string keys), consulted per SPEC
+    /// CLS-1 step 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<BTreeMap<String, KindInput>>,
+    /// Append a recovered segment with the augmentation helper (SPEC SNAP-4) to the list built
+    /// from `entries` / `messages`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub augment: Option<AugmentInput>,
+}
+
+/// A recovered segment to append with the augmentation helper (SPEC SNAP-4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AugmentInput {
+    /// The new entry id.
+    pub id: String,
+    /// The segment (reference defaults to the body's SHA-256 reference).
+    pub segment: SegmentInput,
+}
+
+/// Policy inputs (SPEC POL-1). Numbers are signed 32-bit; label and estimator may be absent
+/// (or null), which the policy rejects as a null argument.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyInput {
+    /// `HardLimit`.
+    pub hard_limit: i32,
+    /// `TriggerMargin`.
+    pub trigger_margin: i32,
+    /// `RecentMessageRetentionCount`.
+    pub recent_message_retention_count: i32,
+    /// `MaximumCompactionAttempts`.
+    pub maximum_compaction_attempts: i32,
+    /// `PreservationLabel` (absent or null: missing).
+    #[serde(default)]
+    pub preservation_label: Option<String>,
+    /// `PreservationVersion`.
+    pub preservation_version: i32,
+    /// `SizeEstimator` (absent or null: missing).
+    #[serde(default)]
+    pub estimator: Option<EstimatorInput>,
+}
+
+/// A size estimator (SPEC EST-1 .. EST-5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum EstimatorInput {
+    /// The UTF-8 context estimator (SPEC EST-2), `Utf8Bytes`.
+    Utf8,
+    /// The UTF-8 text-only estimator (SPEC EST-4), `Utf8Bytes`.
+    Utf8Text,
+    /// Every entry measures `size` (SPEC EST-5), `HostDefinedUnits`.
+    Constant(ConstantEstimatorInput),
+    /// Per-id sizes with a default (SPEC EST-5), `HostDefinedUnits`.
+    Table(TableEstimatorInput),
+}
+
+/// Parameters of the `constant` estimator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConstantEstimatorInput {
+    /// The size of every entry (may be negative, to exercise SPEC POL-3).
+    pub size: i32,
+}
+
+/// Parameters of the `table` estimator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TableEstimatorInput {
+    /// Size per entry id.
+    pub sizes: BTreeMap<String, i32>,
+    /// Size of every entry not in `sizes`.
+    pub default: i32,
+}
+
+/// Entry kinds (SPEC ENT-1), by their exact names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[allow(missing_docs)]
+pub enum KindInput {
+    SystemInstruction,
+    AuthoritativeSessionState,
+    ApprovalSecurityState,
+    ToolExchange,
+    ArtifactReference,
+    ConversationalMessage,
+    Summary,
+    RecoverableContextSegment,
+    OptionalContext,
+}
+
+/// One entry (SPEC ENT-2). `text` is shorthand for `parts: [{"text": ...}]` (the two are
+/// mutually exclusive). `role` defaults to `assistant` when a part is a call, else `tool` when
+/// a part is a result, else `system` for `SystemInstruction`, else `user`. `segment` is only
+/// allowed with kind `RecoverableContextSegment` and selects the factory of SPEC ENT-6.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EntryInput {
+    /// The entry id (SPEC ENT-2).
+    pub id: String,
+    /// The entry kind.
+    pub kind: KindInput,
+    /// The message role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The optional author name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// Shorthand for one text part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The ordered parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Vec<PartInput>>,
+    /// The recovered segment (kind `RecoverableContextSegment` only, SPEC ENT-6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<SegmentInput>,
+}
+
+/// A recovered segment (SPEC ENT-6): `reference` defaults to the SHA-256 reference of `body`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SegmentInput {
+    /// Canonical reference `artifact://sha256/<64 lowercase hex>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// The exact body.
+    pub body: String,
+}
+
+/// A message (upstream reducer output): role, optional author, `text` or `parts`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessageInput {
+    /// The role.
+    pub role: String,
+    /// The optional author name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// Shorthand for one text part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The ordered parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Vec<PartInput>>,
+}
+
+/// One message part (SPEC ENT-3): exactly one key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum PartInput {
+    /// A text part.
+    Text(String),
+    /// A function call part.
+    Call(CallInput),
+    /// A function result part.
+    Result(ResultInput),
+    /// A content shape outside the closed model, named by its type; constructing it is a
+    /// `NotSupported` error (SPEC ENT-3, DEP-19).
+    Unsupported(String),
+}
+
+/// A function call part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CallInput {
+    /// The call id.
+    pub call_id: String,
+    /// The function name.
+    pub name: String,
+    /// Optional argument map (absent differs from `{}`); values are wire values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<BTreeMap<String, WireValueSchema>>")]
+    pub arguments: Option<BTreeMap<String, serde_json::Value>>,
+    /// The informational-only flag.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub informational_only: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A function result part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResultInput {
+    /// The call id answered.
+    pub call_id: String,
+    /// The result value (a wire value; absent means null).
+    #[serde(default)]
+    #[schemars(with = "WireValueSchema")]
+    pub value: serde_json::Value,
+}
+
+/// Schema stand-in for a wire value (see `docs/WIRE.md`, "Values").
+#[derive(Debug)]
+pub struct WireValueSchema;
+
+impl JsonSchema for WireValueSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WireValue".into()
+    }
+
+    fn json_schema(_gen: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let int = |min: serde_json::Value, max: serde_json::Value| serde_json::json!({"type": "integer", "minimum": min, "maximum": max});
+        let float = serde_json::json!({"anyOf": [
+            {"type": "number"},
+            {"enum": ["NaN", "Infinity", "-Infinity", "-0"]}
+        ]});
+        let tagged = |key: &str, schema: serde_json::Value| {
+            serde_json::json!({
+                "type": "object",
+                "properties": {key: schema},
+                "required": [key],
+                "additionalProperties": false
+            })
+        };
+        let me = serde_json::json!({"$ref": "#/$defs/WireValue"});
+        schemars::json_schema!({
+            "description": "A value (SPEC ENT-4). Plain JSON shorthand: null, bool, string, integer (i32 if it fits, else i64, else u64), other number (f64), array (list). Objects are always tagged with exactly one key.",
+            "anyOf": [
+                {"type": ["null", "boolean", "string", "number"]},
+                {"type": "array", "items": me},
+                tagged("string", serde_json::json!({"type": "string"})),
+                tagged("bool", serde_json::json!({"type": "boolean"})),
+                tagged("i16", int((-32768).into(), 32767.into())),
+                tagged("i32", int(i32::MIN.into(), i32::MAX.into())),
+                tagged("i64", int(i64::MIN.into(), i64::MAX.into())),
+                tagged("u8", int(0.into(), 255.into())),
+                tagged("u32", int(0.into(), u32::MAX.into())),
+                tagged("u64", int(0.into(), u64::MAX.into())),
+                tagged("f32", float.clone()),
+                tagged("f64", float),
+                tagged("decimal", serde_json::json!({"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]+)?$"})),
+                tagged("raw", serde_json::json!({"type": "string"})),
+                tagged("map", serde_json::json!({"type": "object", "additionalProperties": me})),
+                tagged("list", serde_json::json!({"type": "array", "items": me})),
+                tagged("unsupported", serde_json::json!({"type": "string"}))
+            ]
+        })
+    }
+}
+
+/// One snapshot of a schedule (SPEC SNAP-1, SNAP-5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SnapshotInput {
+    /// The version (negative is an `OutOfRange` answer, SPEC SNAP-1).
+    pub version: i64,
+    /// The entries; absent repeats the previous step's entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<EntryInput>>,
+}
+
+/// The reducer of an assembly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum ReducerInput {
+    /// Entry-level script, one step per invocation; past the end it echoes.
+    Scripted(ScriptedReducerInput),
+    /// Message-level script through the reducer bridge (SPEC BRG-1 .. BRG-3).
+    Upstream(UpstreamReducerInput),
+    /// `MessageCountingReducer` through the bridge: keep system messages and the last
+    /// `targetCount` others.
+    MessageCounting(MessageCountingInput),
+}
+
+/// Steps of the entry-level scripted reducer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScriptedReducerInput {
+    /// One step per invocation.
+    pub steps: Vec<StepInput>,
+}
+
+/// Steps of the message-level scripted upstream reducer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpstreamReducerInput {
+    /// One step per invocation.
+    pub steps: Vec<UpstreamStepInput>,
+}
+
+/// Parameter of the message-counting reducer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessageCountingInput {
+    /// Non-system messages kept.
+    pub target_count: u32,
+}
+
+/// One entry-level reducer step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum StepInput {
+    /// Return the request entries unchanged.
+    Echo,
+    /// Return nothing (an `InvalidOperation` error, SPEC ASM-4).
+    Nothing,
+    /// Fail with this message (a `ReducerFailed` error).
+    Fail(String),
+    /// Return these items in order: a string keeps the request entry with that id; `{"new":
+    /// entry}` adds an entry.
+    Propose(Vec<ProposalItemInput>),
+}
+
+/// One item of a proposal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ProposalItemInput {
+    /// Keep the request entry with this id (unknown id: the reducer fails).
+    Keep(String),
+    /// Add a new entry.
+    New(NewItemInput),
+}
+
+/// `{"new": entry}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewItemInput {
+    /// The new entry.
+    pub new: EntryInput,
+}
+
+/// One upstream reducer step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum UpstreamStepInput {
+    /// Return the input messages unchanged.
+    Echo,
+    /// Return null (a `ReducerContract` error, SPEC BRG-1).
+    Null,
+    /// Fail with this message (a `ReducerFailed` error).
+    Fail(String),
+    /// Return these messages.
+    Return(Vec<MessageInput>),
+}

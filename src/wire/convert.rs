@@ -1,0 +1,688 @@
+//! Conversions between the wire syntax ([`super::case`], [`super::output`]) and the vocabulary.
+//!
+//! Input side: a case that is syntactically valid may still be rejected by the SPEC (a policy
+//! with `HardLimit = 0`, an entry mixing calls and results, an unsupported part). Those become
+//! [`CaseError::Answer`], a typed [`ErrorOutput`] that is the case's legitimate answer. Inputs the
+//! wire format itself cannot express (a `u8` of 300, a malformed decimal, `text` together with
+//! `parts`) are [`CaseError::Wire`]: the case is invalid, the CLI exits 2.
+//!
+//! Output side: plain field-by-field renderings of the vocabulary records, names as in SPEC.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use hybrid_compaction_model::analysis::ToolExchangeAnalysis;
+use hybrid_compaction_model::artifact::ArtifactReference;
+use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult};
+use hybrid_compaction_model::diagnostics::Diagnostics;
+use hybrid_compaction_model::entry::{Entry, EntryError, EntryId, EntryKind, RecoverableSegment};
+use hybrid_compaction_model::error::ErrorKind;
+use hybrid_compaction_model::estimator::{ConstantEstimator, Estimator, TableEstimator};
+use hybrid_compaction_model::message::{
+    FunctionCall, FunctionResult, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL, ROLE_USER,
+};
+use hybrid_compaction_model::policy::{Policy, PolicyError, PolicySpec, TriggerEvaluation};
+use hybrid_compaction_model::selection::PreservationSelection;
+use hybrid_compaction_model::snapshot::SnapshotError;
+use hybrid_compaction_model::value::{Decimal, RawJson, Value};
+use hybrid_compaction_model::verification::VerificationResult;
+use serde_json::Value as Json;
+
+use super::case::{
+    AugmentInput, EntryInput, EstimatorInput, KindInput, MessageInput, PartInput, PolicyInput,
+};
+use super::exec::Implementation;
+use super::output::{
+    AnalysisOutput, AssemblyOutput, ContributionOutput, DiagnosticsOutput, EntryOutput,
+    ErrorOutput, EvaluationOutput, GroupOutput, PolicyOutput, SelectionOutput, VerificationOutput,
+};
+
+/// A case the wire format cannot express: the CLI reports it and exits 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct WireError {
+    /// JSON path of the offending value, e.g. `$.entries[2].parts[0].result.value`.
+    pub path: String,
+    /// What was expected.
+    pub message: String,
+}
+
+impl WireError {
+    /// A wire error at `path`.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> WireError {
+        WireError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a case did not produce a regular result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CaseError {
+    /// The case is not valid wire input (exit 2).
+    Wire(WireError),
+    /// The SPEC rejects the input: this typed error is the answer.
+    Answer(ErrorOutput),
+}
+
+impl From<WireError> for CaseError {
+    fn from(e: WireError) -> CaseError {
+        CaseError::Wire(e)
+    }
+}
+
+fn wire<T>(path: &str, message: impl Into<String>) -> Result<T, CaseError> {
+    Err(CaseError::Wire(WireError::new(path, message)))
+}
+
+/// A typed error answer.
+pub fn answer(
+    kind: ErrorKind,
+    field: Option<&str>,
+    entry_id: Option<&str>,
+    message: impl Into<String>,
+) -> ErrorOutput {
+    ErrorOutput {
+        kind: kind.name().to_owned(),
+        field: field.map(str::to_owned),
+        entry_id: entry_id.map(str::to_owned),
+        message: message.into(),
+    }
+}
+
+/// The answer for an assembly-family error (SPEC ERR-1).
+pub fn assembly_error(e: &AssemblyError) -> ErrorOutput {
+    let field = match e {
+        AssemblyError::Snapshot(SnapshotError::NegativeVersion(_)) => Some("Version"),
+        _ => None,
+    };
+    answer(e.kind(), field, e.entry_id(), e.to_string())
+}
+
+fn policy_error(e: &PolicyError) -> ErrorOutput {
+    answer(e.kind(), Some(e.field().name()), None, e.to_string())
+}
+
+fn entry_error(e: &EntryError) -> ErrorOutput {
+    let field = match e {
+        EntryError::BlankId => Some("EntryId"),
+        _ => None,
+    };
+    answer(e.kind(), field, e.entry_id(), e.to_string())
+}
+
+/// The answer for a message-adaptation error (SPEC CLS-1).
+pub fn adapt_error(kind: ErrorKind, message: &str) -> ErrorOutput {
+    answer(kind, None, None, message)
+}
+
+/// Appends a recovered segment with the augmentation helper (SPEC SNAP-4). The helper is a
+/// host-side vocabulary service, the same for both implementations.
+pub fn augment(baseline: &[Entry], a: &AugmentInput) -> Result<Vec<Entry>, CaseError> {
+    let reference = match &a.segment.reference {
+        None => ArtifactReference::to_content(&a.segment.body),
+        Some(r) => ArtifactReference::parse(r).map_err(|e| {
+            CaseError::Answer(answer(
+                ErrorKind::InvalidArgument,
+                Some("Reference"),
+                Some(&a.id),
+                e.to_string(),
+            ))
+        })?,
+    };
+    hybrid_compaction_model::spec::integration::augment(
+        baseline,
+        &a.id,
+        RecoverableSegment {
+            reference,
+            body: a.segment.body.clone(),
+        },
+    )
+    .map_err(|e| {
+        let id = match &e {
+            hybrid_compaction_model::spec::integration::AugmentError::DuplicateId(i) => {
+                Some(i.as_str())
+            }
+            _ => Some(a.id.as_str()),
+        };
+        CaseError::Answer(answer(e.kind(), None, id, e.to_string()))
+    })
+}
+
+/// Builds the policy of a case with `imp`'s estimators (SPEC POL-1, POL-2).
+pub fn policy(
+    input: Option<&PolicyInput>,
+    imp: &dyn Implementation,
+    path: &str,
+) -> Result<Policy, CaseError> {
+    let Some(p) = input else {
+        return wire(
+            path,
+            "missing field `policy` (neither in the case nor in its test group)",
+        );
+    };
+    let estimator: Option<Arc<dyn Estimator>> = match &p.estimator {
+        None => None,
+        Some(EstimatorInput::Utf8) => Some(imp.utf8_estimator()),
+        Some(EstimatorInput::Utf8Text) => Some(imp.utf8_text_estimator()),
+        Some(EstimatorInput::Constant(c)) => Some(Arc::new(ConstantEstimator(c.size))),
+        Some(EstimatorInput::Table(t)) => Some(Arc::new(TableEstimator {
+            sizes: t.sizes.clone(),
+            default: t.default,
+        })),
+    };
+    Policy::new(PolicySpec {
+        hard_limit: p.hard_limit,
+        trigger_margin: p.trigger_margin,
+        recent_message_retention_count: p.recent_message_retention_count,
+        maximum_compaction_attempts: p.maximum_compaction_attempts,
+        preservation_label: p.preservation_label.clone(),
+        preservation_version: p.preservation_version,
+        estimator,
+    })
+    .map_err(|e| CaseError::Answer(policy_error(&e)))
+}
+
+/// The vocabulary kind of a wire kind.
+pub fn kind(k: KindInput) -> EntryKind {
+    match k {
+        KindInput::SystemInstruction => EntryKind::SystemInstruction,
+        KindInput::AuthoritativeSessionState => EntryKind::AuthoritativeSessionState,
+        KindInput::ApprovalSecurityState => EntryKind::ApprovalSecurityState,
+        KindInput::ToolExchange => EntryKind::ToolExchange,
+        KindInput::ArtifactReference => EntryKind::ArtifactReference,
+        KindInput::ConversationalMessage => EntryKind::ConversationalMessage,
+        KindInput::Summary => EntryKind::Summary,
+        KindInput::RecoverableContextSegment => EntryKind::RecoverableContextSegment,
+        KindInput::OptionalContext => EntryKind::OptionalContext,
+    }
+}
+
+/// Converts `text`/`parts` into message parts. `Unsupported` parts yield a `NotSupported`
+/// answer naming `entry_id` (SPEC ENT-3, DEP-19).
+fn parts(
+    text: Option<&String>,
+    parts: Option<&Vec<PartInput>>,
+    entry_id: Option<&str>,
+    path: &str,
+) -> Result<Vec<Part>, CaseError> {
+    match (text, parts) {
+        (Some(_), Some(_)) => wire(path, "`text` and `parts` are mutually exclusive"),
+        (Some(t), None) => Ok(vec![Part::Text(t.clone())]),
+        (None, None) => Ok(Vec::new()),
+        (None, Some(ps)) => {
+            let mut out = Vec::with_capacity(ps.len());
+            for (i, p) in ps.iter().enumerate() {
+                let pp = format!("{path}.parts[{i}]");
+                out.push(match p {
+                    PartInput::Text(t) => Part::Text(t.clone()),
+                    PartInput::Call(c) => {
+                        let arguments = match &c.arguments {
+                            None => None,
+                            Some(m) => Some(map(m, &format!("{pp}.call.arguments"), entry_id)?),
+                        };
+                        Part::Call(FunctionCall {
+                            call_id: c.call_id.clone(),
+                            name: c.name.clone(),
+                            arguments,
+                            informational_only: c.informational_only,
+                        })
+                    }
+                    PartInput::Result(r) => Part::Result(FunctionResult {
+                        call_id: r.call_id.clone(),
+                        value: value(&r.value, &format!("{pp}.result.value"), entry_id)?,
+                    }),
+                    PartInput::Unsupported(type_name) => {
+                        return Err(CaseError::Answer(answer(
+                            ErrorKind::NotSupported,
+                            None,
+                            entry_id,
+                            format!(
+                                "content type `{type_name}` is outside the closed content model"
+                            ),
+                        )))
+                    }
+                });
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Constructs one entry (SPEC ENT-2 .. ENT-6); `path` locates it for wire errors.
+pub fn entry(input: &EntryInput, path: &str) -> Result<Entry, CaseError> {
+    let k = kind(input.kind);
+    // SPEC ENT-2 first: a blank id fails before anything else is looked at.
+    if let Err(e) = EntryId::new(&input.id) {
+        return Err(CaseError::Answer(entry_error(&e)));
+    }
+    if let Some(seg) = &input.segment {
+        if k != EntryKind::RecoverableContextSegment {
+            return wire(
+                &format!("{path}.segment"),
+                "`segment` is only allowed with kind RecoverableContextSegment",
+            );
+        }
+        if input.text.is_some() || input.parts.is_some() || input.role.is_some() {
+            return wire(
+                path,
+                "a segment entry takes no `role`, `text` or `parts` (the body is its text)",
+            );
+        }
+        let reference = match &seg.reference {
+            None => ArtifactReference::to_content(&seg.body),
+            Some(r) => ArtifactReference::parse(r).map_err(|e| {
+                CaseError::Answer(answer(
+                    ErrorKind::InvalidArgument,
+                    Some("Reference"),
+                    Some(&input.id),
+                    e.to_string(),
+                ))
+            })?,
+        };
+        // SPEC ENT-6: the recoverable-segment factory.
+        return Entry::recoverable(
+            &input.id,
+            RecoverableSegment {
+                reference,
+                body: seg.body.clone(),
+            },
+        )
+        .map_err(|e| CaseError::Answer(entry_error(&e)));
+    }
+    let ps = parts(
+        input.text.as_ref(),
+        input.parts.as_ref(),
+        Some(&input.id),
+        path,
+    )?;
+    let role = match &input.role {
+        Some(r) => r.clone(),
+        None => default_role(k, &ps).to_owned(),
+    };
+    let message = Message {
+        role,
+        author: input.author.clone(),
+        parts: ps,
+    };
+    Entry::new(&input.id, k, message).map_err(|e| CaseError::Answer(entry_error(&e)))
+}
+
+/// The documented role default of an entry without `role`.
+fn default_role(k: EntryKind, parts: &[Part]) -> &'static str {
+    if parts.iter().any(|p| matches!(p, Part::Call(_))) {
+        ROLE_ASSISTANT
+    } else if parts.iter().any(|p| matches!(p, Part::Result(_))) {
+        ROLE_TOOL
+    } else if k == EntryKind::SystemInstruction {
+        ROLE_SYSTEM
+    } else {
+        ROLE_USER
+    }
+}
+
+/// Constructs a list of entries, stopping at the first failure.
+pub fn entries(inputs: &[EntryInput], path: &str) -> Result<Vec<Entry>, CaseError> {
+    inputs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| entry(e, &format!("{path}[{i}]")))
+        .collect()
+}
+
+/// Converts a message of an upstream script.
+pub fn message(input: &MessageInput, path: &str) -> Result<Message, CaseError> {
+    Ok(Message {
+        role: input.role.clone(),
+        author: input.author.clone(),
+        parts: parts(input.text.as_ref(), input.parts.as_ref(), None, path)?,
+    })
+}
+
+fn map(
+    m: &BTreeMap<String, Json>,
+    path: &str,
+    entry_id: Option<&str>,
+) -> Result<BTreeMap<String, Value>, CaseError> {
+    let mut out = BTreeMap::new();
+    for (k, v) in m {
+        out.insert(k.clone(), value(v, &format!("{path}.{k}"), entry_id)?);
+    }
+    Ok(out)
+}
+
+fn int_in<T: TryFrom<i128>>(v: &Json, path: &str, name: &str) -> Result<T, CaseError> {
+    let n: Option<i128> = match v {
+        Json::Number(n) => n
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from)),
+        _ => None,
+    };
+    match n.map(T::try_from) {
+        Some(Ok(x)) => Ok(x),
+        Some(Err(_)) => wire(path, format!("{name} out of range: {v}")),
+        None => wire(path, format!("expected an integer for `{name}`, got {v}")),
+    }
+}
+
+fn float(v: &Json, path: &str, name: &str) -> Result<f64, CaseError> {
+    match v {
+        Json::Number(n) => match n.as_f64() {
+            Some(x) => Ok(x),
+            None => wire(path, format!("{name}: number not representable")),
+        },
+        Json::String(s) => match s.as_str() {
+            "NaN" => Ok(f64::NAN),
+            "Infinity" => Ok(f64::INFINITY),
+            "-Infinity" => Ok(f64::NEG_INFINITY),
+            "-0" => Ok(-0.0),
+            _ => wire(
+                path,
+                format!("{name}: expected a number or one of \"NaN\", \"Infinity\", \"-Infinity\", \"-0\""),
+            ),
+        },
+        _ => wire(path, format!("{name}: expected a number, got {v}")),
+    }
+}
+
+/// Converts a wire value (SPEC ENT-4; see `docs/WIRE.md`, "Values").
+pub fn value(v: &Json, path: &str, entry_id: Option<&str>) -> Result<Value, CaseError> {
+    match v {
+        Json::Null => Ok(Value::Null),
+        Json::Bool(b) => Ok(Value::Bool(*b)),
+        Json::String(s) => Ok(Value::String(s.clone())),
+        Json::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Ok(match i32::try_from(i) {
+                    Ok(x) => Value::I32(x),
+                    Err(_) => Value::I64(i),
+                })
+            } else if let Some(u) = n.as_u64() {
+                Ok(Value::U64(u))
+            } else {
+                float(v, path, "number").map(Value::F64)
+            }
+        }
+        Json::Array(items) => Ok(Value::List(list(items, path, entry_id)?)),
+        Json::Object(obj) => {
+            if obj.len() != 1 {
+                return wire(
+                    path,
+                    "a value object must have exactly one tag key (string, bool, i16, i32, i64, u8, u32, u64, f32, f64, decimal, raw, map, list, unsupported); use {\"map\": {...}} for maps",
+                );
+            }
+            let (tag, inner) = obj.iter().next().expect("one key");
+            let p = format!("{path}.{tag}");
+            match tag.as_str() {
+                "string" => match inner {
+                    Json::String(s) => Ok(Value::String(s.clone())),
+                    _ => wire(&p, "expected a string"),
+                },
+                "bool" => match inner {
+                    Json::Bool(b) => Ok(Value::Bool(*b)),
+                    _ => wire(&p, "expected a boolean"),
+                },
+                "i16" => int_in(inner, &p, "i16").map(Value::I16),
+                "i32" => int_in(inner, &p, "i32").map(Value::I32),
+                "i64" => int_in(inner, &p, "i64").map(Value::I64),
+                "u8" => int_in(inner, &p, "u8").map(Value::U8),
+                "u32" => int_in(inner, &p, "u32").map(Value::U32),
+                "u64" => int_in(inner, &p, "u64").map(Value::U64),
+                "f64" => float(inner, &p, "f64").map(Value::F64),
+                "f32" => {
+                    let x = match inner {
+                        // Parse the shortest decimal text directly as f32 (no double rounding).
+                        Json::Number(n) => n.to_string().parse::<f32>().ok(),
+                        _ => Some(float(inner, &p, "f32")? as f32),
+                    };
+                    match x {
+                        Some(x) if x.is_finite() || !matches!(inner, Json::Number(_)) => {
+                            Ok(Value::F32(x))
+                        }
+                        _ => wire(&p, format!("f32 out of range: {inner}")),
+                    }
+                }
+                "decimal" => match inner {
+                    Json::String(s) => Decimal::parse(s).map(Value::Decimal).or_else(|_| {
+                        wire(
+                            &p,
+                            "expected a decimal string -?digits[.digits], scale <= 28, |mantissa| < 2^96",
+                        )
+                    }),
+                    _ => wire(&p, "expected a decimal string such as \"1.50\""),
+                },
+                "raw" => match inner {
+                    Json::String(s) => RawJson::new(s.clone()).map(Value::RawJson).or_else(|_| {
+                        wire(
+                            &p,
+                            "expected the text of exactly one JSON value without surrounding whitespace",
+                        )
+                    }),
+                    _ => wire(&p, "expected a string holding raw JSON text"),
+                },
+                "map" => match inner {
+                    Json::Object(m) => {
+                        let mut out = BTreeMap::new();
+                        for (k, x) in m {
+                            out.insert(k.clone(), value(x, &format!("{p}.{k}"), entry_id)?);
+                        }
+                        Ok(Value::Map(out))
+                    }
+                    _ => wire(&p, "expected an object"),
+                },
+                "list" => match inner {
+                    Json::Array(items) => Ok(Value::List(list(items, &p, entry_id)?)),
+                    _ => wire(&p, "expected an array"),
+                },
+                "unsupported" => match inner {
+                    Json::String(t) => Err(CaseError::Answer(answer(
+                        ErrorKind::NotSupported,
+                        None,
+                        entry_id,
+                        format!("value type `{t}` is outside the closed value set"),
+                    ))),
+                    _ => wire(&p, "expected a type name string"),
+                },
+                other => wire(path, format!("unknown value tag `{other}`")),
+            }
+        }
+    }
+}
+
+fn list(items: &[Json], path: &str, entry_id: Option<&str>) -> Result<Vec<Value>, CaseError> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, x)| value(x, &format!("{path}[{i}]"), entry_id))
+        .collect()
+}
+
+/// A named cancellation point (see `docs/WIRE.md`, "Cancellation").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelPoint {
+    /// The token is cancelled before the operation starts.
+    Before,
+    /// The token is cancelled during the K-th capture (0-based).
+    Capture(usize),
+    /// The token is cancelled during the K-th reducer invocation (0-based), before it answers.
+    Reducer(usize),
+}
+
+/// Parses `before`, `capture:K`, `reducer:K`.
+pub fn cancel_point(s: Option<&String>, path: &str) -> Result<Option<CancelPoint>, CaseError> {
+    let Some(s) = s else { return Ok(None) };
+    let bad = || {
+        wire(
+            path,
+            format!("expected `before`, `capture:K` or `reducer:K` (K a non-negative integer), got {s:?}"),
+        )
+    };
+    if s == "before" {
+        return Ok(Some(CancelPoint::Before));
+    }
+    let (name, k) = match s.split_once(':') {
+        Some(x) => x,
+        None => return bad(),
+    };
+    if k.is_empty() || !k.bytes().all(|b| b.is_ascii_digit()) {
+        return bad();
+    }
+    let Ok(k) = k.parse::<usize>() else {
+        return bad();
+    };
+    match name {
+        "capture" => Ok(Some(CancelPoint::Capture(k))),
+        "reducer" => Ok(Some(CancelPoint::Reducer(k))),
+        _ => bad(),
+    }
+}
+
+fn ids(v: &[EntryId]) -> Vec<String> {
+    v.iter().map(|i| i.as_str().to_owned()).collect()
+}
+
+/// Renders constructed entries.
+pub fn entry_outputs(entries: &[Entry]) -> Vec<EntryOutput> {
+    entries
+        .iter()
+        .map(|e| EntryOutput {
+            id: e.id().as_str().to_owned(),
+            kind: e.kind().name().to_owned(),
+            role: e.message().role.clone(),
+            text: e.message().text_content(),
+            artifact_reference_digests: e
+                .artifact_reference_digests()
+                .iter()
+                .map(|d| d.to_hex())
+                .collect(),
+            artifact_reference_digest: e.artifact_reference_digest().map(|d| d.to_hex()),
+        })
+        .collect()
+}
+
+/// Renders a validated policy.
+pub fn policy_output(p: &Policy) -> PolicyOutput {
+    PolicyOutput {
+        hard_limit: p.hard_limit(),
+        trigger_margin: p.trigger_margin(),
+        trigger_threshold: p.trigger_threshold(),
+        recent_message_retention_count: p.recent_message_retention_count(),
+        maximum_compaction_attempts: p.maximum_compaction_attempts(),
+        preservation_label: p.preservation_label().to_owned(),
+        preservation_version: p.preservation_version(),
+        measurement_unit: p.estimator().unit().name().to_owned(),
+    }
+}
+
+/// Renders an evaluation.
+pub fn evaluation_output(p: &Policy, sizes: Vec<i32>, t: &TriggerEvaluation) -> EvaluationOutput {
+    EvaluationOutput {
+        measurement_unit: p.estimator().unit().name().to_owned(),
+        entry_sizes: sizes,
+        estimated_size: t.estimated_size,
+        hard_limit: t.hard_limit,
+        trigger_margin: t.trigger_margin,
+        trigger_threshold: t.trigger_threshold,
+        triggered: t.triggered,
+    }
+}
+
+/// Renders an analysis.
+pub fn analysis_output(a: &ToolExchangeAnalysis) -> AnalysisOutput {
+    AnalysisOutput {
+        groups: a
+            .groups
+            .iter()
+            .map(|g| GroupOutput {
+                call_entry_id: g.call_entry_id.as_str().to_owned(),
+                call_ids: g.call_ids.clone(),
+                result_entry_ids: ids(&g.result_entry_ids),
+                all_entry_ids: ids(&g.all_entry_ids),
+                all_matched: g.all_matched,
+                all_in_order: g.all_in_order,
+                complete: g.complete,
+            })
+            .collect(),
+        orphaned_call_entry_ids: ids(&a.orphaned_call_entry_ids),
+        orphan_result_entry_ids: ids(&a.orphan_result_entry_ids),
+        duplicate_call_entry_ids: ids(&a.duplicate_call_entry_ids),
+        duplicate_result_call_ids: a.duplicate_result_call_ids.clone(),
+        duplicate_result_entry_ids: ids(&a.duplicate_result_entry_ids),
+        reordered_call_entry_ids: ids(&a.reordered_call_entry_ids),
+        cross_group_result_entry_ids: ids(&a.cross_group_result_entry_ids),
+        sequence_valid: a.is_sequence_valid(),
+    }
+}
+
+/// Renders a selection.
+pub fn selection_output(s: &PreservationSelection) -> SelectionOutput {
+    SelectionOutput {
+        required_entry_ids: ids(&s.required_entry_ids),
+        preservation_label: s.preservation_label.clone(),
+        preservation_version: s.preservation_version,
+    }
+}
+
+/// Renders a verification result.
+pub fn verification_output(v: &VerificationResult) -> VerificationOutput {
+    VerificationOutput {
+        outcome: v.outcome.name().to_owned(),
+        rejection_reasons: v
+            .rejection_reasons
+            .iter()
+            .map(|r| r.name().to_owned())
+            .collect(),
+        missing_required_entry_ids: ids(&v.missing_required_entry_ids),
+        invalid_entry_ids: v
+            .invalid_entry_ids
+            .iter()
+            .map(|i| i.as_str().to_owned())
+            .collect(),
+        preservation_only_fallback_entry_ids: ids(&v.preservation_only_fallback_entry_ids),
+    }
+}
+
+/// Renders an assembly result.
+pub fn assembly_output(r: &AssemblyResult) -> AssemblyOutput {
+    AssemblyOutput {
+        outcome: r.outcome.name().to_owned(),
+        final_entry_ids: r
+            .final_entries
+            .as_ref()
+            .map(|es| es.iter().map(|e| e.id().as_str().to_owned()).collect()),
+        original_estimated_size: r.original_estimated_size,
+        final_estimated_size: r.final_estimated_size,
+        hard_limit: r.hard_limit,
+        attempt_count: r.attempt_count,
+        stages: r.stages.iter().map(|s| s.name().to_owned()).collect(),
+        required_entry_ids: ids(&r.required_entry_ids),
+        latest_snapshot_version: r.latest_snapshot_version,
+        final_verification: r.final_verification.as_ref().map(verification_output),
+    }
+}
+
+/// Renders a diagnostics record.
+pub fn diagnostics_output(d: &Diagnostics) -> DiagnosticsOutput {
+    DiagnosticsOutput {
+        outcome: d.outcome.name().to_owned(),
+        measurement_unit: d.measurement_unit.name().to_owned(),
+        original_size: d.original_size,
+        final_size: d.final_size,
+        trigger_threshold: d.trigger_threshold,
+        hard_limit: d.hard_limit,
+        attempt_count: d.attempt_count,
+        stages: d.stages.iter().map(|s| s.name().to_owned()).collect(),
+        category_contributions: d
+            .category_contributions
+            .iter()
+            .map(|c| ContributionOutput {
+                category: c.category.name().to_owned(),
+                size: c.size,
+                entry_count: c.entry_count,
+            })
+            .collect(),
+        final_sequence_valid: d.final_sequence_valid,
+    }
+}
