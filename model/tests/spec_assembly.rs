@@ -1500,3 +1500,68 @@ fn dia_1_record_has_no_string_fields() {
     let text = format!("{d:?}");
     assert!(!text.contains("secret"));
 }
+
+// ------------------------------------------------------------- boundaries ----
+
+#[test]
+fn asm_7_exactly_at_the_threshold_is_not_below_trigger() {
+    // SPEC POL-4 / ASM-7 (DEP-2): e = T = 90 → the reducer runs even though the list fits.
+    let p = table_policy(100, 10, 1, 3, &[("s", 10), ("c", 80)]);
+    let (r, rec) = ok(
+        &p,
+        vec![(0, vec![sys("s", "x"), conv("c", "x")])],
+        vec![ScriptStep::Echo],
+    );
+    assert_eq!(rec.log.len(), 1);
+    assert_eq!(r.outcome, Outcome::WithinLimit);
+    assert_eq!(r.attempt_count, 1);
+    assert_eq!(r.stages, vec![SNAP, RA, SNAP, SNAP]);
+    // One below: the below-trigger path, no reducer.
+    let p = table_policy(100, 10, 1, 3, &[("s", 10), ("c", 79)]);
+    let (r, rec) = ok(
+        &p,
+        vec![(0, vec![sys("s", "x"), conv("c", "x")])],
+        vec![ScriptStep::Echo],
+    );
+    assert!(rec.log.is_empty());
+    assert_eq!(r.stages, vec![SNAP, SNAP]);
+}
+
+#[test]
+fn asm_7_hard_limit_boundaries_fit() {
+    // "fits" means size <= H (SPEC ASM-3): a current list of exactly H is preserved ...
+    let p = table_policy(100, 10, 1, 3, &[("s", 10), ("c", 90)]);
+    let (r, _) = ok(
+        &p,
+        vec![(0, vec![sys("s", "x"), conv("c", "x")])],
+        vec![ScriptStep::Echo],
+    );
+    assert_eq!(r.outcome, Outcome::WithinLimit);
+    assert_eq!(r.final_estimated_size, 100);
+    // ... a proposal of exactly H is accepted ...
+    let p = table_policy(100, 10, 1, 3, &[("s", 10), ("a", 50), ("b", 1), ("c", 90)]);
+    let list = vec![
+        sys("s", "x"),
+        conv("a", "x"),
+        conv("b", "x"),
+        conv("c", "x"),
+    ];
+    let (r, _) = ok(&p, vec![(0, list)], vec![keep(&["s", "c"])]);
+    assert_eq!(r.outcome, Outcome::Reduced);
+    assert_eq!(r.final_estimated_size, 100);
+    assert_eq!(r.attempt_count, 1, "accepted at once, no second attempt");
+    assert_eq!(r.stages, vec![SNAP, RA, SNAP, SNAP]);
+    // ... and a fallback candidate of exactly H is accepted.
+    let p = table_policy(100, 10, 1, 3, &[("s", 10), ("o", 10), ("a", 50), ("c", 80)]);
+    let list = vec![sys("s", "x"), opt("o", "x"), conv("a", "x"), conv("c", "x")];
+    let (r, _) = ok(&p, vec![(0, list)], vec![keep(&["c"])]);
+    assert_eq!(r.outcome, Outcome::PreservationFallback);
+    assert_eq!(finals(&r), s(&["s", "o", "c"]));
+    assert_eq!(r.final_estimated_size, 100);
+    // One more unit and the optional context is dropped; required-only = 91.
+    let p = table_policy(100, 10, 1, 3, &[("s", 11), ("o", 10), ("a", 50), ("c", 80)]);
+    let list = vec![sys("s", "x"), opt("o", "x"), conv("a", "x"), conv("c", "x")];
+    let (r, _) = ok(&p, vec![(0, list)], vec![keep(&["c"])]);
+    assert_eq!(finals(&r), s(&["s", "c"]));
+    assert_eq!(r.final_estimated_size, 91);
+}

@@ -317,6 +317,10 @@ fn pre_3_entry_in_several_groups_maps_to_the_last_group() {
     ];
     let units: Vec<Vec<String>> = recency_units(&list).iter().map(|u| id_strs(u)).collect();
     assert_eq!(units, vec![s(&["x"]), s(&["k1", "r"]), s(&["k2", "r"])]);
+    // Met first through r (before both calls): r's unit is the *last* group's, k2's.
+    let list = [result("r", &["a", "b"]), call("k1", &["a"]), call("k2", &["b"])];
+    let units: Vec<Vec<String>> = recency_units(&list).iter().map(|u| id_strs(u)).collect();
+    assert_eq!(units, vec![s(&["k2", "r"]), s(&["k1", "r"])]);
 }
 
 #[test]
