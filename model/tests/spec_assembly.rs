@@ -1260,6 +1260,28 @@ fn cls_2_content_hash_ids() {
             sha_hex("assistant\u{1F}text:t\u{1E}call:c1:read\u{1E}")
         )
     );
+    // Value-text of the remaining shapes (SPEC CLS-2).
+    use hybrid_compaction_model::spec::classify::render_value;
+    let raw = |t: &str| Value::RawJson(RawJson::new(t).unwrap());
+    assert_eq!(render_value(&raw("true")), "True");
+    assert_eq!(render_value(&raw("false")), "False");
+    assert_eq!(render_value(&raw("null")), "");
+    assert_eq!(render_value(&raw("1.50")), "1.50");
+    assert_eq!(render_value(&raw("{\"a\": 1}")), "{\"a\": 1}");
+    assert_eq!(render_value(&Value::Bool(true)), "True");
+    assert_eq!(render_value(&Value::F64(1e21)), "1E+21");
+    assert_eq!(
+        render_value(&Value::Decimal(Decimal::parse("2.10").unwrap())),
+        "2.10"
+    );
+    let mut map = ValueMap::new();
+    map.insert("é".into(), Value::Null);
+    map.insert(
+        "b".into(),
+        Value::List(vec![Value::I32(1), Value::String("x".into())]),
+    );
+    map.insert("a".into(), Value::Bool(false));
+    assert_eq!(render_value(&Value::Map(map)), "{a=False,b=[1,x],é=}");
     // A plain string and a JSON string value render alike.
     let a = Message::new("tool", vec![Part::result("c", Value::String("v".into()))]);
     let b = Message::new(

@@ -318,7 +318,11 @@ fn pre_3_entry_in_several_groups_maps_to_the_last_group() {
     let units: Vec<Vec<String>> = recency_units(&list).iter().map(|u| id_strs(u)).collect();
     assert_eq!(units, vec![s(&["x"]), s(&["k1", "r"]), s(&["k2", "r"])]);
     // Met first through r (before both calls): r's unit is the *last* group's, k2's.
-    let list = [result("r", &["a", "b"]), call("k1", &["a"]), call("k2", &["b"])];
+    let list = [
+        result("r", &["a", "b"]),
+        call("k1", &["a"]),
+        call("k2", &["b"]),
+    ];
     let units: Vec<Vec<String>> = recency_units(&list).iter().map(|u| id_strs(u)).collect();
     assert_eq!(units, vec![s(&["k2", "r"]), s(&["k1", "r"])]);
 }
@@ -693,6 +697,7 @@ fn ver_2_value_equality() {
     assert!(!eq(Value::F64(f64::NAN), Value::F64(f64::NAN)));
     assert!(!eq(Value::F32(f32::NAN), Value::F32(f32::NAN)));
     assert!(eq(Value::F64(0.5), Value::F64(0.5)));
+    assert!(eq(Value::F64(0.0), Value::F64(-0.0)), "0.0 equals -0.0");
     assert!(eq(Value::Null, Value::Null));
     assert!(!eq(Value::Null, Value::String(String::new())));
     assert!(!eq(

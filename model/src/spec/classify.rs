@@ -138,23 +138,27 @@ pub fn canonical_rendering(message: &Message) -> String {
     out
 }
 
-/// A result value rendered as text (SPEC CLS-2): string as-is, null empty, a JSON string
-/// decoded, other raw JSON as its raw text. The remaining shapes use a deterministic rendering
-/// modelled on .NET defaults (booleans `True` / `False`, numbers as in SPEC EST-2); the SPEC
-/// treats these as opaque but deterministic; ours renders a map as `{k1=v1,k2=v2}` (keys in code
-/// point order) and a list as `[v1,v2]`, without escaping.
+/// A result value rendered as text, the *value-text* of SPEC CLS-2: a string as-is; null empty;
+/// a raw-JSON string decoded; raw-JSON `true` / `false` / `null` as `True` / `False` / empty (as
+/// .NET's `JsonElement` renders them); any other raw JSON (number, object, array) its raw text.
+/// Every other value (ours, where the reference uses an opaque platform rendering): booleans
+/// `True` / `False`, numbers as in SPEC EST-2, a map as `{k1=v1,k2=v2}` (keys in code point
+/// order), a list as `[v1,v2]`, without escaping.
 pub fn render_value(value: &Value) -> String {
     match value {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
-        // A JSON string decoded; JSON true/false/null as .NET's JsonElement renders them;
-        // numbers, objects and arrays as their raw text.
-        Value::RawJson(raw) => match raw.as_str() {
-            "true" => "True".to_owned(),
-            "false" => "False".to_owned(),
-            "null" => String::new(),
-            text => raw.as_json_string().unwrap_or_else(|| text.to_owned()),
-        },
+        Value::RawJson(raw) => {
+            if let Some(decoded) = raw.as_json_string() {
+                return decoded;
+            }
+            match raw.as_str() {
+                "true" => "True".to_owned(),
+                "false" => "False".to_owned(),
+                "null" => String::new(),
+                other => other.to_owned(),
+            }
+        }
         Value::Bool(true) => "True".to_owned(),
         Value::Bool(false) => "False".to_owned(),
         Value::I16(n) => n.to_string(),
@@ -167,6 +171,8 @@ pub fn render_value(value: &Value) -> String {
         Value::F64(x) => dotnet_f64(*x),
         Value::Decimal(d) => d.to_string(),
         Value::Map(map) => {
+            // `ValueMap` is a BTreeMap<String, _>: iteration is in byte order, which for UTF-8
+            // is code point order.
             let items: Vec<String> = map
                 .iter()
                 .map(|(k, v)| format!("{k}={}", render_value(v)))
