@@ -155,8 +155,8 @@ pub fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, A
         .collect())
 }
 
-/// `SelectRequiredPreservation` (SPEC PRE-4), checking cancellation before and after (SPEC
-/// ASM-16).
+/// `SelectRequiredPreservation` (SPEC PRE-4), checking cancellation on entry (SPEC ASM-16).
+/// Selection calls no host code, so nothing can cancel while it runs.
 pub fn select_required(
     entries: &[Entry],
     policy: &Policy,
@@ -166,9 +166,6 @@ pub fn select_required(
         return Err(AssemblyError::Cancelled);
     }
     let required_entry_ids = required_ids(entries, policy.recent_message_retention_count())?;
-    if cancel.is_cancelled() {
-        return Err(AssemblyError::Cancelled);
-    }
     Ok(PreservationSelection {
         required_entry_ids,
         preservation_label: policy.preservation_label().to_owned(),
