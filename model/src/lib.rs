@@ -42,6 +42,7 @@ pub mod diagnostics;
 pub mod entry;
 pub mod error;
 pub mod estimator;
+pub mod lease;
 pub mod message;
 pub mod policy;
 pub mod reducers;

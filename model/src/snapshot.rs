@@ -21,6 +21,10 @@ pub enum SnapshotError {
     /// Two entries share an id.
     #[error("snapshot has duplicate entry id `{0}`")]
     DuplicateEntryId(String),
+    /// A lease-filtering provider could not update its run's coordinator (SPEC LSE-8); in
+    /// practice only a revision-counter overflow.
+    #[error("lease coordinator failed during capture: {0}")]
+    Lease(crate::lease::LeaseError),
 }
 
 impl SnapshotError {
@@ -29,6 +33,7 @@ impl SnapshotError {
         match self {
             SnapshotError::NegativeVersion(_) => ErrorKind::OutOfRange,
             SnapshotError::DuplicateEntryId(_) => ErrorKind::InvalidArgument,
+            SnapshotError::Lease(e) => e.kind(),
         }
     }
 }

@@ -10,5 +10,6 @@ pub mod diagnostics;
 pub mod estimate;
 pub mod exchange;
 pub mod integration;
+pub mod lease;
 pub mod preserve;
 pub mod verify;
