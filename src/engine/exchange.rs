@@ -14,7 +14,7 @@ use hybrid_compaction_model::analysis::{ToolExchangeAnalysis, ToolGroup};
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::message::Part;
 
-use super::hash::{map_with_capacity, FxHashMap};
+use super::hash::{map_with_capacity, set_with_capacity, FxHashMap, FxHashSet};
 use super::NONE;
 
 /// One group (SPEC EXC-3), positional.
@@ -27,6 +27,8 @@ pub(crate) struct Group {
     pub all_matched: bool,
     pub all_in_order: bool,
     pub complete: bool,
+    /// A group call id is a duplicate call id or has several result owners.
+    pub tainted: bool,
 }
 
 /// The analysis of one list (SPEC EXC-1 .. EXC-3) in positions of that list. Every position list
@@ -233,6 +235,7 @@ pub(crate) fn analyze_list(entries: &[Entry]) -> Analysis {
             all_matched: matched,
             all_in_order: in_order,
             complete,
+            tainted: dup_call || dup_result,
         });
     }
     a
@@ -245,9 +248,32 @@ fn ids(entries: &[Entry], positions: &[u32]) -> Vec<EntryId> {
         .collect()
 }
 
+/// Id lists hold each id once (first occurrence), which matters only for lists with
+/// duplicate ids (the public analysis accepts them; selection and verification refuse them).
+fn ids_once(entries: &[Entry], positions: &[u32], unique: bool) -> Vec<EntryId> {
+    if unique {
+        return ids(entries, positions);
+    }
+    let mut seen: FxHashSet<&str> = set_with_capacity(positions.len());
+    positions
+        .iter()
+        .map(|&p| entries[p as usize].id())
+        .filter(|id| seen.insert(id.as_str()))
+        .cloned()
+        .collect()
+}
+
 /// Analyzes the tool exchanges of `entries` (SPEC EXC-1 .. EXC-3).
 pub fn analyze(entries: &[Entry]) -> ToolExchangeAnalysis {
     let a = analyze_list(entries);
+    let mut all_ids: FxHashSet<&str> = set_with_capacity(entries.len());
+    let unique = entries.iter().all(|e| all_ids.insert(e.id().as_str()));
+    // With duplicate ids, "result entry is cross-group" is judged by id (SPEC EXC-3 over ids).
+    let cross_ids: FxHashSet<&str> = a
+        .cross_group
+        .iter()
+        .map(|&p| entries[p as usize].id().as_str())
+        .collect();
     let groups = a
         .groups
         .iter()
@@ -273,7 +299,17 @@ pub fn analyze(entries: &[Entry]) -> ToolExchangeAnalysis {
                 all_entry_ids,
                 all_matched: g.all_matched,
                 all_in_order: g.all_in_order,
-                complete: g.complete,
+                complete: if unique {
+                    g.complete
+                } else {
+                    g.all_matched
+                        && g.all_in_order
+                        && !g.tainted
+                        && !a
+                            .results_of(g)
+                            .iter()
+                            .any(|&p| cross_ids.contains(entries[p as usize].id().as_str()))
+                },
             }
         })
         .collect();
@@ -290,11 +326,11 @@ pub fn analyze(entries: &[Entry]) -> ToolExchangeAnalysis {
     ToolExchangeAnalysis {
         groups,
         orphaned_call_entry_ids: ids(entries, &a.orphaned_calls),
-        orphan_result_entry_ids: ids(entries, &a.orphan_results),
-        duplicate_call_entry_ids: ids(entries, &a.duplicate_calls),
+        orphan_result_entry_ids: ids_once(entries, &a.orphan_results, unique),
+        duplicate_call_entry_ids: ids_once(entries, &a.duplicate_calls, unique),
         duplicate_result_call_ids,
-        duplicate_result_entry_ids: ids(entries, &a.duplicate_results),
+        duplicate_result_entry_ids: ids_once(entries, &a.duplicate_results, unique),
         reordered_call_entry_ids: ids(entries, &a.reordered),
-        cross_group_result_entry_ids: ids(entries, &a.cross_group),
+        cross_group_result_entry_ids: ids_once(entries, &a.cross_group, unique),
     }
 }

@@ -1,0 +1,696 @@
+//! Engine == model, on generated inputs biased toward interesting states (issue 3 item 3).
+//!
+//! Every public engine function is compared with its model counterpart on the same input:
+//! results must be equal as values (`AssemblyResult`, analyses, verification results, ... derive
+//! `PartialEq`) and errors must be equal (same variant, same payload). The assembly property also
+//! compares every reduction request the two sent to the reducer, the number of snapshot
+//! captures, and the diagnostics built from the two results, and then checks the invariants of
+//! SPEC ASM-3 / DIA-3 / DIA-4 on the engine's result against expectations computed with the
+//! model (not with the engine).
+//!
+//! Clause coverage: EST-1..EST-5, POL-3, POL-4, EXC-1..EXC-3, PRE-1..PRE-4, VER-1..VER-4,
+//! ASM-1..ASM-16, BRG-1..BRG-3, CLS-1, CLS-2, DIA-1..DIA-6, SNAP-5 (scripted provider), ENT-4.
+//!
+//! Case counts: `PROPTEST_CASES` (deep runs) or the CI-sized defaults below.
+
+#[path = "support/gen.rs"]
+mod gen;
+
+use std::sync::Arc;
+
+use gen::*;
+use hybrid_compaction::engine;
+use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult, Outcome, Stage};
+use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::estimator::Estimator;
+use hybrid_compaction_model::message::{Message, Part};
+use hybrid_compaction_model::policy::Policy;
+use hybrid_compaction_model::reducers::{
+    MessageCountingReducer, ScriptedUpstreamReducer, UpstreamStep,
+};
+use hybrid_compaction_model::spec;
+use hybrid_compaction_model::value::Value;
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+
+/// Asserts equality by `Debug` rendering: the vocabulary's `PartialEq` follows SPEC VER-2, under
+/// which a value holding NaN differs from itself, while the engine must return *identical*
+/// values (NaN included, and `-0.0` distinguished from `0.0`).
+macro_rules! prop_assert_same {
+    ($a:expr, $b:expr $(, $($msg:tt)+)?) => {{
+        let (a, b) = (format!("{:?}", $a), format!("{:?}", $b));
+        prop_assert!(a == b, "{}\nengine: {}\nmodel:  {}", concat!("" $(, stringify!($($msg)+))?), a, b);
+    }};
+}
+
+/// One assembly case.
+#[derive(Debug, Clone)]
+struct Case {
+    segs: Vec<Seg>,
+    estimator: EstimatorPlan,
+    limits: LimitPlan,
+    steps: Vec<Step>,
+    provider: ProviderPlan,
+    cancel_at_call: Option<usize>,
+    cancel_before: bool,
+}
+
+fn case_strategy() -> impl Strategy<Value = Case> {
+    (
+        (segs_strategy(24), prop::bool::weighted(0.5)).prop_map(|(mut segs, clean_it)| {
+            if clean_it {
+                clean(&mut segs);
+            }
+            segs
+        }),
+        estimator_plan_strategy(),
+        limit_plan_strategy(),
+        prop::collection::vec(step_strategy(), 0..5),
+        provider_plan_strategy(),
+        prop::option::weighted(0.08, 0usize..4),
+        prop::bool::weighted(0.02),
+    )
+        .prop_map(
+            |(segs, estimator, limits, steps, provider, cancel_at_call, cancel_before)| Case {
+                segs,
+                estimator,
+                limits,
+                steps,
+                provider,
+                cancel_at_call,
+                cancel_before,
+            },
+        )
+}
+
+/// The model's and the engine's policy for a case: identical numbers; the same host estimator
+/// instance, or each side's own UTF-8 estimator.
+fn policies(case: &Case, entries: &[Entry]) -> (Policy, Policy) {
+    let n_ids = entries.len() + 40;
+    let (model_est, engine_est): (Arc<dyn Estimator>, Arc<dyn Estimator>) =
+        match case.estimator.host(n_ids) {
+            Some(e) => (e.clone(), e),
+            None => match case.estimator {
+                EstimatorPlan::Text => (
+                    Arc::new(spec::estimate::Utf8TextEstimator),
+                    Arc::new(engine::estimate::Utf8TextEstimator),
+                ),
+                _ => (
+                    Arc::new(spec::estimate::Utf8ContextEstimator),
+                    Arc::new(engine::estimate::Utf8ContextEstimator),
+                ),
+            },
+        };
+    // Interesting sizes, measured with the model (clamped, never failing).
+    let measure = |list: &[Entry]| -> i64 {
+        list.iter()
+            .map(|e| i64::from(model_est.estimate(e).max(0)))
+            .sum()
+    };
+    let full = measure(entries);
+    let evicted = measure(&spec::assemble::evict(entries));
+    let retention = case.limits.retention;
+    let (required, with_optional) = match spec::preserve::required_ids(entries, retention) {
+        Ok(r) => {
+            let req: Vec<Entry> = entries
+                .iter()
+                .filter(|e| r.contains(e.id()))
+                .cloned()
+                .collect();
+            let opt: Vec<Entry> = entries
+                .iter()
+                .filter(|e| r.contains(e.id()) || e.kind() == EntryKind::OptionalContext)
+                .cloned()
+                .collect();
+            (measure(&req), measure(&opt))
+        }
+        Err(_) => (full / 2, full),
+    };
+    let points = [
+        full,
+        evicted,
+        required,
+        with_optional,
+        (full + required) / 2,
+        3,
+    ];
+    let model = case.limits.policy(&points, model_est);
+    let engine = model.with_estimator(engine_est);
+    (model, engine)
+}
+
+type Run = (
+    Result<AssemblyResult, AssemblyError>,
+    Vec<RequestLog>,
+    usize,
+    bool,
+);
+
+fn run(case: &Case, entries: &[Entry], policy: &Policy, engine_side: bool) -> Run {
+    run_with(
+        case,
+        entries,
+        policy,
+        engine_side,
+        &mut engine::assemble::Assembler::new(),
+    )
+}
+
+fn run_with(
+    case: &Case,
+    entries: &[Entry],
+    policy: &Policy,
+    engine_side: bool,
+    assembler: &mut engine::assemble::Assembler,
+) -> Run {
+    let token = CancellationToken::new();
+    if case.cancel_before {
+        token.cancel();
+    }
+    let mut provider = case.provider.provider(entries, &token);
+    let mut reducer = TestReducer::new(case.steps.clone());
+    if let Some(k) = case.cancel_at_call {
+        reducer.cancel_at = Some((k, token.clone()));
+    }
+    let result = if engine_side {
+        assembler.assemble(policy, &mut provider, &mut reducer, &token)
+    } else {
+        spec::assemble::assemble(policy, &mut provider, &mut reducer, &token)
+    };
+    (
+        result,
+        reducer.log,
+        provider.captures(),
+        token.is_cancelled(),
+    )
+}
+
+/// SPEC ASM-3 / ASM-11 / ASM-13 / DIA-3 / DIA-4 invariants of an engine result, with the
+/// expectations computed by the model.
+fn check_invariants(
+    case: &Case,
+    entries: &[Entry],
+    policy: &Policy,
+    result: &AssemblyResult,
+) -> Result<(), TestCaseError> {
+    // ASM-11: never above the budget; ASM-3: nothing negative.
+    prop_assert!(result.attempt_count <= policy.maximum_compaction_attempts());
+    prop_assert!(result.attempt_count >= 0 && result.final_estimated_size >= 0);
+    prop_assert!(result.original_estimated_size >= 0 && result.latest_snapshot_version >= 0);
+    prop_assert_eq!(result.hard_limit, policy.hard_limit());
+    // ASM-14: the run starts with a capture; one ReducerAttempt per invocation.
+    prop_assert_eq!(result.stages.first(), Some(&Stage::SnapshotCaptured));
+    let reducer_attempts = result
+        .stages
+        .iter()
+        .filter(|s| **s == Stage::ReducerAttempt)
+        .count() as i32;
+    prop_assert!(reducer_attempts <= result.attempt_count);
+    prop_assert!(
+        result
+            .stages
+            .iter()
+            .filter(|s| **s == Stage::DeterministicFallback)
+            .count()
+            <= 1
+    );
+    let schedule = case.provider.schedule(entries);
+    let latest: Vec<Entry> = schedule
+        .iter()
+        .find(|(v, _)| *v == result.latest_snapshot_version)
+        .map(|(_, e)| e.clone())
+        .unwrap_or_default();
+    let diagnostics = engine::diagnostics::build(result, policy);
+    if result.outcome.is_success() {
+        let fin = result
+            .final_entries
+            .as_ref()
+            .expect("success has final entries");
+        // ASM-3: fits, accepted.
+        prop_assert!(result.final_estimated_size <= policy.hard_limit());
+        prop_assert!(result
+            .final_verification
+            .as_ref()
+            .is_some_and(|v| v.is_accepted()));
+        // The final entries verify against the latest snapshot (model verifier).
+        let v = spec::verify::verify(&latest, fin, policy).expect("no duplicates");
+        prop_assert!(v.is_accepted(), "final entries rejected: {:?}", v);
+        // ASM-13: required ids of the latest snapshot, all present, in order.
+        let req = spec::preserve::required_ids(&latest, policy.recent_message_retention_count())
+            .expect("unique");
+        prop_assert_eq!(&result.required_entry_ids, &req);
+        let positions: Vec<usize> = req
+            .iter()
+            .map(|id| {
+                fin.iter()
+                    .position(|e| e.id() == id)
+                    .expect("required present")
+            })
+            .collect();
+        prop_assert!(positions.windows(2).all(|w| w[0] < w[1]));
+        // Tool structure valid (SPEC VER-4).
+        prop_assert!(spec::exchange::analyze(fin).is_sequence_valid());
+        // Final size is the size of the final entries.
+        prop_assert_eq!(
+            Ok(result.final_estimated_size),
+            spec::estimate::size(fin, policy.estimator())
+        );
+        // DIA-3 / DIA-6: contributions sum to the final size, each category once.
+        let d = diagnostics.expect("diagnostics of a success");
+        let total: i64 = d
+            .category_contributions
+            .iter()
+            .map(|c| i64::from(c.size))
+            .sum();
+        prop_assert_eq!(total, i64::from(result.final_estimated_size));
+        let mut cats: Vec<_> = d
+            .category_contributions
+            .iter()
+            .map(|c| c.category)
+            .collect();
+        let n = cats.len();
+        cats.dedup();
+        prop_assert_eq!(cats.len(), n);
+        prop_assert!(d.category_contributions.iter().all(|c| c.entry_count >= 1));
+        prop_assert_eq!(d.final_sequence_valid, Some(true));
+    } else {
+        // Terminations carry neither final entries nor a verification (ASM-3).
+        prop_assert!(result.final_entries.is_none());
+        prop_assert!(result.final_verification.is_none());
+        let d = diagnostics.expect("diagnostics of a termination");
+        prop_assert!(d.category_contributions.is_empty());
+        prop_assert_eq!(d.final_sequence_valid, None);
+        if result.outcome == Outcome::ConcurrentMutationLimit {
+            // ASM-6: budget exhausted.
+            prop_assert_eq!(result.attempt_count, policy.maximum_compaction_attempts());
+        }
+    }
+    Ok(())
+}
+
+fn assembly_equivalence(case: &Case) -> Result<(), TestCaseError> {
+    let entries = build(&case.segs);
+    let (mp, ep) = policies(case, &entries);
+    let model = run(case, &entries, &mp, false);
+    let engine_run = run(case, &entries, &ep, true);
+    prop_assert_same!(&engine_run.0, &model.0, "assembly results differ");
+    prop_assert_eq!(&engine_run.1, &model.1, "reduction requests differ");
+    prop_assert_eq!(engine_run.2, model.2, "capture counts differ");
+    prop_assert_eq!(engine_run.3, model.3, "cancellation differs");
+    if let (Ok(er), Ok(mr)) = (&engine_run.0, &model.0) {
+        prop_assert_eq!(
+            engine::diagnostics::build(er, &ep),
+            spec::diagnostics::build(mr, &mp),
+            "diagnostics differ"
+        );
+        check_invariants(case, &entries, &ep, er)?;
+    }
+    // Determinism: the same input twice (second time through a reused assembler).
+    let mut assembler = engine::assemble::Assembler::new();
+    let first = run_with(case, &entries, &ep, true, &mut assembler);
+    let second = run_with(case, &entries, &ep, true, &mut assembler);
+    prop_assert_same!(&first.0, &second.0, "engine not deterministic");
+    prop_assert_same!(&first.0, &engine_run.0);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(Config::with_cases(cases(384)))]
+
+    /// SPEC ASM-1 .. ASM-16, DIA-1 .. DIA-6: the whole assembly result, requests, captures,
+    /// cancellation and diagnostics are equal; invariants hold; the engine is deterministic.
+    #[test]
+    fn assemble_matches_model(case in case_strategy()) {
+        assembly_equivalence(&case)?;
+    }
+}
+
+/// A proposal derived from `original` by planned edits (for verifier equivalence).
+#[derive(Debug, Clone)]
+struct Edit {
+    keep_mask: Vec<bool>,
+    swap: Option<(usize, usize)>,
+    extra: Vec<Seg>,
+    reuse_ids: bool,
+    duplicate: Option<usize>,
+    duplicate_original: Option<usize>,
+}
+
+fn edit_strategy() -> impl Strategy<Value = Edit> {
+    (
+        prop::collection::vec(prop::bool::weighted(0.8), 0..40),
+        prop::option::weighted(0.2, (0usize..40, 0usize..40)),
+        prop::collection::vec(seg_strategy(), 0..3),
+        prop::bool::weighted(0.3),
+        prop::option::weighted(0.05, 0usize..40),
+        prop::option::weighted(0.05, 0usize..40),
+    )
+        .prop_map(
+            |(keep_mask, swap, extra, reuse_ids, duplicate, duplicate_original)| Edit {
+                keep_mask,
+                swap,
+                extra,
+                reuse_ids,
+                duplicate,
+                duplicate_original,
+            },
+        )
+}
+
+fn apply(edit: &Edit, original: &mut Vec<Entry>) -> Vec<Entry> {
+    let mut p: Vec<Entry> = original
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| edit.keep_mask.get(*i).copied().unwrap_or(true))
+        .map(|(_, e)| e.clone())
+        .collect();
+    if let Some((a, b)) = edit.swap {
+        if !p.is_empty() {
+            let n = p.len();
+            p.swap(a % n, b % n);
+        }
+    }
+    // New entries: fresh ids, or ids of the original (mutated content / changed kind).
+    let mut b = Builder::new(if edit.reuse_ids { "e" } else { "x" });
+    let extra = b.build(&edit.extra);
+    for e in extra {
+        let pos = p.iter().position(|q| q.id() == e.id());
+        match pos {
+            Some(i) => p[i] = e,
+            None => p.push(e),
+        }
+    }
+    if let Some(i) = edit.duplicate {
+        if !p.is_empty() {
+            let e = p[i % p.len()].clone();
+            p.push(e);
+        }
+    }
+    if let Some(i) = edit.duplicate_original {
+        if !original.is_empty() {
+            let e = original[i % original.len()].clone();
+            original.push(e);
+        }
+    }
+    p
+}
+
+fn message_strategy() -> impl Strategy<Value = Message> {
+    let part = prop_oneof![
+        "[a-c]{0,3}".prop_map(Part::text),
+        (
+            "[a-b]{1}",
+            "[f-g]{1}",
+            prop::option::of(value_strategy()),
+            any::<bool>()
+        )
+            .prop_map(|(id, name, arg, info)| Part::Call(
+                hybrid_compaction_model::message::FunctionCall {
+                    call_id: id,
+                    name,
+                    arguments: arg.map(|v| [("k".to_owned(), v)].into_iter().collect()),
+                    informational_only: info,
+                }
+            )),
+        ("[a-b]{1}", value_strategy()).prop_map(|(id, v)| Part::result(id, v)),
+    ];
+    (
+        prop_oneof![Just("user"), Just("tool"), Just("assistant")],
+        prop::option::weighted(0.2, Just("bob".to_owned())),
+        prop::collection::vec(part, 0..3),
+    )
+        .prop_map(|(role, author, parts)| Message {
+            role: role.to_owned(),
+            author,
+            parts,
+        })
+}
+
+/// A near copy of `m`: the same, or one field nudged (decimal rescaled, -0.0, flag flipped...).
+fn nudge(m: &Message, how: u8) -> Message {
+    let mut c = m.clone();
+    match how % 6 {
+        0 => {}
+        1 => c.author = Some("eve".to_owned()),
+        2 => {
+            for p in &mut c.parts {
+                if let Part::Call(call) = p {
+                    call.informational_only = !call.informational_only;
+                }
+            }
+        }
+        3 => {
+            for p in &mut c.parts {
+                if let Part::Result(r) = p {
+                    r.value = match &r.value {
+                        Value::Decimal(d) => Value::Decimal(
+                            hybrid_compaction_model::value::Decimal::new(
+                                d.mantissa() * 10,
+                                d.scale() + 1,
+                            )
+                            .unwrap_or(*d),
+                        ),
+                        Value::F64(x) if *x == 0.0 => Value::F64(-x),
+                        Value::I32(x) => Value::I64(i64::from(*x)),
+                        other => other.clone(),
+                    };
+                }
+            }
+        }
+        4 => c.parts.reverse(),
+        _ => c.parts.push(Part::text("")),
+    }
+    c
+}
+
+proptest! {
+    #![proptest_config(Config::with_cases(cases(256)))]
+
+    /// SPEC EST-2, EST-4, ENT-4: both UTF-8 estimators agree on every entry (numbers rendered as
+    /// .NET does), and size / evaluate agree incl. errors and cancellation (POL-3, POL-4).
+    #[test]
+    fn estimates_match_model(
+        segs in segs_strategy(20),
+        plan in estimator_plan_strategy(),
+        limits in limit_plan_strategy(),
+        cancelled in prop::bool::weighted(0.1),
+    ) {
+        let entries = build(&segs);
+        for e in &entries {
+            prop_assert_same!(
+                engine::estimate::Utf8ContextEstimator.estimate(e),
+                spec::estimate::Utf8ContextEstimator.estimate(e)
+            );
+            prop_assert_same!(
+                engine::estimate::Utf8TextEstimator.estimate(e),
+                spec::estimate::Utf8TextEstimator.estimate(e)
+            );
+        }
+        let case = Case {
+            segs, estimator: plan, limits, steps: vec![],
+            provider: ProviderPlan { changes: vec![], cancel_at_capture: None },
+            cancel_at_call: None, cancel_before: false,
+        };
+        let (mp, ep) = policies(&case, &entries);
+        prop_assert_same!(
+            engine::estimate::size(&entries, ep.estimator()),
+            spec::estimate::size(&entries, mp.estimator())
+        );
+        let token = CancellationToken::new();
+        if cancelled { token.cancel(); }
+        prop_assert_same!(
+            engine::estimate::evaluate(&entries, &ep, &token),
+            spec::estimate::evaluate(&entries, &mp, &token)
+        );
+    }
+
+    /// SPEC EST-2: a single value of any variant, including float edge cases and decimals.
+    #[test]
+    fn value_sizes_match_model(value in value_strategy(), x in any::<f64>(), y in any::<f32>(), bits in any::<u64>(), bits32 in any::<u32>()) {
+        for v in [value, Value::F64(x), Value::F32(y), Value::F64(f64::from_bits(bits)), Value::F32(f32::from_bits(bits32))] {
+            let e = Entry::new("v", EntryKind::ToolExchange, Message::new("tool", vec![Part::result("c", v)])).expect("entry");
+            prop_assert_same!(
+                engine::estimate::Utf8ContextEstimator.estimate(&e),
+                spec::estimate::Utf8ContextEstimator.estimate(&e)
+            );
+        }
+    }
+
+    /// SPEC EXC-1 .. EXC-3, PRE-1 .. PRE-4, ASM-8: analysis, required ids, selection, eviction.
+    #[test]
+    fn analysis_selection_eviction_match_model(
+        segs in segs_strategy(30),
+        retention in 0i32..=6,
+        dup in prop::option::weighted(0.05, 0usize..30),
+        cancelled in prop::bool::weighted(0.05),
+    ) {
+        let mut entries = build(&segs);
+        if let Some(i) = dup {
+            if !entries.is_empty() {
+                let e = entries[i % entries.len()].clone();
+                entries.push(e);
+            }
+        }
+        prop_assert_same!(engine::exchange::analyze(&entries), spec::exchange::analyze(&entries));
+        prop_assert_same!(
+            engine::preserve::required_ids(&entries, retention),
+            spec::preserve::required_ids(&entries, retention)
+        );
+        prop_assert_same!(engine::assemble::evict(&entries), spec::assemble::evict(&entries));
+        let case = Case {
+            segs, estimator: EstimatorPlan::Constant(1),
+            limits: LimitPlan { hard_point: 0, hard_delta: 0, threshold_point: 1, threshold_delta: 0, retention: retention.max(1), attempts: 1 },
+            steps: vec![], provider: ProviderPlan { changes: vec![], cancel_at_capture: None },
+            cancel_at_call: None, cancel_before: false,
+        };
+        let (mp, ep) = policies(&case, &entries);
+        let token = CancellationToken::new();
+        if cancelled { token.cancel(); }
+        prop_assert_same!(
+            engine::preserve::select_required(&entries, &ep, &token),
+            spec::preserve::select_required(&entries, &mp, &token)
+        );
+    }
+
+    /// SPEC VER-1 .. VER-4: the verifier on edited proposals (subsets, swaps, new and mutated
+    /// entries, duplicate ids in either list).
+    #[test]
+    fn verify_matches_model(segs in segs_strategy(30), edit in edit_strategy(), retention in 1i32..=5) {
+        let mut original = build(&segs);
+        let proposed = apply(&edit, &mut original);
+        let case = Case {
+            segs, estimator: EstimatorPlan::Constant(1),
+            limits: LimitPlan { hard_point: 0, hard_delta: 0, threshold_point: 1, threshold_delta: 0, retention, attempts: 1 },
+            steps: vec![], provider: ProviderPlan { changes: vec![], cancel_at_capture: None },
+            cancel_at_call: None, cancel_before: false,
+        };
+        let (mp, ep) = policies(&case, &original);
+        prop_assert_same!(
+            engine::verify::verify(&original, &proposed, &ep),
+            spec::verify::verify(&original, &proposed, &mp)
+        );
+        prop_assert_same!(
+            engine::verify::verify(&original, &original, &ep),
+            spec::verify::verify(&original, &original, &mp)
+        );
+    }
+
+    /// SPEC VER-2: structural equality on near-identical messages (NaN, -0.0, decimal scale,
+    /// numeric variants, informational flag, author, part order).
+    #[test]
+    fn structural_equality_matches_model(m in message_strategy(), how in any::<u8>()) {
+        let n = nudge(&m, how);
+        prop_assert_same!(engine::verify::structurally_equal(&m, &n), spec::verify::structurally_equal(&m, &n));
+        prop_assert_same!(engine::verify::structurally_equal(&m, &m), spec::verify::structurally_equal(&m, &m));
+        prop_assert_same!(engine::bridge::bridge_equal(&m, &n), spec::bridge::bridge_equal(&m, &n));
+    }
+
+    /// SPEC BRG-1 .. BRG-3: the bridge on subsets / reorders / new plain messages / fabricated
+    /// tool content / null / failure, and the message-counting reducer.
+    #[test]
+    fn bridge_matches_model(
+        segs in segs_strategy(20),
+        picks in prop::collection::vec(0usize..40, 0..12),
+        new_texts in prop::collection::vec("[a-c]{0,4}", 0..3),
+        fabricate in prop::bool::weighted(0.1),
+        mode in 0u8..5,
+        target in 0usize..10,
+    ) {
+        let entries = build(&segs);
+        let messages: Vec<Message> = entries.iter().map(|e| e.message().clone()).collect();
+        let mut returned: Vec<Message> = picks
+            .iter()
+            .filter(|_| !messages.is_empty())
+            .map(|i| messages[i % messages.len()].clone())
+            .collect();
+        for (k, t) in new_texts.iter().enumerate() {
+            returned.insert(k.min(returned.len()), Message::text("assistant", t.clone()));
+        }
+        if fabricate {
+            returned.push(Message::new("assistant", vec![Part::call("zz", "f")]));
+        }
+        let step = match mode {
+            0 | 1 => UpstreamStep::Return(returned),
+            2 => UpstreamStep::Echo,
+            3 => UpstreamStep::Null,
+            _ => UpstreamStep::Fail("upstream down".to_owned()),
+        };
+        let policy = Policy::new(hybrid_compaction_model::policy::PolicySpec {
+            hard_limit: 10, trigger_margin: 1, recent_message_retention_count: 1,
+            maximum_compaction_attempts: 1, preservation_label: Some("l".into()),
+            preservation_version: 1, estimator: Some(Arc::new(hybrid_compaction_model::estimator::ConstantEstimator(1))),
+        }).expect("policy");
+        let request = hybrid_compaction_model::assembly::ReductionRequest {
+            entries: &entries, required_entry_ids: &[], policy: &policy, attempt_number: 1,
+        };
+        use hybrid_compaction_model::assembly::Reducer;
+        let mut m = spec::bridge::Bridge { upstream: ScriptedUpstreamReducer::new(vec![step.clone()]) };
+        let mut e = engine::bridge::Bridge { upstream: ScriptedUpstreamReducer::new(vec![step]) };
+        prop_assert_same!(e.reduce(&request), m.reduce(&request));
+        let mut m = spec::bridge::Bridge { upstream: MessageCountingReducer { target_count: target } };
+        let mut e = engine::bridge::Bridge { upstream: MessageCountingReducer { target_count: target } };
+        prop_assert_same!(e.reduce(&request), m.reduce(&request));
+    }
+
+    /// SPEC CLS-1, CLS-2: adaptation with the default content-hash classifier, including
+    /// repeated messages (the `:n` suffix) and messages that are exactly a reference.
+    #[test]
+    fn classify_matches_model(segs in segs_strategy(20), repeats in prop::collection::vec(0usize..40, 0..6), extra in prop::collection::vec(message_strategy(), 0..4)) {
+        let entries = build(&segs);
+        let mut messages: Vec<Message> = entries.iter().map(|e| e.message().clone()).collect();
+        for i in repeats {
+            if !messages.is_empty() {
+                let m = messages[i % messages.len()].clone();
+                messages.push(m);
+            }
+        }
+        messages.extend(extra);
+        messages.push(Message::text("user", pool_reference(1)));
+        let mut mc = spec::classify::ContentHashClassifier;
+        let mut ec = engine::classify::ContentHashClassifier::new();
+        let m = spec::classify::adapt(&messages, &mut mc);
+        let e = engine::classify::adapt(&messages, &mut ec);
+        prop_assert_same!(format!("{:?}", e), format!("{:?}", m));
+        use hybrid_compaction_model::classifier::Classifier;
+        for i in (0..messages.len()).rev().step_by(3) {
+            prop_assert_same!(ec.entry_id(&messages, i), mc.entry_id(&messages, i));
+        }
+    }
+}
+
+/// Prints the distribution of outcomes / errors / stages the assembly generator reaches (run
+/// with `--ignored --nocapture` when tuning the generator).
+#[test]
+#[ignore]
+fn generator_coverage_report() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for _ in 0..cases(3000) {
+        let case = case_strategy()
+            .new_tree(&mut runner)
+            .expect("tree")
+            .current();
+        let entries = build(&case.segs);
+        let (mp, _) = policies(&case, &entries);
+        let (r, _, _, _) = run(&case, &entries, &mp, false);
+        let key = match &r {
+            Ok(res) => format!(
+                "{:?} attempts={} restarts={} evict={}",
+                res.outcome,
+                res.attempt_count,
+                res.stages
+                    .iter()
+                    .filter(|s| **s == Stage::RestartedAfterMutation)
+                    .count(),
+                res.stages.contains(&Stage::RecoverableBodyEviction)
+            ),
+            Err(e) => format!("error {:?}", e.kind()),
+        };
+        *counts.entry(key).or_default() += 1;
+    }
+    for (k, v) in counts {
+        println!("{v:6} {k}");
+    }
+}
