@@ -93,7 +93,11 @@ pub struct ContentHashClassifier;
 
 impl Classifier for ContentHashClassifier {
     fn entry_id(&mut self, messages: &[Message], index: usize) -> String {
-        let rendering = canonical_rendering(&messages[index]);
+        // Out of range (never the case under `adapt`): a blank id, which construction refuses.
+        let Some(message) = messages.get(index) else {
+            return String::new();
+        };
+        let rendering = canonical_rendering(message);
         // n = count of earlier messages with an identical rendering.
         let n = messages[..index]
             .iter()
