@@ -1620,30 +1620,39 @@ impl Reducer for SeedReducer {
     }
 }
 
-/// A random entry list with unique ids `e0..`: conversation, system, optional, tool calls and
-/// results over a few call ids, references and recovered bodies over a few contents.
+/// A random entry list with unique ids `e0..`: conversation, system, optional, complete tool
+/// exchanges (call + result, sometimes reference-bearing), occasional defective tool entries,
+/// references and recovered bodies over a few contents.
 fn arb_list() -> impl Strategy<Value = Vec<Entry>> {
-    proptest::collection::vec((0u8..8, 0u8..3, 0u8..3), 0..9).prop_map(|items| {
-        items
-            .into_iter()
-            .enumerate()
-            .map(|(i, (tag, a, b))| {
-                let id = format!("e{i}");
-                let ca = format!("c{a}");
-                let cb = format!("c{b}");
-                match tag {
-                    0 => sys(&id, "s"),
-                    1 => opt(&id, "o"),
-                    2 => call(&id, &[&ca]),
-                    3 if a == b => result(&id, &[&ca]),
-                    3 => result(&id, &[&ca, &cb]),
-                    4 => aref(&id, &format!("body{a}")),
-                    5 => seg(&id, &format!("body{b}")),
-                    6 => ref_result(&id, &ca, &format!("body{b}")),
-                    _ => conv(&id, "m"),
+    proptest::collection::vec((0u8..12, 0u8..3, 0u8..3), 0..8).prop_map(|items| {
+        let mut out = Vec::new();
+        let mut next = 0usize;
+        let mut fresh = || {
+            next += 1;
+            format!("e{}", next - 1)
+        };
+        for (k, (tag, a, b)) in items.into_iter().enumerate() {
+            let ca = format!("c{k}");
+            match tag {
+                0 => out.push(sys(&fresh(), "s")),
+                1 | 2 => out.push(opt(&fresh(), "o")),
+                3 | 4 => {
+                    out.push(call(&fresh(), &[&ca]));
+                    out.push(result(&fresh(), &[&ca]));
                 }
-            })
-            .collect()
+                5 => {
+                    out.push(call(&fresh(), &[&ca]));
+                    out.push(ref_result(&fresh(), &ca, &format!("body{b}")));
+                }
+                // Rare defects: an orphan call or an orphan result.
+                6 if a == 0 => out.push(call(&fresh(), &[&ca])),
+                6 if a == 1 => out.push(result(&fresh(), &[&format!("zz{b}")])),
+                7 => out.push(aref(&fresh(), &format!("body{a}"))),
+                8 | 9 => out.push(seg(&fresh(), &format!("body{b}"))),
+                _ => out.push(conv(&fresh(), "m")),
+            }
+        }
+        out
     })
 }
 
@@ -1664,7 +1673,7 @@ proptest! {
     fn asm_3_invariants_hold_for_random_runs(
         lists in proptest::collection::vec(arb_list(), 1..4),
         bumps in proptest::collection::vec(0i64..2, 4),
-        sizes in proptest::collection::vec(0i32..60, 9),
+        sizes in proptest::collection::vec(0i32..60, 16),
         h in 20i32..200,
         margin_pct in 1i32..99,
         m in 1i32..4,
