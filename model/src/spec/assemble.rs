@@ -3,7 +3,7 @@
 //! [`assemble`] is the main procedure of SPEC ASM-7, transcribed line by line: the below-trigger
 //! path, eviction with the margin-restored rule (ASM-8), the bounded reducer loop, and the
 //! deterministic fallback (ASM-9). Every finalization or restart site goes through one version
-//! check (ASM-5, [`Run::check`]) whose attempt accounting follows the check-site table (ASM-10,
+//! check (ASM-5, `Run::check`) whose attempt accounting follows the check-site table (ASM-10,
 //! ASM-11); an exhausted budget at a version change ends in churn termination (ASM-6).
 //!
 //! Cancellation is observed only at the explicit `check cancellation` lines of ASM-7 / ASM-9
