@@ -46,14 +46,26 @@ fn clause_tokens(text: &str) -> BTreeSet<String> {
     out
 }
 
-/// A clause heading: `(id, the heading line)`.
+/// Clause headings: `(id, the clause's first paragraph)`; the paragraph runs from the heading
+/// line to the next blank line.
 fn clause_headings(spec: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut open = false;
     for line in spec.lines() {
-        let Some(rest) = line.strip_prefix("**") else { continue };
-        let Some((id, _)) = rest.split_once(" — ") else { continue };
-        if clause_tokens(id).contains(id) {
+        let heading = line
+            .strip_prefix("**")
+            .and_then(|rest| rest.split_once(" — "))
+            .map(|(id, _)| id)
+            .filter(|id| clause_tokens(id).contains(*id));
+        if let Some(id) = heading {
             out.push((id.to_owned(), line.to_owned()));
+            open = true;
+        } else if line.trim().is_empty() {
+            open = false;
+        } else if open {
+            let last = out.last_mut().expect("open implies a heading");
+            last.1.push('\n');
+            last.1.push_str(line);
         }
     }
     out
@@ -126,8 +138,10 @@ fn the_checker_reports_an_uncited_clause() {
     // ASM-10 cited, ASM-1 only as a prefix of ASM-10: must be reported.
     assert_eq!(uncovered(spec, "// SPEC ASM-10"), vec!["ASM-1: cited by no test".to_owned()]);
     assert!(uncovered(spec, "// SPEC ASM-1, ASM-10").is_empty());
-    let bad_dep = "**ASM-1 — One.** x\n**DEP-2 — Choice.** *(follows C#)*\n";
+    let bad_dep = "**ASM-1 — One.** x\n**DEP-2 — Choice.** *(follows C#)*\n\nASM-1 later\n";
     assert_eq!(uncovered(bad_dep, "ASM-1"), vec!["DEP-2: names no normative clause".to_owned()]);
+    let wrapped = "**ASM-1 — One.** x\n**DEP-3 — Choice.** *(follows\nC#; ASM-1)*\n";
+    assert!(uncovered(wrapped, "ASM-1").is_empty());
 }
 
 #[test]
