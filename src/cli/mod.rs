@@ -399,9 +399,11 @@ fn parse_cases(
                             o.insert("op".into(), Json::String("verify".into()));
                         }
                         Some(Json::String(s)) if s == "verify" => {}
-                        Some(other) => return Err(invalid(format!(
+                        Some(other) => {
+                            return Err(invalid(format!(
                             "{name}:{label} `verify` takes verify cases only, got \"op\": {other}"
-                        ))),
+                        )))
+                        }
                     }
                 }
             }
