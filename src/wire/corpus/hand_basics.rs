@@ -172,7 +172,7 @@ pub fn entries() -> Vec<HandGroup> {
         "closed content and value model (SPEC ENT-3, ENT-4)",
         None,
         vec![
-            t("a content shape outside text/call/result is NotSupported", &["ENT-3", "ERR-1"],
+            t("a content shape outside text/call/result is NotSupported", &["ENT-3", "ERR-1", "DEP-19"],
                 one(json!({"id": "m", "kind": "ConversationalMessage", "parts": [{"text": "x"}, {"unsupported": "ImageContent"}]})),
                 err_entry("NotSupported", "m")).flags(&["Deviation"]),
             t("a value outside the closed set is NotSupported", &["ENT-4", "ERR-1"],
@@ -227,7 +227,7 @@ pub fn entries() -> Vec<HandGroup> {
             t("the override is the third voice: Summary for a user message", &["CLS-1"],
                 json!({"op": "entry", "messages": [{"role": "user", "text": "a"}, {"role": "user", "text": "b"}], "overrides": {"1": "Summary"}}),
                 json!({"entries": [{"kind": "ConversationalMessage"}, {"kind": "Summary"}]})),
-            t("the override wins over reference detection (step 3 before step 4)", &["CLS-1"],
+            t("the override wins over reference detection (step 3 before step 4)", &["CLS-1", "DEP-20"],
                 json!({"op": "entry", "messages": [{"role": "user", "text": reference_x}], "overrides": {"0": "OptionalContext"}}),
                 json!({"entries": [{"kind": "OptionalContext", "artifactReferenceDigests": []}]})).flags(&["Deviation"]),
             t("role system is never overridden", &["CLS-1"],
@@ -265,7 +265,7 @@ pub fn entries() -> Vec<HandGroup> {
             ),
             t(
                 "durable through a tool result reference",
-                &["SNAP-4", "PRE-2"],
+                &["SNAP-4", "PRE-2", "DEP-8"],
                 json!({"op": "entry", "entries": [call("c", &["k"]), result_ref("r", "k", "x")], "augment": {"id": "b", "segment": {"body": "x"}}}),
                 json!({"entries": [{"id": "c"}, {"id": "r"}, {"id": "b"}]}),
             ),
@@ -844,7 +844,7 @@ pub fn estimate() -> Vec<HandGroup> {
         "evaluate: trigger, negative estimates, checked sum, cancellation (SPEC POL-3, POL-4)",
         None,
         vec![
-            t("exactly at the threshold triggers", &["POL-4", "POL-3"],
+            t("exactly at the threshold triggers", &["POL-4", "POL-3", "DEP-20"],
                 json!({"op": "evaluate", "policy": pt(&[("a", 90)]), "entries": [conv("a", "x")]}),
                 json!({"evaluation": {"estimatedSize": 90, "hardLimit": 100, "triggerMargin": 10, "triggerThreshold": 90, "triggered": true}})).flags(&["Boundary", "Deviation"]),
             t("one below the threshold does not trigger", &["POL-4"],

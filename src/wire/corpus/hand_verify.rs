@@ -80,7 +80,7 @@ pub fn verify() -> Vec<HandGroup> {
         vec![
             t(
                 "Verify(x, x) accepts a well-formed list",
-                &["VER-1", "VER-3", "VER-4"],
+                &["VER-1", "VER-3", "VER-4", "ENT-7"],
                 vf(base(), same(&["s", "u1", "c", "r", "u2"])),
                 accepted(&["s", "u2"]),
             ),
@@ -159,7 +159,7 @@ pub fn verify() -> Vec<HandGroup> {
             ),
             t(
                 "a new ArtifactReference is forged",
-                &["VER-1"],
+                &["VER-1", "DEP-9"],
                 vf(base(), vec![json!("s"), artref("z", "doc"), json!("u2")]),
                 rejected(&["ForgedStructuralEntry"], &[], &["z"]),
             ),
@@ -191,7 +191,7 @@ pub fn verify() -> Vec<HandGroup> {
             ),
             t(
                 "a retained non-required entry with changed text is mutated",
-                &["VER-1"],
+                &["VER-1", "DEP-9"],
                 vf(base(), vec![json!("s"), conv("u1", "ONE"), json!("u2")]),
                 rejected(&["RetainedOriginalEntryMutated"], &[], &["u1"]),
             ),
@@ -325,7 +325,7 @@ pub fn verify() -> Vec<HandGroup> {
             ),
             t(
                 "a cross-group result in x rejects Verify(x, x)",
-                &["VER-4"],
+                &["VER-4", "DEP-9"],
                 vf(
                     vec![
                         call("c1", &["a"]),
