@@ -203,10 +203,15 @@ fn model_adapt(
 }
 
 fn engine_adapt(
-    _messages: &[Message],
-    _overrides: &BTreeMap<usize, EntryKind>,
+    messages: &[Message],
+    overrides: &BTreeMap<usize, EntryKind>,
 ) -> Result<Vec<Entry>, ErrorOutput> {
-    panic!("engine::classify::adapt is not available yet")
+    use crate::engine::classify::{adapt, ContentHashClassifier};
+    let mut c = Overriding {
+        base: ContentHashClassifier::new(),
+        overrides,
+    };
+    adapt(messages, &mut c).map_err(|e| convert::adapt_error(e.kind(), &e.to_string()))
 }
 
 /// The upstream reducers a case can name.
