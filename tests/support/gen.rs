@@ -210,6 +210,7 @@ fn text(len: usize, wide: bool, salt: usize) -> String {
 }
 
 /// Builds entries from segments; ids `{prefix}{i}`; call ids are global per build.
+#[derive(Debug, Clone)]
 pub struct Builder {
     pub prefix: String,
     pub next: usize,
