@@ -265,15 +265,36 @@ fn value(r: &mut SplitMix64, depth: u32) -> Json {
         4 => json!({"i64": (r.next_u64() as i64) >> r.below(60)}),
         5 => json!({"u64": r.next_u64() >> r.below(64)}),
         6 => {
-            json!({"f64": (r.range(-1_000_000, 1_000_000) as f64) / 10f64.powi(r.range(0, 9) as i32)})
+            json!({"f64": portable((r.range(-1_000_000, 1_000_000) as f64) / 10f64.powi(r.range(0, 9) as i32))})
         }
-        7 => json!({"f64": 10f64.powi(r.range(-12, 25) as i32)}),
-        8 => json!({"f32": (r.range(-10000, 10000) as f32) / 100.0}),
+        7 => json!({"f64": portable(10f64.powi(r.range(-12, 25) as i32))}),
+        8 => {
+            // The f64 nearest to the f32's shortest decimal text, so that the JSON number
+            // reads back as exactly this f32.
+            let x = (r.range(-10000, 10000) as f32) / 100.0;
+            json!({"f32": portable(x.to_string().parse::<f64>().unwrap_or(0.0))})
+        }
         9 => json!({"decimal": format!("{}.{:0>2}", r.range(-999, 999), r.below(100))}),
         10 => json!({"raw": format!("{{\"n\":{}}}", r.below(100))}),
         11 => json!({"u8": r.below(256)}),
         12 => json!({"map": {"a": value(r, depth + 1), "bb": value(r, depth + 1)}}),
         _ => json!([value(r, depth + 1), value(r, depth + 1)]),
+    }
+}
+
+/// `x` rounded to the nearest value whose JSON text reads back exactly, also with serde_json's
+/// fast (not always correctly rounded) float parser: vector files must mean one number.
+fn portable(x: f64) -> f64 {
+    let mut digits = 17;
+    loop {
+        let candidate: f64 = format!("{x:.prec$e}", prec = digits - 1)
+            .parse()
+            .unwrap_or(0.0);
+        let text = serde_json::to_string(&candidate).unwrap_or_default();
+        if serde_json::from_str::<f64>(&text).ok() == Some(candidate) || digits <= 1 {
+            return candidate;
+        }
+        digits -= 1;
     }
 }
 
