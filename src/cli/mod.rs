@@ -355,6 +355,21 @@ fn parse_cases(
             "{name}: empty input: expected a case object, a JSON array of cases, or JSONL"
         )));
     }
+    // Duplicate object keys are ambiguous JSON (which one wins?): refuse them everywhere.
+    let mut dup = serde_json::Deserializer::from_str(text).into_iter::<NoDuplicateKeys>();
+    for item in dup.by_ref() {
+        if let Err(e) = item {
+            if e.line() > 0 && e.to_string().contains("duplicate key") {
+                return Err(invalid(format!(
+                    "{name}:{}:{}: invalid JSON: {}",
+                    e.line(),
+                    e.column(),
+                    strip_position(&e.to_string())
+                )));
+            }
+            break;
+        }
+    }
     let mut values: Vec<(usize, usize, Json)> = Vec::new();
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Json>();
     let mut start = 0;
@@ -441,6 +456,66 @@ fn parse_cases(
         }
     }
     Ok((shape, cases))
+}
+
+/// A JSON value walker that fails on the first object with a repeated key.
+struct NoDuplicateKeys;
+
+impl<'de> serde::Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicateKeysVisitor)
+    }
+}
+
+struct NoDuplicateKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NoDuplicateKeysVisitor {
+    type Value = NoDuplicateKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_unit<E>(self) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<NoDuplicateKeys, A::Error> {
+        while seq.next_element::<NoDuplicateKeys>()?.is_some() {}
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<NoDuplicateKeys, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "duplicate key {key:?} in an object"
+                )));
+            }
+            map.next_value::<NoDuplicateKeys>()?;
+        }
+        Ok(NoDuplicateKeys)
+    }
 }
 
 /// serde_json appends " at line L column C"; we print positions ourselves.

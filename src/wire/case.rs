@@ -198,14 +198,19 @@ pub struct PolicyInput {
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum EstimatorInput {
     /// The UTF-8 context estimator (SPEC EST-2), `Utf8Bytes`.
-    Utf8,
+    Utf8(NoParameters),
     /// The UTF-8 text-only estimator (SPEC EST-4), `Utf8Bytes`.
-    Utf8Text,
+    Utf8Text(NoParameters),
     /// Every entry measures `size` (SPEC EST-5), `HostDefinedUnits`.
     Constant(ConstantEstimatorInput),
     /// Per-id sizes with a default (SPEC EST-5), `HostDefinedUnits`.
     Table(TableEstimatorInput),
 }
+
+/// An estimator without parameters (only `kind`; any other member is refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParameters {}
 
 /// Parameters of the `constant` estimator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -164,8 +164,8 @@ pub fn policy(
     };
     let estimator: Option<Arc<dyn Estimator>> = match &p.estimator {
         None => None,
-        Some(EstimatorInput::Utf8) => Some(imp.utf8_estimator()),
-        Some(EstimatorInput::Utf8Text) => Some(imp.utf8_text_estimator()),
+        Some(EstimatorInput::Utf8(_)) => Some(imp.utf8_estimator()),
+        Some(EstimatorInput::Utf8Text(_)) => Some(imp.utf8_text_estimator()),
         Some(EstimatorInput::Constant(c)) => Some(Arc::new(ConstantEstimator(c.size))),
         Some(EstimatorInput::Table(t)) => Some(Arc::new(TableEstimator {
             sizes: t.sizes.clone(),

@@ -1,0 +1,582 @@
+//! End-to-end tests of the `hybrid-compaction` binary: every subcommand, every exit code, and
+//! more than 40 bad inputs, each of which must end in exit 2 (invalid input, nothing on stdout,
+//! one error line on stderr) or exit 0 with a typed error answer, and never in a panic.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value as Json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hybrid-compaction");
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Out {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary spawns");
+    {
+        let mut sin = child.stdin.take().expect("stdin");
+        // The CLI may stop reading early (size cap); a broken pipe is fine.
+        let _ = sin.write_all(stdin);
+    }
+    let o = child.wait_with_output().expect("binary runs");
+    let out = Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    };
+    assert!(
+        !out.stderr.contains("panicked"),
+        "panic on stderr: {}",
+        out.stderr
+    );
+    assert!(out.code >= 0, "killed by a signal: {}", out.stderr);
+    out
+}
+
+fn run(args: &[&str], stdin: &[u8]) -> Out {
+    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args, stdin)
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hc-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn policy() -> Json {
+    json!({"hardLimit": 100, "triggerMargin": 10, "recentMessageRetentionCount": 1, "maximumCompactionAttempts": 2,
+        "preservationLabel": "l", "preservationVersion": 1, "estimator": {"kind": "utf8"}})
+}
+
+fn assemble_case() -> Json {
+    json!({"op": "assemble", "policy": policy(), "entries": [
+        {"id": "s", "kind": "SystemInstruction", "text": "be brief"},
+        {"id": "u1", "kind": "ConversationalMessage", "text": "x".repeat(80)},
+        {"id": "u2", "kind": "ConversationalMessage", "text": "hello"}],
+        "reducer": {"kind": "scripted", "steps": [{"propose": ["s", "u2"]}]}})
+}
+
+fn assert_invalid(o: &Out, what: &str) {
+    assert_eq!(
+        o.code, 2,
+        "{what}: expected exit 2, got {} (stdout {:?}, stderr {:?})",
+        o.code, o.stdout, o.stderr
+    );
+    assert!(
+        o.stdout.is_empty(),
+        "{what}: stdout must stay empty, got {:?}",
+        o.stdout
+    );
+    assert!(
+        o.stderr.starts_with("hybrid-compaction: error:"),
+        "{what}: {:?}",
+        o.stderr
+    );
+    assert_eq!(
+        o.stderr.trim_end().lines().count(),
+        1,
+        "{what}: one line expected: {:?}",
+        o.stderr
+    );
+}
+
+fn assert_typed(o: &Out, kind: &str, what: &str) {
+    assert_eq!(
+        o.code, 0,
+        "{what}: expected exit 0, got {} ({})",
+        o.code, o.stderr
+    );
+    let v: Json = serde_json::from_str(&o.stdout)
+        .unwrap_or_else(|e| panic!("{what}: output not JSON ({e}): {}", o.stdout));
+    assert_eq!(v["error"]["kind"], json!(kind), "{what}: {v}");
+}
+
+// ---------------------------------------------------------------- run
+
+#[test]
+fn run_answers_one_case_on_both_implementations() {
+    let input = assemble_case().to_string();
+    for flag in ["--model", "--engine"] {
+        let o = run(&["run", flag, "-"], input.as_bytes());
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let v: Json = serde_json::from_str(&o.stdout).expect("JSON");
+        // Hand-computed (SPEC ASM-7): 8 + 80 + 5 = 93 >= 90 (the threshold), proposal [s, u2]
+        // = 13 fits.
+        assert_eq!(v["assembly"]["outcome"], "Reduced");
+        assert_eq!(v["assembly"]["finalEntryIds"], json!(["s", "u2"]));
+        assert_eq!(v["assembly"]["originalEstimatedSize"], 93);
+        assert_eq!(v["assembly"]["finalEstimatedSize"], 13);
+        assert_eq!(v["diagnostics"]["measurementUnit"], "Utf8Bytes");
+    }
+    // The default implementation answers the same.
+    let o = run(&["run", "-"], input.as_bytes());
+    assert_eq!(o.code, 0);
+    assert!(o.stdout.contains("\"Reduced\""));
+}
+
+#[test]
+fn run_reads_files_arrays_and_jsonl_and_keeps_the_shape() {
+    let d = tmpdir("shapes");
+    let one = json!({"op": "policy", "policy": policy()});
+    let bad_policy = json!({"op": "policy", "policy": {"hardLimit": 0, "triggerMargin": 1, "recentMessageRetentionCount": 1,
+        "maximumCompactionAttempts": 1, "preservationLabel": "l", "preservationVersion": 1, "estimator": {"kind": "utf8"}}});
+    let f = d.join("case.json");
+    std::fs::write(&f, one.to_string()).expect("write");
+    let o = run(&["run", f.to_str().expect("path")], b"");
+    assert_eq!(o.code, 0);
+    assert_eq!(
+        serde_json::from_str::<Json>(&o.stdout).expect("json")["policy"]["triggerThreshold"],
+        90
+    );
+
+    let arr = Json::Array(vec![one.clone(), bad_policy.clone()]).to_string();
+    let o = run(&["run", "--pretty", "-"], arr.as_bytes());
+    assert_eq!(o.code, 0);
+    let v: Json = serde_json::from_str(&o.stdout).expect("array");
+    assert_eq!(v.as_array().map(Vec::len), Some(2));
+    assert_eq!(v[1]["error"]["kind"], "OutOfRange");
+    assert_eq!(v[1]["error"]["field"], "HardLimit");
+
+    let jsonl = format!("{one}\n{bad_policy}\n\n{one}\n");
+    let o = run(&["run", "-"], jsonl.as_bytes());
+    assert_eq!(o.code, 0);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(lines[1].contains("OutOfRange"));
+}
+
+#[test]
+fn verify_subcommand_takes_the_shorthand() {
+    let input = json!({"policy": policy(), "original": [
+        {"id": "s", "kind": "SystemInstruction", "text": "rules"}, {"id": "u", "kind": "ConversationalMessage", "text": "hi"}],
+        "proposed": ["u"]});
+    let o = run(&["verify", "-"], input.to_string().as_bytes());
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v: Json = serde_json::from_str(&o.stdout).expect("json");
+    assert_eq!(v["verification"]["outcome"], "Rejected");
+    assert_eq!(
+        v["verification"]["rejectionReasons"],
+        json!(["MissingRequiredEntry"])
+    );
+    assert_eq!(v["verification"]["missingRequiredEntryIds"], json!(["s"]));
+    // An explicit other op is refused.
+    let o = run(&["verify", "-"], assemble_case().to_string().as_bytes());
+    assert_invalid(&o, "verify with op assemble");
+}
+
+// ---------------------------------------------------------------- vectors
+
+#[test]
+fn vectors_runs_the_shipped_corpus_and_prints_the_table() {
+    let o = run(&["vectors"], b"");
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("TOTAL"));
+    assert!(o.stdout.contains("model ok"));
+    assert!(o.stdout.contains("engine ok"));
+    assert!(o.stdout.contains("all passed"));
+    // From another working directory the crate's corpus is found too.
+    let d = tmpdir("elsewhere");
+    let o = run_in(&d, &["vectors", "--implementation", "model"], b"");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("TOTAL"));
+}
+
+#[test]
+fn vectors_exits_1_and_names_the_failing_tc_id() {
+    let d = tmpdir("broken");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/policy.json");
+    let mut v: Json =
+        serde_json::from_str(&std::fs::read_to_string(src).expect("read")).expect("json");
+    let t = &mut v["testGroups"][0]["tests"][0];
+    let tc = t["tcId"].as_u64().expect("tcId");
+    t["expected"]["policy"]["triggerThreshold"] = json!(91);
+    std::fs::write(d.join("policy.json"), v.to_string()).expect("write");
+    let o = run(&["vectors", d.to_str().expect("path")], b"");
+    assert_eq!(o.code, 1);
+    assert!(o.stdout.contains(&format!("tcId {tc}")), "{}", o.stdout);
+    assert!(
+        o.stdout
+            .contains("$.policy.triggerThreshold: expected 91, got 90"),
+        "{}",
+        o.stdout
+    );
+}
+
+#[test]
+fn vectors_refuses_malformed_corpora_with_exit_2() {
+    let d = tmpdir("malformed");
+    std::fs::write(d.join("x.json"), "{\"schema\": 1").expect("write");
+    assert_invalid(
+        &run(&["vectors", d.to_str().expect("path")], b""),
+        "truncated vector file",
+    );
+    let e = tmpdir("empty-corpus");
+    assert_invalid(
+        &run(&["vectors", e.to_str().expect("path")], b""),
+        "no vector files",
+    );
+    assert_invalid(&run(&["vectors", "/nonexistent/dir"], b""), "missing dir");
+    // numberOfTests must match.
+    let f = tmpdir("count");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/policy.json");
+    let mut v: Json =
+        serde_json::from_str(&std::fs::read_to_string(src).expect("read")).expect("json");
+    v["numberOfTests"] = json!(1);
+    std::fs::write(f.join("policy.json"), v.to_string()).expect("write");
+    assert_invalid(
+        &run(&["vectors", f.to_str().expect("path")], b""),
+        "wrong numberOfTests",
+    );
+}
+
+#[test]
+fn vectors_generate_reproduces_the_committed_files() {
+    let o = run(&["vectors", "generate", "--topic", "policy"], b"");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let shipped =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/policy.json"))
+            .expect("read");
+    assert_eq!(o.stdout, shipped);
+    let d = tmpdir("gen");
+    let o = run(
+        &[
+            "vectors",
+            "generate",
+            "--out",
+            d.to_str().expect("path"),
+            "--count",
+            "20",
+            "--seed",
+            "3",
+        ],
+        b"",
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(d.join("generated.json").exists());
+    let g: Json =
+        serde_json::from_str(&std::fs::read_to_string(d.join("generated.json")).expect("read"))
+            .expect("json");
+    assert_eq!(g["numberOfTests"], 20);
+    assert_invalid(
+        &run(&["vectors", "generate"], b""),
+        "generate without a destination",
+    );
+    assert_invalid(
+        &run(&["vectors", "generate", "--topic", "nope"], b""),
+        "unknown topic",
+    );
+}
+
+// ---------------------------------------------------------------- schema, help
+
+#[test]
+fn schema_prints_the_three_schemas() {
+    let o = run(&["schema"], b"");
+    assert_eq!(o.code, 0);
+    let v: Json = serde_json::from_str(&o.stdout).expect("json");
+    for k in ["case", "output", "vectorFile"] {
+        assert!(v[k].is_object(), "{k}");
+    }
+    let o = run(&["schema", "case"], b"");
+    assert_eq!(o.code, 0);
+    assert!(o.stdout.contains("assemble"));
+}
+
+#[test]
+fn help_on_every_subcommand_shows_an_example() {
+    for args in [
+        vec!["run", "--help"],
+        vec!["verify", "--help"],
+        vec!["vectors", "--help"],
+        vec!["vectors", "generate", "--help"],
+        vec!["schema", "--help"],
+    ] {
+        let o = run(&args, b"");
+        assert_eq!(o.code, 0, "{args:?}");
+        assert!(o.stdout.contains("Example"), "{args:?}: {}", o.stdout);
+    }
+    let o = run(&["--help"], b"");
+    assert_eq!(o.code, 0);
+    assert!(o.stdout.contains("Exit codes"));
+    assert_eq!(run(&["--version"], b"").code, 0);
+    assert_eq!(run(&["frobnicate"], b"").code, 2);
+    assert_eq!(run(&[], b"").code, 2);
+    assert_eq!(run(&["run", "--model", "--engine", "-"], b"").code, 2);
+}
+
+// ---------------------------------------------------------------- bad inputs
+
+/// A policy case whose hard limit is the literal JSON number text `n`.
+fn policy_text(n: &str) -> Vec<u8> {
+    format!(
+        r#"{{"op":"policy","policy":{{"hardLimit":{n},"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{{"kind":"utf8"}}}}}}"#
+    )
+    .into_bytes()
+}
+
+/// Inputs that must be refused as invalid (exit 2).
+fn invalid_inputs() -> Vec<(&'static str, Vec<u8>)> {
+    let p = policy();
+    let entry_case = |e: Json| {
+        json!({"op": "entry", "entries": [e]})
+            .to_string()
+            .into_bytes()
+    };
+    let value_case = |v: Json| {
+        entry_case(
+            json!({"id": "r", "kind": "ToolExchange", "parts": [{"result": {"callId": "c", "value": v}}]}),
+        )
+    };
+    let policy_with = |k: &str, v: Json| {
+        let mut q = policy();
+        q[k] = v;
+        json!({"op": "policy", "policy": q})
+            .to_string()
+            .into_bytes()
+    };
+    let assemble_with = |k: &str, v: Json| {
+        let mut c = assemble_case();
+        c[k] = v;
+        c.to_string().into_bytes()
+    };
+    let mut nested = String::new();
+    for _ in 0..100_000 {
+        nested.push('[');
+    }
+    vec![
+        ("empty input", b"".to_vec()),
+        ("whitespace only", b"  \n\t ".to_vec()),
+        ("truncated JSON", br#"{"op":"policy","policy":{"hardLimit":1"#.to_vec()),
+        ("not JSON", b"hello".to_vec()),
+        ("a bare number", b"42".to_vec()),
+        ("a bare string", b"\"case\"".to_vec()),
+        ("null", b"null".to_vec()),
+        ("trailing garbage", format!("{} x", json!({"op": "policy", "policy": p})).into_bytes()),
+        ("byte order mark", [b"\xEF\xBB\xBF".to_vec(), json!({"op": "policy", "policy": p}).to_string().into_bytes()].concat()),
+        ("invalid UTF-8", b"{\"op\":\"entry\",\"entries\":[{\"id\":\"\xff\xfe\",\"kind\":\"Summary\"}]}".to_vec()),
+        ("unknown op", json!({"op": "compact", "entries": []}).to_string().into_bytes()),
+        ("missing op", json!({"entries": []}).to_string().into_bytes()),
+        ("unknown field in a case", json!({"op": "analyze", "entries": [], "extra": true}).to_string().into_bytes()),
+        ("unknown field in a policy", policy_with("hardlimit", json!(5))),
+        ("unknown field in an entry", entry_case(json!({"id": "a", "kind": "Summary", "txt": "x"}))),
+        ("duplicate JSON key", br#"{"op":"analyze","entries":[],"entries":[]}"#.to_vec()),
+        ("wrong type: string hard limit", policy_with("hardLimit", json!("100"))),
+        ("wrong type: fractional hard limit", policy_with("hardLimit", json!(1.5))),
+        ("32-bit overflow: hard limit 2^31", policy_with("hardLimit", json!(2147483648u64))),
+        ("32-bit underflow: margin -2^31-1", policy_with("triggerMargin", json!(-2147483649i64))),
+        ("huge number 1e400", policy_text("1e400")),
+        ("unknown entry kind", entry_case(json!({"id": "a", "kind": "Chat", "text": "x"}))),
+        ("lowercase entry kind", entry_case(json!({"id": "a", "kind": "summary", "text": "x"}))),
+        ("unknown estimator kind", policy_with("estimator", json!({"kind": "tokens"}))),
+        ("estimator parameter of the wrong kind", policy_with("estimator", json!({"kind": "utf8", "size": 3}))),
+        ("unknown part shape", entry_case(json!({"id": "a", "kind": "Summary", "parts": [{"image": "x"}]}))),
+        ("text and parts together", entry_case(json!({"id": "a", "kind": "Summary", "text": "x", "parts": []}))),
+        ("segment on a non-segment kind", entry_case(json!({"id": "a", "kind": "Summary", "segment": {"body": "x"}}))),
+        ("u8 out of range", value_case(json!({"u8": 300}))),
+        ("i16 out of range", value_case(json!({"i16": 40000}))),
+        ("i32 tag out of range", value_case(json!({"i32": 2147483648u64}))),
+        ("negative u64", value_case(json!({"u64": -1}))),
+        ("malformed decimal", value_case(json!({"decimal": "1.2.3"}))),
+        ("decimal scale 29", value_case(json!({"decimal": format!("0.{}", "1".repeat(29))}))),
+        ("decimal over 96 bits", value_case(json!({"decimal": "99999999999999999999999999999"}))),
+        ("invalid raw JSON", value_case(json!({"raw": "{"}))),
+        ("raw JSON with surrounding whitespace", value_case(json!({"raw": " 1"}))),
+        ("value object with two tags", value_case(json!({"i32": 1, "i64": 2}))),
+        ("untagged value object", value_case(json!({"a": 1}))),
+        ("unknown value tag", value_case(json!({"int": 1}))),
+        ("lowercase nan", value_case(json!({"f64": "nan"}))),
+        ("f32 overflow", value_case(json!({"f32": 1e39}))),
+        ("deeply nested values", format!("{{\"op\":\"entry\",\"entries\":[{{\"id\":\"r\",\"kind\":\"ToolExchange\",\"parts\":[{{\"result\":{{\"callId\":\"c\",\"value\":{nested}").into_bytes()),
+        ("bad cancellation point", assemble_with("cancel", json!("middle"))),
+        ("non-numeric cancellation index", assemble_with("cancel", json!("capture:x"))),
+        ("negative cancellation index", assemble_with("cancel", json!("reducer:-1"))),
+        ("capture cancellation on evaluate", json!({"op": "evaluate", "policy": p, "entries": [], "cancel": "capture:0"}).to_string().into_bytes()),
+        ("empty snapshot schedule", assemble_with("snapshots", json!([]))),
+        ("snapshot version beyond i64", format!(r#"{{"op":"assemble","policy":{p},"snapshots":[{{"version":9223372036854775808,"entries":[]}}]}}"#).into_bytes()),
+        ("negative target count", assemble_with("reducer", json!({"kind": "messageCounting", "targetCount": -1}))),
+        ("unknown reducer kind", assemble_with("reducer", json!({"kind": "smart"}))),
+        ("unknown reducer step", assemble_with("reducer", json!({"kind": "scripted", "steps": ["shrink"]}))),
+        ("policy missing", json!({"op": "select", "entries": []}).to_string().into_bytes()),
+        ("verify naming an unknown original", json!({"op": "verify", "policy": p, "original": [], "proposed": ["ghost"]}).to_string().into_bytes()),
+        ("overrides without messages", json!({"op": "entry", "entries": [], "overrides": {"0": "Summary"}}).to_string().into_bytes()),
+        ("override index out of range", json!({"op": "entry", "messages": [{"role": "user", "text": "x"}], "overrides": {"5": "Summary"}}).to_string().into_bytes()),
+        ("one bad case in an array", Json::Array(vec![json!({"op": "policy", "policy": p}), json!({"op": "nope"})]).to_string().into_bytes()),
+        ("one bad line in JSONL", format!("{}\n{{\"op\":\n", json!({"op": "policy", "policy": p})).into_bytes()),
+    ]
+}
+
+#[test]
+fn bad_inputs_exit_2_with_one_line_and_nothing_on_stdout() {
+    let cases = invalid_inputs();
+    assert!(cases.len() >= 40, "only {} invalid inputs", cases.len());
+    for (what, bytes) in cases {
+        let o = run(&["run", "--model", "-"], &bytes);
+        assert_invalid(&o, what);
+    }
+}
+
+/// Inputs the SPEC rejects: answered with a typed error (exit 0).
+#[test]
+fn spec_rejections_are_typed_answers_not_failures() {
+    let p = policy();
+    let upper = format!("artifact://sha256/{}", "AB".repeat(32));
+    let cases: Vec<(&str, Json, &str)> = vec![
+        (
+            "negative hard limit",
+            json!({"op": "policy", "policy": {"hardLimit": -5, "triggerMargin": 1, "recentMessageRetentionCount": 1,
+            "maximumCompactionAttempts": 1, "preservationLabel": "l", "preservationVersion": 1, "estimator": {"kind": "utf8"}}}),
+            "OutOfRange",
+        ),
+        (
+            "null label",
+            json!({"op": "policy", "policy": {"hardLimit": 5, "triggerMargin": 1, "recentMessageRetentionCount": 1,
+            "maximumCompactionAttempts": 1, "preservationLabel": null, "preservationVersion": 1, "estimator": {"kind": "utf8"}}}),
+            "NullArgument",
+        ),
+        (
+            "duplicate ids in selection",
+            json!({"op": "select", "policy": p, "entries": [
+            {"id": "a", "kind": "Summary", "text": "x"}, {"id": "a", "kind": "Summary", "text": "y"}]}),
+            "InvalidArgument",
+        ),
+        (
+            "duplicate ids in a snapshot",
+            json!({"op": "assemble", "policy": p, "entries": [
+            {"id": "a", "kind": "Summary", "text": "x"}, {"id": "a", "kind": "Summary", "text": "y"}]}),
+            "InvalidArgument",
+        ),
+        (
+            "malformed digest in a reference",
+            json!({"op": "entry", "entries": [{"id": "a", "kind": "ArtifactReference", "text": "artifact://sha256/123"}]}),
+            "InvalidArgument",
+        ),
+        (
+            "uppercase digest in a reference",
+            json!({"op": "entry", "entries": [{"id": "a", "kind": "ArtifactReference", "text": upper}]}),
+            "InvalidArgument",
+        ),
+        (
+            "uppercase digest in a segment",
+            json!({"op": "entry", "entries": [{"id": "b", "kind": "RecoverableContextSegment",
+            "segment": {"reference": upper, "body": "x"}}]}),
+            "InvalidArgument",
+        ),
+        (
+            "unsupported content",
+            json!({"op": "entry", "entries": [{"id": "a", "kind": "Summary", "parts": [{"unsupported": "ImageContent"}]}]}),
+            "NotSupported",
+        ),
+        (
+            "32-bit size overflow",
+            json!({"op": "evaluate", "policy": {"hardLimit": 5, "triggerMargin": 1, "recentMessageRetentionCount": 1,
+            "maximumCompactionAttempts": 1, "preservationLabel": "l", "preservationVersion": 1, "estimator": {"kind": "constant", "size": 2147483647}},
+            "entries": [{"id": "a", "kind": "Summary"}, {"id": "b", "kind": "Summary"}]}),
+            "Overflow",
+        ),
+        (
+            "negative snapshot version",
+            json!({"op": "assemble", "policy": p, "snapshots": [{"version": -1, "entries": []}]}),
+            "OutOfRange",
+        ),
+        (
+            "blank id",
+            json!({"op": "entry", "entries": [{"id": "   ", "kind": "Summary"}]}),
+            "InvalidArgument",
+        ),
+        (
+            "cancelled",
+            json!({"op": "evaluate", "policy": p, "entries": [], "cancel": "before"}),
+            "Cancelled",
+        ),
+    ];
+    for (what, case, kind) in cases {
+        let o = run(&["run", "--engine", "-"], case.to_string().as_bytes());
+        assert_typed(&o, kind, what);
+    }
+}
+
+#[test]
+fn nesting_within_the_parser_limit_is_answered() {
+    let mut v = json!("leaf");
+    for _ in 0..100 {
+        v = json!([v]);
+    }
+    let case = json!({"op": "evaluate", "policy": policy(), "entries": [{"id": "r", "kind": "ToolExchange",
+        "parts": [{"result": {"callId": "c", "value": v}}]}]});
+    let o = run(&["run", "-"], case.to_string().as_bytes());
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    // "c" (1 byte) + "leaf" (4 bytes): lists add nothing (SPEC EST-2).
+    assert!(o.stdout.contains("\"estimatedSize\":5"), "{}", o.stdout);
+}
+
+#[test]
+fn oversized_inputs_are_refused_cleanly() {
+    let d = tmpdir("big");
+    let big = d.join("big.json");
+    {
+        let mut f = std::fs::File::create(&big).expect("create");
+        let chunk = vec![b' '; 1 << 20];
+        for _ in 0..100 {
+            f.write_all(&chunk).expect("write");
+        }
+        f.write_all(b"{}").expect("write");
+    }
+    let o = run(&["run", big.to_str().expect("path")], b"");
+    assert_invalid(&o, "100 MiB file");
+    assert!(o.stderr.contains("--max-input-bytes"), "{}", o.stderr);
+    let _ = std::fs::remove_file(&big);
+    // Through stdin, with a small configured cap.
+    let input = json!({"op": "analyze", "entries": [{"id": "u", "kind": "Summary", "text": "x".repeat(5000)}]}).to_string();
+    assert_invalid(
+        &run(&["run", "--max-input-bytes", "1000", "-"], input.as_bytes()),
+        "over the configured cap",
+    );
+    assert_eq!(
+        run(
+            &["run", "--max-input-bytes", "100000", "-"],
+            input.as_bytes()
+        )
+        .code,
+        0
+    );
+    // Unreadable paths.
+    assert_invalid(
+        &run(&["run", "/nonexistent/case.json"], b""),
+        "missing file",
+    );
+    assert_invalid(
+        &run(&["run", d.to_str().expect("path")], b""),
+        "a directory",
+    );
+}
+
+#[test]
+fn errors_name_the_position_or_path() {
+    let o = run(
+        &["run", "-"],
+        b"{\"op\": \"policy\",\n \"policy\": {\"hardLimit\": tru}}",
+    );
+    assert_invalid(&o, "bad literal");
+    assert!(o.stderr.contains("<stdin>:2:"), "{}", o.stderr);
+    let case = json!({"op": "entry", "entries": [{"id": "r", "kind": "ToolExchange", "parts": [{"result": {"callId": "c", "value": {"u8": 256}}}]}]});
+    let o = run(&["run", "-"], case.to_string().as_bytes());
+    assert_invalid(&o, "u8 256");
+    assert!(
+        o.stderr.contains("$.entries[0].parts[0].result.value.u8"),
+        "{}",
+        o.stderr
+    );
+}
