@@ -343,8 +343,8 @@ fn edit_strategy() -> impl Strategy<Value = Edit> {
         prop::option::weighted(0.2, (0usize..40, 0usize..40)),
         prop::collection::vec(seg_strategy(), 0..3),
         prop::bool::weighted(0.3),
-        prop::option::weighted(0.05, 0usize..40),
-        prop::option::weighted(0.05, 0usize..40),
+        prop::option::weighted(0.15, 0usize..40),
+        prop::option::weighted(0.15, 0usize..40),
     )
         .prop_map(
             |(keep_mask, swap, extra, reuse_ids, duplicate, duplicate_original)| Edit {
@@ -692,5 +692,76 @@ fn generator_coverage_report() {
     }
     for (k, v) in counts {
         println!("{v:6} {k}");
+    }
+}
+
+proptest! {
+    #![proptest_config(Config::with_cases(cases(256)))]
+
+    /// SPEC DIA-1 .. DIA-6: diagnostics of arbitrary (also inconsistent) results: invariant
+    /// failures, negative estimates and overflows in several categories must surface as the
+    /// same error as the model's (its category-major order decides which one).
+    #[test]
+    fn diagnostics_match_model(
+        segs in segs_strategy(16),
+        plan in estimator_plan_strategy(),
+        outcome in 0usize..5,
+        with_entries in prop::bool::weighted(0.85),
+        verification in 0u8..3,
+        size_delta in prop_oneof![4 => Just(0i64), 1 => -3i64..3],
+        negative_field in prop::option::weighted(0.05, 0u8..4),
+        hard_slack in -5i64..50,
+        attempts in 0i32..4,
+    ) {
+        use hybrid_compaction_model::verification::{VerificationOutcome, VerificationResult};
+        let entries = build(&segs);
+        let case = Case {
+            segs, estimator: plan,
+            limits: LimitPlan { hard_point: 0, hard_delta: 0, threshold_point: 1, threshold_delta: 0, retention: 2, attempts: 4 },
+            steps: vec![], provider: ProviderPlan { changes: vec![], cancel_at_capture: None },
+            cancel_at_call: None, cancel_before: false,
+        };
+        let (mp, ep) = policies(&case, &entries);
+        let measured: i64 = entries.iter().map(|e| i64::from(mp.estimator().estimate(e))).sum();
+        let final_size = (measured + size_delta).clamp(0, i64::from(i32::MAX)) as i32;
+        let hard_limit = (i64::from(final_size) + hard_slack).clamp(0, i64::from(i32::MAX)) as i32;
+        let v = |outcome| VerificationResult {
+            outcome,
+            rejection_reasons: vec![],
+            missing_required_entry_ids: vec![],
+            invalid_entry_ids: Default::default(),
+            preservation_only_fallback_entry_ids: vec![],
+        };
+        let mut result = AssemblyResult {
+            outcome: Outcome::ALL[outcome],
+            final_entries: if with_entries { Some(entries.clone()) } else { None },
+            original_estimated_size: final_size,
+            final_estimated_size: final_size,
+            hard_limit,
+            attempt_count: attempts,
+            stages: vec![Stage::SnapshotCaptured, Stage::ReducerAttempt, Stage::SnapshotCaptured],
+            required_entry_ids: vec![],
+            latest_snapshot_version: 0,
+            final_verification: match verification {
+                0 => None,
+                1 => Some(v(VerificationOutcome::Accepted)),
+                _ => Some(v(VerificationOutcome::Rejected)),
+            },
+        };
+        match negative_field {
+            Some(0) => result.original_estimated_size = -1,
+            Some(1) => result.final_estimated_size = -1,
+            Some(2) => result.hard_limit = -1,
+            Some(3) => result.attempt_count = -1,
+            _ => {}
+        }
+        prop_assert_same!(
+            engine::diagnostics::build(&result, &ep),
+            spec::diagnostics::build(&result, &mp)
+        );
+        prop_assert_same!(
+            engine::diagnostics::contributions(&entries, ep.estimator()),
+            spec::diagnostics::contributions(&entries, mp.estimator())
+        );
     }
 }

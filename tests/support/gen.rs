@@ -133,7 +133,10 @@ pub fn value_strategy() -> impl Strategy<Value = Value> {
         ]
         .prop_map(Value::F64),
         prop_oneof![Just(f32::NAN), Just(1e9f32), Just(1e8f32), Just(-0.0f32)].prop_map(Value::F32),
-        (-10_000_000i128..10_000_000, 0u8..6)
+        (
+            prop_oneof![-1_000i128..1_000, -10_000_000i128..10_000_000],
+            0u8..6
+        )
             .prop_map(|(m, s)| Value::Decimal(Decimal::new(m, s).expect("in range"))),
         prop_oneof![
             Just("true"),
@@ -747,7 +750,7 @@ pub fn provider_plan_strategy() -> impl Strategy<Value = ProviderPlan> {
             ),
             0..7,
         ),
-        prop::option::weighted(0.1, 0usize..8),
+        prop::option::weighted(0.2, prop_oneof![0usize..3, 0usize..8]),
     )
         .prop_map(|(changes, cancel_at_capture)| ProviderPlan {
             changes,
