@@ -434,7 +434,7 @@ fn parse_cases(
                             .err()
                             .filter(|pe| pe.line() > 0)
                             .map(|pe| {
-                                let (l0, c0) = line_col(text[..start].as_bytes());
+                                let (l0, c0) = line_col(&text.as_bytes()[..start]);
                                 let line = l0 + pe.line() - 1;
                                 let col = if pe.line() == 1 {
                                     c0 + pe.column() - 1
