@@ -334,3 +334,112 @@ fn a_wrong_expectation_is_detected() {
         assert!(diff.contains("$.assembly.attemptCount"), "{diff}");
     }
 }
+
+/// Mutates JSON deterministically: drop a member, change a number or string, duplicate or
+/// drop an array element, or swap two elements.
+fn mutate(v: &mut Json, r: &mut corpus::generated::SplitMix64) {
+    match v {
+        Json::Object(m) if !m.is_empty() => {
+            let keys: Vec<String> = m.keys().cloned().collect();
+            let k = &keys[r.below(keys.len() as u64) as usize];
+            if r.chance(1, 6) && k != "op" {
+                m.remove(k);
+            } else if let Some(x) = m.get_mut(k) {
+                mutate(x, r);
+            }
+        }
+        Json::Array(a) if !a.is_empty() => {
+            let i = r.below(a.len() as u64) as usize;
+            match r.below(5) {
+                0 => {
+                    let x = a[i].clone();
+                    a.insert(i, x);
+                }
+                1 => {
+                    a.remove(i);
+                }
+                2 => {
+                    let j = r.below(a.len() as u64) as usize;
+                    a.swap(i, j);
+                }
+                _ => mutate(&mut a[i], r),
+            }
+        }
+        Json::Number(_) => {
+            *v = serde_json::json!(
+                [0, 1, -1, 2, 7, 80, 100, 2147483647i64, -2147483648i64, 5000]
+                    [r.below(10) as usize]
+            );
+        }
+        Json::String(s) => {
+            let choices = ["", " ", "u1", "s", "x", "k", "ok"];
+            *s = choices[r.below(choices.len() as u64) as usize].to_owned();
+        }
+        Json::Bool(b) => *b = !*b,
+        _ => {}
+    }
+}
+
+/// Differential robustness: thousands of mutated vector cases. Neither implementation may
+/// panic, and whenever the mutated case is valid input, model and engine must give the same
+/// answer (error messages aside). `WIRE_MUTATIONS` sets the count (default 3000).
+#[test]
+fn mutated_cases_never_panic_and_model_and_engine_agree() {
+    use hybrid_compaction::wire::exec::{run_case_caught, RunError};
+    use hybrid_compaction::wire::vectors::comparable;
+    let n: usize = std::env::var("WIRE_MUTATIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3000);
+    let files = corpus_files_loaded();
+    let cases: Vec<Json> = files
+        .iter()
+        .flat_map(|(_, f)| {
+            f.test_groups.iter().flat_map(|g| {
+                g.tests.iter().map(move |t| {
+                    serde_json::to_value(t.effective_case(g.policy.as_ref())).expect("case")
+                })
+            })
+        })
+        .collect();
+    let mut r = corpus::generated::SplitMix64::new(0x5eed);
+    let (mut valid, mut disagreements) = (0, Vec::new());
+    for i in 0..n {
+        let mut c = cases[r.below(cases.len() as u64) as usize].clone();
+        for _ in 0..1 + r.below(3) {
+            mutate(&mut c, &mut r);
+        }
+        let Ok(case) = serde_json::from_value::<hybrid_compaction::wire::Case>(c.clone()) else {
+            continue;
+        };
+        let m = run_case_caught(&case, &Model);
+        let e = run_case_caught(&case, &Engine);
+        for (name, res) in [("model", &m), ("engine", &e)] {
+            if let Err(RunError::Panic { message, .. }) = res {
+                panic!("mutation #{i}: the {name} panicked ({message}) on {c}");
+            }
+        }
+        if let (Ok(mo), Ok(eo)) = (&m, &e) {
+            valid += 1;
+            if comparable(mo) != comparable(eo) {
+                disagreements.push(format!(
+                    "{c}\n  model:  {}\n  engine: {}",
+                    comparable(mo),
+                    comparable(eo)
+                ));
+            }
+        } else {
+            assert_eq!(m.is_ok(), e.is_ok(), "validity differs on {c}");
+        }
+    }
+    assert!(
+        valid > n / 4,
+        "only {valid} of {n} mutations were valid input"
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements, first:\n{}",
+        disagreements.len(),
+        disagreements[0]
+    );
+}
