@@ -361,6 +361,23 @@ impl Run<'_> {
         verification: VerificationResult,
     ) -> AssemblyResult {
         let required_entry_ids = self.cur_required_ids();
+        self.finish(
+            outcome,
+            entries,
+            final_estimated_size,
+            verification,
+            required_entry_ids,
+        )
+    }
+
+    fn finish(
+        &mut self,
+        outcome: Outcome,
+        entries: Vec<Entry>,
+        final_estimated_size: i32,
+        verification: VerificationResult,
+        required_entry_ids: Vec<EntryId>,
+    ) -> AssemblyResult {
         AssemblyResult {
             outcome,
             final_entries: Some(entries),
@@ -413,8 +430,11 @@ impl Run<'_> {
                     Check::Churn(s) => return self.churn(s),
                     Check::Restarted => continue 'outer,
                     Check::Stable => {
-                        let entries = self.snap.entries.clone();
-                        return Ok(self.success(Outcome::WithinLimit, entries, e, v));
+                        // `cur` is not needed any more: hand its entries over (no copy); the
+                        // required ids are taken first, as `success` reads them from `cur`.
+                        let required = self.cur_required_ids();
+                        let entries = std::mem::take(&mut self.snap.entries);
+                        return Ok(self.finish(Outcome::WithinLimit, entries, e, v, required));
                     }
                 }
             }
