@@ -179,6 +179,57 @@ fn reducer_steps(r: &mut SplitMix64, h: &History, attempt: &mut u32) -> Vec<Json
     steps
 }
 
+/// The message an entry of the history carries (roles as the wire defaults them).
+fn as_message(e: &Json) -> Json {
+    if let Some(body) = e["segment"]["body"].as_str() {
+        return json!({"role": "user", "text": body});
+    }
+    let parts = e.get("parts").cloned();
+    let role = match &parts {
+        Some(Json::Array(ps)) if ps.iter().any(|p| p.get("call").is_some()) => "assistant",
+        Some(Json::Array(ps)) if ps.iter().any(|p| p.get("result").is_some()) => "tool",
+        _ if e["kind"] == "SystemInstruction" => "system",
+        _ => "user",
+    };
+    match parts {
+        Some(ps) => json!({"role": role, "parts": ps}),
+        None => json!({"role": role, "text": e["text"].clone()}),
+    }
+}
+
+/// Upstream (message-level) steps: plausible subsets of the history's messages, sometimes
+/// with a new summary message, sometimes echo / null / failure.
+fn upstream_steps(r: &mut SplitMix64, h: &History) -> Vec<Json> {
+    let mut steps = Vec::new();
+    for _ in 0..r.below(3) {
+        steps.push(match r.below(8) {
+            0 => json!("echo"),
+            1 if r.chance(1, 2) => json!("null"),
+            2 if r.chance(1, 2) => json!({"fail": "generated upstream failure"}),
+            _ => {
+                let last = h.droppable.iter().rposition(|d| *d);
+                let mut msgs: Vec<Json> = h
+                    .entries
+                    .iter()
+                    .zip(&h.droppable)
+                    .enumerate()
+                    .filter(|(i, (_, d))| !**d || Some(*i) == last || r.chance(1, 2))
+                    .map(|(_, (e, _))| as_message(e))
+                    .collect();
+                if r.chance(1, 2) {
+                    let at = r.below(msgs.len() as u64 + 1) as usize;
+                    msgs.insert(
+                        at,
+                        json!({"role": "assistant", "text": "generated summary"}),
+                    );
+                }
+                json!({"return": msgs})
+            }
+        });
+    }
+    steps
+}
+
 fn assemble_case(r: &mut SplitMix64) -> Json {
     let h = history(r, 8);
     let mut sizes = h.sizes.clone();
@@ -188,8 +239,12 @@ fn assemble_case(r: &mut SplitMix64) -> Json {
         sizes.push((format!("sum{k}"), r.range(0, 20) as i32));
     }
     let pol = policy(r, &sizes);
-    let mut case =
-        json!({"op": "assemble", "policy": pol, "reducer": {"kind": "scripted", "steps": steps}});
+    let reducer = match r.below(10) {
+        0 | 1 => json!({"kind": "messageCounting", "targetCount": r.below(5)}),
+        2 | 3 => json!({"kind": "upstream", "steps": upstream_steps(r, &h)}),
+        _ => json!({"kind": "scripted", "steps": steps}),
+    };
+    let mut case = json!({"op": "assemble", "policy": pol, "reducer": reducer});
     if r.chance(1, 3) {
         // A schedule with version changes; later steps may drop or add an entry.
         let mut snaps = vec![json!({"version": 0, "entries": h.entries})];
