@@ -187,6 +187,10 @@ fn vectors_runs_the_shipped_corpus_and_prints_the_table() {
     assert!(o.stdout.contains("model ok"));
     assert!(o.stdout.contains("engine ok"));
     assert!(o.stdout.contains("all passed"));
+    // One file is a corpus of one.
+    let o = run(&["vectors", "vectors/bridge.json"], b"");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("bridge"));
     // From another working directory the crate's corpus is found too.
     let d = tmpdir("elsewhere");
     let o = run_in(&d, &["vectors", "--implementation", "model"], b"");

@@ -51,6 +51,7 @@ The input is a `verify` case without (or with) "op": "verify"."#;
 const VECTORS_EXAMPLE: &str = r#"Examples:
   hybrid-compaction vectors                 # the shipped corpus, model and engine
   hybrid-compaction vectors vectors/ --implementation model
+  hybrid-compaction vectors vectors/verify.json             # one file
   hybrid-compaction vectors generate --topic generated        # print one topic to stdout
   hybrid-compaction vectors generate --out vectors/           # rewrite every topic file"#;
 
@@ -131,7 +132,8 @@ struct RunArgs {
 struct VectorsArgs {
     #[command(subcommand)]
     action: Option<VectorsAction>,
-    /// Corpus directory (default: ./vectors if present, else the crate's vectors/).
+    /// Corpus directory or one vector file (default: ./vectors if present, else the crate's
+    /// vectors/).
     dir: Option<PathBuf>,
     /// Which implementation(s) to run.
     #[arg(long, value_enum, default_value_t = Which::Both)]
@@ -585,7 +587,12 @@ fn corpus_dir(arg: Option<&Path>) -> PathBuf {
 
 fn cmd_vectors(a: &VectorsArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
     let dir = corpus_dir(a.dir.as_deref());
-    let files = corpus_files(&dir).map_err(|e| invalid(e.to_string()))?;
+    // A single vector file is a corpus of one.
+    let files = if dir.is_file() {
+        vec![dir.clone()]
+    } else {
+        corpus_files(&dir).map_err(|e| invalid(e.to_string()))?
+    };
     if files.is_empty() {
         return Err(invalid(format!(
             "{}: no *.json vector files",
