@@ -528,5 +528,43 @@ pub fn verify() -> Vec<HandGroup> {
             ),
         ],
     );
-    vec![checks, defects, eq]
+    // Appended after the first release of the corpus (tcIds stay stable).
+    let order = group(
+        "required-order walk details (SPEC VER-1)",
+        Some(policy_utf8(1000, 10, 3, 1)),
+        vec![
+            t(
+                "a missing required id does not reset the order walk",
+                &["VER-1"],
+                vf(
+                    vec![conv("a", "1"), conv("b", "2"), conv("c", "3")],
+                    same(&["c", "a"]),
+                ),
+                rejected(
+                    &["MissingRequiredEntry", "RequiredEntryOutOfOrder"],
+                    &["b"],
+                    &[],
+                ),
+            ),
+            t(
+                "non-required entries between required ones do not matter",
+                &["VER-1"],
+                vf(
+                    vec![conv("a", "1"), conv("b", "2"), conv("c", "3")],
+                    vec![json!("a"), summary("x", "note"), json!("b"), json!("c")],
+                ),
+                accepted(&["a", "b", "c"]),
+            ),
+            t(
+                "a required entry moved to the end is out of order once",
+                &["VER-1", "VER-3"],
+                vf(
+                    vec![conv("a", "1"), conv("b", "2"), conv("c", "3")],
+                    same(&["b", "c", "a"]),
+                ),
+                rejected(&["RequiredEntryOutOfOrder"], &[], &[]),
+            ),
+        ],
+    );
+    vec![checks, defects, eq, order]
 }
