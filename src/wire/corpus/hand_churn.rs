@@ -206,6 +206,21 @@ pub fn churn() -> Vec<HandGroup> {
                 json!({"assembly": {"latestSnapshotVersion": i64::MAX}}),
             )
             .flags(&["Boundary"]),
+            // Appended later: tcIds of the vectors above stay stable.
+            t(
+                "a decreasing version (a provider contract violation) is still just a change",
+                &["SNAP-2", "ASM-5"],
+                sched(p(3, &[]), vec![v(5, a()), vs(3)], vec![]),
+                json!({"assembly": {"outcome": "WithinLimit", "latestSnapshotVersion": 3, "attemptCount": 1, "stages": stages("SSMS")}}),
+            )
+            .flags(&["Churn"]),
+            t(
+                "a version returning to an earlier value is another change",
+                &["SNAP-2", "ASM-5", "ASM-11"],
+                sched(p(3, &[]), vec![v(0, a()), vs(1), vs(0), vs(0)], vec![]),
+                json!({"assembly": {"outcome": "WithinLimit", "latestSnapshotVersion": 0, "attemptCount": 2, "stages": stages("SSMSMS")}}),
+            )
+            .flags(&["Churn"]),
         ],
     );
     vec![sites, budget, snaps]
