@@ -47,7 +47,11 @@ fn engine_and_leases_never_call_model_spec_functions() {
             offenders.push(format!("{}: {}", f.display(), line.trim()));
         }
     }
-    assert!(offenders.is_empty(), "engine code calls the model spec:\n{}", offenders.join("\n"));
+    assert!(
+        offenders.is_empty(),
+        "engine code calls the model spec:\n{}",
+        offenders.join("\n")
+    );
 }
 
 #[test]
@@ -56,18 +60,30 @@ fn model_does_not_depend_on_the_engine() {
     let manifest = fs::read_to_string(root.join("model/Cargo.toml")).unwrap();
     let deps = manifest.split("[dependencies]").nth(1).unwrap_or("");
     assert!(!deps.contains("hybrid-compaction ") && !deps.contains("hybrid-compaction="));
-    assert!(!deps.contains("path ="), "model/ depends on no other crate of ours");
+    assert!(
+        !deps.contains("path ="),
+        "model/ depends on no other crate of ours"
+    );
     let mut files = Vec::new();
     rust_sources(&root.join("model/src"), &mut files);
     for f in files {
         let text = fs::read_to_string(&f).unwrap();
-        assert!(!text.contains("hybrid_compaction::"), "{} names the engine crate", f.display());
+        assert!(
+            !text.contains("hybrid_compaction::"),
+            "{} names the engine crate",
+            f.display()
+        );
     }
 }
 
 #[test]
 fn the_detector_sees_a_spec_call() {
-    assert_eq!(spec_calls("let v = crate::model::spec::verify::verify(a, b, p);").len(), 1);
+    assert_eq!(
+        spec_calls("let v = crate::model::spec::verify::verify(a, b, p);").len(),
+        1
+    );
     assert!(spec_calls("// model::spec is the reference").is_empty());
-    assert!(spec_calls("use hybrid_compaction_model::verification::VerificationResult;").is_empty());
+    assert!(
+        spec_calls("use hybrid_compaction_model::verification::VerificationResult;").is_empty()
+    );
 }

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 /// Areas whose clauses are normative behaviour and must be cited by a test.
 const NORMATIVE_AREAS: &[&str] = &[
-    "ENT", "SNAP", "POL", "EST", "EXC", "PRE", "VER", "ASM", "BRG", "CLS", "DIA", "ART", "ERR", "LSE",
+    "ENT", "SNAP", "POL", "EST", "EXC", "PRE", "VER", "ASM", "BRG", "CLS", "DIA", "ART", "ERR",
+    "LSE",
 ];
 
 /// Every clause-id token (`AREA-n`, AREA uppercase ASCII) in `text`, as written.
@@ -92,7 +93,9 @@ fn uncovered(spec: &str, test_sources: &str) -> Vec<String> {
     }
     for (id, line) in &headings {
         if area(id) == "DEP" && !line.contains("roadmap") {
-            let names_clause = clause_tokens(line).iter().any(|t| normative.contains(t.as_str()));
+            let names_clause = clause_tokens(line)
+                .iter()
+                .any(|t| normative.contains(t.as_str()));
             if !names_clause {
                 problems.push(format!("{id}: names no normative clause"));
             }
@@ -127,19 +130,34 @@ fn every_spec_clause_is_cited_by_a_test() {
         sources.push('\n');
     }
     let headings = clause_headings(&spec);
-    assert!(headings.len() >= 60, "SPEC has only {} clause headings", headings.len());
+    assert!(
+        headings.len() >= 60,
+        "SPEC has only {} clause headings",
+        headings.len()
+    );
     let problems = uncovered(&spec, &sources);
-    assert!(problems.is_empty(), "uncovered SPEC clauses:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "uncovered SPEC clauses:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
 fn the_checker_reports_an_uncited_clause() {
-    let spec = "**ASM-1 — One.** x\n**ASM-10 — Ten.** y\n**DEP-1 — Choice.** *(follows C#; ASM-1)*\n";
+    let spec =
+        "**ASM-1 — One.** x\n**ASM-10 — Ten.** y\n**DEP-1 — Choice.** *(follows C#; ASM-1)*\n";
     // ASM-10 cited, ASM-1 only as a prefix of ASM-10: must be reported.
-    assert_eq!(uncovered(spec, "// SPEC ASM-10"), vec!["ASM-1: cited by no test".to_owned()]);
+    assert_eq!(
+        uncovered(spec, "// SPEC ASM-10"),
+        vec!["ASM-1: cited by no test".to_owned()]
+    );
     assert!(uncovered(spec, "// SPEC ASM-1, ASM-10").is_empty());
     let bad_dep = "**ASM-1 — One.** x\n**DEP-2 — Choice.** *(follows C#)*\n\nASM-1 later\n";
-    assert_eq!(uncovered(bad_dep, "ASM-1"), vec!["DEP-2: names no normative clause".to_owned()]);
+    assert_eq!(
+        uncovered(bad_dep, "ASM-1"),
+        vec!["DEP-2: names no normative clause".to_owned()]
+    );
     let wrapped = "**ASM-1 — One.** x\n**DEP-3 — Choice.** *(follows\nC#; ASM-1)*\n";
     assert!(uncovered(wrapped, "ASM-1").is_empty());
 }
@@ -147,6 +165,9 @@ fn the_checker_reports_an_uncited_clause() {
 #[test]
 fn clause_tokens_are_whole_words() {
     let t = clause_tokens("see ASM-10, xASM-3 and (VER-2) and SHA-256 and ASM-");
-    let expected: BTreeSet<String> = ["ASM-10", "VER-2", "SHA-256"].iter().map(|s| s.to_string()).collect();
+    let expected: BTreeSet<String> = ["ASM-10", "VER-2", "SHA-256"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     assert_eq!(t, expected);
 }
