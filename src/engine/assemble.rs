@@ -30,33 +30,31 @@ use hybrid_compaction_model::snapshot::{Snapshot, SnapshotProvider};
 use hybrid_compaction_model::verification::VerificationResult;
 
 use super::estimate::{size, SizeCache};
-use super::exchange::{analyze_list, Analysis};
+use super::exchange::{analyze_kinds, kinds_of, Analysis};
 use super::hash::FxHashMap;
-use super::preserve::{durable_set, is_durable, required_into, Required};
-use super::verify::{index_of, judge, map_proposal, same_tool_sequence, Original};
+use super::preserve::{durable_set_kinds, is_durable, required_into, Required};
+use super::verify::{entry_has_nan, index_of, judge, map_proposal, same_tool_sequence, Original};
 
 /// Eviction (SPEC ASM-8): drop every recoverable segment whose digest is durable.
 pub fn evict(entries: &[Entry]) -> Vec<Entry> {
-    evicted_positions(entries)
+    evicted_positions(entries, &kinds_of(entries))
         .into_iter()
         .map(|p| entries[p as usize].clone())
         .collect()
 }
 
-/// Positions kept by eviction (SPEC ASM-8), in order.
-fn evicted_positions(entries: &[Entry]) -> Vec<u32> {
-    let has_segments = entries
-        .iter()
-        .any(|e| e.kind() == EntryKind::RecoverableContextSegment);
+/// Positions kept by eviction (SPEC ASM-8), in order, given the kinds of `entries`.
+fn evicted_positions(entries: &[Entry], kinds: &[EntryKind]) -> Vec<u32> {
+    let has_segments = kinds.contains(&EntryKind::RecoverableContextSegment);
     if !has_segments {
         return (0..entries.len() as u32).collect();
     }
-    let durable = durable_set(entries);
+    let durable = durable_set_kinds(entries, kinds);
     entries
         .iter()
         .enumerate()
-        .filter(|(_, e)| {
-            !(e.kind() == EntryKind::RecoverableContextSegment && is_durable(e, &durable))
+        .filter(|(i, e)| {
+            !(kinds[*i] == EntryKind::RecoverableContextSegment && is_durable(e, &durable))
         })
         .map(|(i, _)| i as u32)
         .collect()
@@ -128,6 +126,11 @@ impl Assembler {
 /// The latest snapshot `cur` and its lazily derived data.
 struct Snap {
     entries: Vec<Entry>,
+    /// Per-position kinds and NaN flags, gathered in one pass (fused with the first full
+    /// estimation), so later passes read these compact arrays instead of the entries.
+    kinds: Vec<EntryKind>,
+    nan: Vec<bool>,
+    facts: bool,
     total: Option<i32>,
     analysis: Option<Analysis>,
     required: Option<Required>,
@@ -139,6 +142,9 @@ impl Snap {
     fn new(entries: Vec<Entry>) -> Snap {
         Snap {
             entries,
+            kinds: Vec::new(),
+            nan: Vec::new(),
+            facts: false,
             total: None,
             analysis: None,
             required: None,
@@ -147,14 +153,35 @@ impl Snap {
         }
     }
 
+    /// Gathers kinds and NaN flags (when the full estimation pass did not already).
+    fn ensure_facts(&mut self) {
+        if self.facts {
+            return;
+        }
+        self.kinds.clear();
+        self.nan.clear();
+        for e in &self.entries {
+            self.kinds.push(e.kind());
+            self.nan.push(entry_has_nan(e));
+        }
+        self.facts = true;
+    }
+
     /// Builds the analysis and required selection of `cur` once (snapshots have unique ids).
     fn ensure_required(&mut self, retention: i32) {
         if self.required.is_some() {
             return;
         }
-        let analysis = analyze_list(&self.entries);
+        self.ensure_facts();
+        let analysis = analyze_kinds(&self.entries, &self.kinds);
         let mut required = Required::default();
-        required_into(&self.entries, &analysis, retention, &mut required);
+        required_into(
+            &self.entries,
+            &self.kinds,
+            &analysis,
+            retention,
+            &mut required,
+        );
         self.required_ids = Some(required.ids(&self.entries));
         self.required = Some(required);
         self.analysis = Some(analysis);
@@ -163,6 +190,8 @@ impl Snap {
     fn original(&self) -> Original<'_> {
         Original {
             entries: &self.entries,
+            kinds: &self.kinds,
+            nan: Some(&self.nan),
             required: self.required.as_ref().expect("ensure_required ran"),
             required_ids: self.required_ids.as_deref().unwrap_or(&[]),
             analysis: self.analysis.as_ref().expect("ensure_required ran"),
@@ -248,9 +277,25 @@ impl Run<'_> {
             return Ok(t);
         }
         let n = self.snap.entries.len();
-        let t = self
-            .sizes
-            .sum_positions(&self.snap.entries, 0..n, self.policy.estimator())?;
+        let t = if self.snap.facts {
+            self.sizes
+                .sum_positions(&self.snap.entries, 0..n, self.policy.estimator())?
+        } else {
+            // One pass: estimate each entry and gather its kind and NaN flag while it is in
+            // cache (the first full pass over a snapshot).
+            let snap = &mut self.snap;
+            snap.kinds.clear();
+            snap.nan.clear();
+            let mut total: i32 = 0;
+            for (i, e) in snap.entries.iter().enumerate() {
+                let s = self.sizes.get(&snap.entries, i, self.policy.estimator())?;
+                total = total.checked_add(s).ok_or(AssemblyError::SizeOverflow)?;
+                snap.kinds.push(e.kind());
+                snap.nan.push(entry_has_nan(e));
+            }
+            snap.facts = true;
+            total
+        };
         self.snap.total = Some(t);
         Ok(t)
     }
@@ -274,9 +319,9 @@ impl Run<'_> {
         self.snap.ensure_required(self.retention());
         let orig = self.snap.original();
         let n_tools = c
-            .entries
+            .pos
             .iter()
-            .filter(|e| e.kind() == EntryKind::ToolExchange)
+            .filter(|&&p| orig.kinds[p as usize] == EntryKind::ToolExchange)
             .count();
         let reuse = n_tools == orig.analysis.tool_positions.len();
         judge(&orig, &c.entries, &c.pos, reuse, self.inv)
@@ -336,9 +381,16 @@ impl Run<'_> {
     /// Churn termination for the observed snapshot (SPEC ASM-6).
     fn churn(&mut self, s: Snapshot) -> Result<AssemblyResult, AssemblyError> {
         let final_estimated_size = size(s.entries(), self.policy.estimator())?;
-        let analysis = analyze_list(s.entries());
+        let kinds = kinds_of(s.entries());
+        let analysis = analyze_kinds(s.entries(), &kinds);
         let mut required = Required::default();
-        required_into(s.entries(), &analysis, self.retention(), &mut required);
+        required_into(
+            s.entries(),
+            &kinds,
+            &analysis,
+            self.retention(),
+            &mut required,
+        );
         Ok(AssemblyResult {
             outcome: Outcome::ConcurrentMutationLimit,
             final_entries: None,
@@ -440,7 +492,8 @@ impl Run<'_> {
             }
 
             // Eviction and the margin-restored rule (SPEC ASM-8).
-            let kept = evicted_positions(&self.snap.entries);
+            self.snap.ensure_facts();
+            let kept = evicted_positions(&self.snap.entries, &self.snap.kinds);
             let evicted_any = kept.len() != self.snap.entries.len();
             let ev = Candidate::from_positions(&self.snap.entries, kept);
             let es = self.positions_size(&ev.pos)?;
@@ -472,9 +525,10 @@ impl Run<'_> {
                 let request_required = match &work {
                     Work::Evicted(_) => self.cur_required_ids(),
                     Work::Proposal(p) => {
-                        let analysis = analyze_list(p);
+                        let kinds = kinds_of(p);
+                        let analysis = analyze_kinds(p, &kinds);
                         let mut required = Required::default();
-                        required_into(p, &analysis, self.retention(), &mut required);
+                        required_into(p, &kinds, &analysis, self.retention(), &mut required);
                         required.ids(p)
                     }
                 };
@@ -546,19 +600,14 @@ impl Run<'_> {
             self.check_cancellation()?;
             self.snap.ensure_required(self.retention());
             let flags = &self.snap.required.as_ref().expect("ensured").flags;
-            let has_optional = self
-                .snap
-                .entries
-                .iter()
-                .any(|e| e.kind() == EntryKind::OptionalContext);
+            let kinds = &self.snap.kinds;
+            let has_optional = kinds.contains(&EntryKind::OptionalContext);
             if has_optional {
                 // Optional context is all-or-nothing.
-                let pos: Vec<u32> = self
-                    .snap
-                    .entries
+                let pos: Vec<u32> = kinds
                     .iter()
                     .enumerate()
-                    .filter(|(i, e)| flags[*i] || e.kind() == EntryKind::OptionalContext)
+                    .filter(|(i, k)| flags[*i] || **k == EntryKind::OptionalContext)
                     .map(|(i, _)| i as u32)
                     .collect();
                 let cs = self.positions_size(&pos)?;

@@ -300,7 +300,7 @@ impl SizeCache {
 
     /// The size of entry `pos` of `entries`, estimating it on first use.
     #[inline]
-    fn get(
+    pub(crate) fn get(
         &mut self,
         entries: &[Entry],
         pos: usize,

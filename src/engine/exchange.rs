@@ -95,9 +95,24 @@ fn intern<'a>(map: &mut FxHashMap<&'a str, u32>, recs: &mut Vec<CallRec>, id: &'
 /// A part reference: record index, with the top bit set for result parts.
 const RESULT_BIT: u32 = 1 << 31;
 
+/// The kinds of `entries`, in order (one pass over the entries).
+pub(crate) fn kinds_of(entries: &[Entry]) -> Vec<EntryKind> {
+    entries.iter().map(Entry::kind).collect()
+}
+
 /// Analyzes `entries` positionally (SPEC EXC-1 .. EXC-3).
 pub(crate) fn analyze_list(entries: &[Entry]) -> Analysis {
-    let mut map: FxHashMap<&str, u32> = map_with_capacity(16);
+    analyze_kinds(entries, &kinds_of(entries))
+}
+
+/// Analyzes `entries` positionally given their kinds (`kinds[i]` is `entries[i].kind()`), so
+/// that only `ToolExchange` entries are dereferenced.
+pub(crate) fn analyze_kinds(entries: &[Entry], kinds: &[EntryKind]) -> Analysis {
+    let tools = kinds
+        .iter()
+        .filter(|k| **k == EntryKind::ToolExchange)
+        .count();
+    let mut map: FxHashMap<&str, u32> = map_with_capacity(tools * 2);
     let mut recs: Vec<CallRec> = Vec::new();
     // (position, range into part_recs, has calls, has results) per ToolExchange entry.
     let mut tool: Vec<(u32, u32, u32, bool, bool)> = Vec::new();
@@ -106,7 +121,7 @@ pub(crate) fn analyze_list(entries: &[Entry]) -> Analysis {
     let mut result_order: Vec<(u32, u32, u32)> = Vec::new();
 
     for (i, entry) in entries.iter().enumerate() {
-        if entry.kind() != EntryKind::ToolExchange {
+        if kinds[i] != EntryKind::ToolExchange {
             continue;
         }
         let i = i as u32;

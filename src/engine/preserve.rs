@@ -13,7 +13,7 @@ use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::selection::PreservationSelection;
 
-use super::exchange::{analyze_list, Analysis};
+use super::exchange::{analyze_kinds, kinds_of, Analysis};
 use super::hash::{set_with_capacity, FxHashSet};
 use super::NONE;
 
@@ -34,14 +34,12 @@ impl Required {
     }
 }
 
-/// The durable set (SPEC PRE-2): digests of `ArtifactReference` and `ToolExchange` entries.
-pub(crate) fn durable_set(entries: &[Entry]) -> FxHashSet<Digest> {
+/// The durable set (SPEC PRE-2): digests of `ArtifactReference` and `ToolExchange` entries,
+/// given the kinds (only reference and tool entries are dereferenced).
+pub(crate) fn durable_set_kinds(entries: &[Entry], kinds: &[EntryKind]) -> FxHashSet<Digest> {
     let mut set = set_with_capacity(16);
-    for e in entries {
-        if matches!(
-            e.kind(),
-            EntryKind::ArtifactReference | EntryKind::ToolExchange
-        ) {
+    for (e, k) in entries.iter().zip(kinds) {
+        if matches!(k, EntryKind::ArtifactReference | EntryKind::ToolExchange) {
             set.extend(e.artifact_reference_digests().iter().copied());
         }
     }
@@ -78,6 +76,7 @@ enum Unit {
 /// Computes the required positions of `entries` (unique ids assumed) into `out`.
 pub(crate) fn required_into(
     entries: &[Entry],
+    kinds: &[EntryKind],
     analysis: &Analysis,
     retention: i32,
     out: &mut Required,
@@ -89,8 +88,8 @@ pub(crate) fn required_into(
 
     // SPEC PRE-1.1 / PRE-1.2: required kinds and reference-less recovered bodies.
     let mut has_segments = false;
-    for (i, e) in entries.iter().enumerate() {
-        match e.kind() {
+    for (i, kind) in kinds.iter().enumerate() {
+        match kind {
             EntryKind::SystemInstruction
             | EntryKind::AuthoritativeSessionState
             | EntryKind::ApprovalSecurityState
@@ -100,9 +99,9 @@ pub(crate) fn required_into(
         }
     }
     if has_segments {
-        let durable = durable_set(entries);
+        let durable = durable_set_kinds(entries, kinds);
         for (i, e) in entries.iter().enumerate() {
-            if e.kind() == EntryKind::RecoverableContextSegment && !is_durable(e, &durable) {
+            if kinds[i] == EntryKind::RecoverableContextSegment && !is_durable(e, &durable) {
                 flags[i] = true;
             }
         }
@@ -146,8 +145,8 @@ pub(crate) fn required_into(
         }
         let mut met = vec![false; analysis.groups.len()];
         let mut units: Vec<Unit> = Vec::new();
-        for (i, e) in entries.iter().enumerate() {
-            match e.kind() {
+        for (i, kind) in kinds.iter().enumerate() {
+            match kind {
                 EntryKind::ConversationalMessage => units.push(Unit::Entry(i as u32)),
                 EntryKind::ToolExchange => {
                     let g = if member.is_empty() { NONE } else { member[i] };
@@ -189,9 +188,10 @@ pub(crate) fn required_into(
 /// Required ids of `entries` by position (SPEC PRE-1 .. PRE-3); duplicate ids are an error.
 pub fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, AssemblyError> {
     check_unique(entries)?;
-    let analysis = analyze_list(entries);
+    let kinds = kinds_of(entries);
+    let analysis = analyze_kinds(entries, &kinds);
     let mut req = Required::default();
-    required_into(entries, &analysis, retention, &mut req);
+    required_into(entries, &kinds, &analysis, retention, &mut req);
     Ok(req.ids(entries))
 }
 

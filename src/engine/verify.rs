@@ -22,7 +22,7 @@ use hybrid_compaction_model::verification::{
     RejectionReason, VerificationOutcome, VerificationResult,
 };
 
-use super::exchange::{analyze_list, Analysis};
+use super::exchange::{analyze_kinds, analyze_list, kinds_of, Analysis};
 use super::hash::{map_with_capacity, set_with_capacity, FxHashMap, FxHashSet};
 use super::preserve::{check_unique, required_into, Required};
 use super::NONE;
@@ -53,19 +53,13 @@ fn has_nan(message: &Message) -> bool {
     })
 }
 
-/// SPEC VER-2 for two entries, with the same-allocation shortcut.
-#[inline]
-pub(crate) fn same_message(a: &Entry, b: &Entry) -> bool {
-    if a.ptr_eq(b) {
-        !has_nan(a.message())
-    } else {
-        a.message() == b.message()
-    }
-}
-
-/// The original side of a verification: its entries and required positions / ids.
+/// The original side of a verification: its entries and required positions / ids, plus the
+/// per-position facts the assembler gathered once per snapshot (kinds; NaN flags when known), so
+/// that entries shared with the proposal (same allocation) are never dereferenced.
 pub(crate) struct Original<'a> {
     pub entries: &'a [Entry],
+    pub kinds: &'a [EntryKind],
+    pub nan: Option<&'a [bool]>,
     pub required: &'a Required,
     pub required_ids: &'a [EntryId],
     pub analysis: &'a Analysis,
@@ -87,6 +81,27 @@ pub(crate) fn same_tool_sequence(orig: &Original<'_>, proposed: &[Entry], pos: &
         k += 1;
     }
     k == tools.len()
+}
+
+impl Original<'_> {
+    /// SPEC VER-2 between original entry `p` and `e`.
+    #[inline]
+    fn same_at(&self, p: usize, e: &Entry) -> bool {
+        let o = &self.entries[p];
+        if o.ptr_eq(e) {
+            !match self.nan {
+                Some(nan) => nan[p],
+                None => has_nan(o.message()),
+            }
+        } else {
+            o.message() == e.message()
+        }
+    }
+}
+
+/// Per entry: whether its message holds a NaN (gathered once per snapshot by the assembler).
+pub(crate) fn entry_has_nan(e: &Entry) -> bool {
+    has_nan(e.message())
 }
 
 fn add(reasons: &mut Vec<RejectionReason>, r: RejectionReason) {
@@ -122,19 +137,18 @@ pub(crate) fn judge(
     let mut previous = NONE;
     let mut out_of_order = false;
     for &r in &orig.required.positions {
-        let o = &orig.entries[r as usize];
         let j = inv[r as usize];
         if j == NONE {
-            missing.push(o.id().clone());
+            missing.push(orig.entries[r as usize].id().clone());
             continue;
         }
         if previous != NONE && j <= previous {
             out_of_order = true;
         }
         previous = j;
-        if !same_message(o, &proposed[j as usize]) {
+        if !orig.same_at(r as usize, &proposed[j as usize]) {
             add(&mut reasons, RejectionReason::RequiredEntryContentMismatch);
-            invalid.insert(o.id().clone());
+            invalid.insert(orig.entries[r as usize].id().clone());
         }
     }
     if !missing.is_empty() {
@@ -163,9 +177,10 @@ pub(crate) fn judge(
         if p == NONE {
             continue;
         }
-        let o = &orig.entries[p as usize];
-        let changed =
-            o.kind() != e.kind() || (!orig.required.flags[p as usize] && !same_message(o, e));
+        let p = p as usize;
+        // Same allocation: same kind; content equal unless it holds a NaN.
+        let kind_changed = !orig.entries[p].ptr_eq(e) && orig.kinds[p] != e.kind();
+        let changed = kind_changed || (!orig.required.flags[p] && !orig.same_at(p, e));
         if changed {
             add(&mut reasons, RejectionReason::RetainedOriginalEntryMutated);
             invalid.insert(e.id().clone());
@@ -292,10 +307,12 @@ pub fn verify(
     // Duplicate ids in either list are an argument error, original first.
     check_unique(original)?;
     check_unique(proposed)?;
-    let analysis = analyze_list(original);
+    let kinds = kinds_of(original);
+    let analysis = analyze_kinds(original, &kinds);
     let mut required = Required::default();
     required_into(
         original,
+        &kinds,
         &analysis,
         policy.recent_message_retention_count(),
         &mut required,
@@ -307,6 +324,8 @@ pub fn verify(
     map_proposal(&index, proposed, &mut seen, original.len(), &mut pos)?;
     let orig = Original {
         entries: original,
+        kinds: &kinds,
+        nan: None,
         required: &required,
         required_ids: &required_ids,
         analysis: &analysis,
