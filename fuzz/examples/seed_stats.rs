@@ -1,0 +1,78 @@
+//! Summarises what a directory of fuzz inputs exercises: for `verify_differential` inputs the
+//! verifier outcome / rejection reasons (model side) and list sizes, for `assemble_differential`
+//! inputs the assembly outcome or error kind. Used to pick a small, diverse set of committed
+//! seeds from a fuzz corpus.
+//!
+//! `cargo run --release --example seed_stats -- verify_differential fuzz/corpus/verify_differential`
+
+use std::collections::BTreeMap;
+
+use hybrid_compaction_fuzz::decode;
+use hybrid_compaction_model::spec;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (target, dir) = match args.as_slice() {
+        [_, t, d] => (t.clone(), d.clone()),
+        _ => {
+            eprintln!("usage: seed_stats <verify_differential|assemble_differential> <dir>");
+            std::process::exit(2);
+        }
+    };
+    let mut hist: BTreeMap<String, (usize, String, usize)> = BTreeMap::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("readable dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    for f in files {
+        let data = std::fs::read(&f).expect("readable file");
+        let label = match target.as_str() {
+            "verify_differential" => {
+                let input = decode::verify_input(&data);
+                match spec::verify::verify(&input.original, &input.proposed, &input.policy()) {
+                    Ok(r) => format!("{:?} {:?}", r.outcome, r.rejection_reasons),
+                    Err(e) => format!("error {:?}", e.kind()),
+                }
+            }
+            "assemble_differential" => {
+                let input = decode::assemble_input(&data);
+                let est: std::sync::Arc<dyn hybrid_compaction_model::estimator::Estimator> =
+                    match &input.estimator {
+                        decode::EstimatorChoice::Host(e) => e.clone(),
+                        _ => std::sync::Arc::new(spec::estimate::Utf8ContextEstimator),
+                    };
+                let Some(policy) = decode::policy(
+                    input.hard_limit,
+                    input.margin,
+                    input.retention,
+                    input.attempts,
+                    est,
+                ) else {
+                    continue;
+                };
+                let mut provider =
+                    hybrid_compaction_model::snapshot::ScriptedProvider::new(input.captures);
+                let mut reducer =
+                    hybrid_compaction_model::reducers::ScriptedReducer::new(input.steps);
+                let token = hybrid_compaction_model::cancel::CancellationToken::new();
+                match spec::assemble::assemble(&policy, &mut provider, &mut reducer, &token) {
+                    Ok(r) => format!("{:?} {:?}", r.outcome, r.stages),
+                    Err(e) => format!("error {:?}", e.kind()),
+                }
+            }
+            _ => panic!("unknown target {target}"),
+        };
+        let slot = hist
+            .entry(label)
+            .or_insert((0, f.display().to_string(), usize::MAX));
+        slot.0 += 1;
+        if data.len() < slot.2 {
+            slot.1 = f.display().to_string();
+            slot.2 = data.len();
+        }
+    }
+    for (label, (n, smallest, len)) in hist {
+        println!("{n:6}  {label}\n        smallest: {smallest} ({len} bytes)");
+    }
+}

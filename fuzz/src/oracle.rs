@@ -1,0 +1,209 @@
+//! The differential oracles: run the model (`hybrid_compaction_model::spec`) and the engine
+//! (`hybrid_compaction::engine`, or the wire layer's `Model` / `Engine` implementations) on the
+//! same decoded input and panic on any difference.
+//!
+//! Shared by the fuzz targets and by `tests/fuzz_replay.rs` (included there by path), so a
+//! committed seed is re-checked by ordinary `cargo test` exactly as the fuzzer checked it.
+//!
+//! Equality is compared on the `Debug` rendering, as in `tests/engine_equivalence.rs`: the
+//! vocabulary's `PartialEq` follows SPEC VER-2, under which a value holding NaN differs from
+//! itself, while the engine must return *identical* values (NaN included, `-0.0` distinct).
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use hybrid_compaction::engine;
+use hybrid_compaction::wire::{self, Case, VectorFile};
+use hybrid_compaction_model::assembly::{Reducer, ReducerError, ReductionRequest};
+use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::entry::Entry;
+use hybrid_compaction_model::estimator::Estimator;
+use hybrid_compaction_model::reducers::ScriptedReducer;
+use hybrid_compaction_model::snapshot::ScriptedProvider;
+use hybrid_compaction_model::spec;
+
+use crate::decode::{self, AssembleInput, EstimatorChoice, VerifyInput};
+
+/// Panics (with both renderings and the input) unless `model` and `engine` render identically.
+fn same<A: Debug, B: Debug, I: Debug>(what: &str, model: &A, engine: &B, input: &I) {
+    let (m, e) = (format!("{model:?}"), format!("{engine:?}"));
+    assert!(
+        m == e,
+        "model/engine disagree on {what}\nmodel:  {m}\nengine: {e}\ninput: {input:#?}"
+    );
+}
+
+/// `verify_differential`: verify (SPEC VER-1..VER-4), required ids (PRE-1) and tool-exchange
+/// analysis (EXC-1..EXC-3) of the decoded lists, model == engine, results and errors.
+pub fn check_verify(input: &VerifyInput) {
+    let policy = input.policy();
+    let (original, proposed) = (&input.original, &input.proposed);
+    same(
+        "verify",
+        &spec::verify::verify(original, proposed, &policy),
+        &engine::verify::verify(original, proposed, &policy),
+        input,
+    );
+    for (name, list) in [("original", original), ("proposed", proposed)] {
+        same(
+            &format!("required_ids({name})"),
+            &spec::preserve::required_ids(list, input.retention),
+            &engine::preserve::required_ids(list, input.retention),
+            input,
+        );
+        same(
+            &format!("analyze({name})"),
+            &spec::exchange::analyze(list),
+            &engine::exchange::analyze(list),
+            input,
+        );
+    }
+    // Structural equality (SPEC VER-2) on every pair of messages with the same id.
+    for a in original {
+        for b in proposed.iter().filter(|b| b.id() == a.id()) {
+            same(
+                "structurally_equal",
+                &spec::verify::structurally_equal(a.message(), b.message()),
+                &engine::verify::structurally_equal(a.message(), b.message()),
+                input,
+            );
+        }
+    }
+}
+
+/// Decodes and checks one `verify_differential` input.
+pub fn verify_bytes(data: &[u8]) {
+    check_verify(&decode::verify_input(data));
+}
+
+/// A reducer wrapper that records every reduction request (SPEC ASM-4) it forwards.
+struct Recording<R> {
+    inner: R,
+    log: Vec<String>,
+}
+
+impl<R: Reducer> Reducer for Recording<R> {
+    fn reduce(
+        &mut self,
+        request: &ReductionRequest<'_>,
+    ) -> Result<Option<Vec<Entry>>, ReducerError> {
+        self.log.push(format!(
+            "attempt {} entries {:?} required {:?}",
+            request.attempt_number, request.entries, request.required_entry_ids
+        ));
+        self.inner.reduce(request)
+    }
+}
+
+/// `assemble_differential`: one assembly (SPEC ASM-7) with a scripted provider (SNAP-5) and a
+/// scripted reducer on each side; results, errors, reduction requests, capture counts and
+/// diagnostics (DIA-5) must be identical.
+pub fn check_assemble(input: &AssembleInput) {
+    let (model_est, engine_est): (Arc<dyn Estimator>, Arc<dyn Estimator>) = match &input.estimator {
+        EstimatorChoice::Host(e) => (e.clone(), e.clone()),
+        EstimatorChoice::Utf8Context => (
+            Arc::new(spec::estimate::Utf8ContextEstimator),
+            Arc::new(engine::estimate::Utf8ContextEstimator),
+        ),
+        EstimatorChoice::Utf8Text => (
+            Arc::new(spec::estimate::Utf8TextEstimator),
+            Arc::new(engine::estimate::Utf8TextEstimator),
+        ),
+    };
+    let policy = |est| {
+        decode::policy(
+            input.hard_limit,
+            input.margin,
+            input.retention,
+            input.attempts,
+            est,
+        )
+    };
+    let (Some(model_policy), Some(engine_policy)) = (policy(model_est), policy(engine_est)) else {
+        return;
+    };
+    let side = || {
+        let token = CancellationToken::new();
+        let mut provider = ScriptedProvider::new(input.captures.clone());
+        if let Some(k) = input.cancel_at_capture {
+            provider = provider.cancel_at_capture(k, token.clone());
+        }
+        let mut reducer = ScriptedReducer::new(input.steps.clone());
+        if let Some(k) = input.cancel_at_call {
+            reducer = reducer.cancel_at_call(k, token.clone());
+        }
+        (
+            token,
+            provider,
+            Recording {
+                inner: reducer,
+                log: Vec::new(),
+            },
+        )
+    };
+    let (m_token, mut m_provider, mut m_reducer) = side();
+    let (e_token, mut e_provider, mut e_reducer) = side();
+    let m = spec::assemble::assemble(&model_policy, &mut m_provider, &mut m_reducer, &m_token);
+    let e = engine::assemble::assemble(&engine_policy, &mut e_provider, &mut e_reducer, &e_token);
+    same("assemble", &m, &e, input);
+    same("reduction requests", &m_reducer.log, &e_reducer.log, input);
+    same(
+        "captures",
+        &m_provider.captures(),
+        &e_provider.captures(),
+        input,
+    );
+    if let (Ok(m), Ok(e)) = (&m, &e) {
+        same(
+            "diagnostics",
+            &spec::diagnostics::build(m, &model_policy),
+            &engine::diagnostics::build(e, &engine_policy),
+            input,
+        );
+    }
+}
+
+/// Decodes and checks one `assemble_differential` input.
+pub fn assemble_bytes(data: &[u8]) {
+    check_assemble(&decode::assemble_input(data));
+}
+
+/// Runs one wire case on the wire layer's `Model` and `Engine` implementations; outputs must be
+/// equal as compared by the vector runner (JSON, ignoring `error.message`), wire errors equal.
+/// Also checks that the case survives a serialize/parse round trip unchanged.
+pub fn check_case(case: &Case) {
+    let m = wire::run_case(case, &wire::Model);
+    let e = wire::run_case(case, &wire::Engine);
+    match (&m, &e) {
+        (Ok(a), Ok(b)) => {
+            let (a, b) = (wire::vectors::comparable(a), wire::vectors::comparable(b));
+            assert!(
+                a == b,
+                "model/engine outputs differ\nmodel:  {a}\nengine: {b}\ncase: {}",
+                serde_json::to_string(case).unwrap_or_default()
+            );
+        }
+        _ => same("wire run", &m, &e, case),
+    }
+    let text = serde_json::to_string(case).expect("a parsed case serializes");
+    let back: Case = serde_json::from_str(&text)
+        .unwrap_or_else(|err| panic!("re-parse of a serialized case failed: {err}\n{text}"));
+    assert!(back == *case, "case round trip changed the case\n{text}");
+}
+
+/// `wire_case`: arbitrary bytes -> (UTF-8 -> a `Case`, or else a `VectorFile`) -> every case
+/// checked by [`check_case`]. Non-UTF-8 or non-parsing input is simply refused; nothing may panic.
+pub fn wire_bytes(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(case) = serde_json::from_str::<Case>(text) {
+        check_case(&case);
+    } else if let Ok(file) = serde_json::from_str::<VectorFile>(text) {
+        for group in &file.test_groups {
+            for test in &group.tests {
+                check_case(&test.effective_case(group.policy.as_ref()));
+            }
+        }
+    }
+}
