@@ -113,10 +113,10 @@ pub(crate) fn analyze_kinds(entries: &[Entry], kinds: &[EntryKind]) -> Analysis 
         .filter(|k| **k == EntryKind::ToolExchange)
         .count();
     let mut map: FxHashMap<&str, u32> = map_with_capacity(tools * 2);
-    let mut recs: Vec<CallRec> = Vec::new();
+    let mut recs: Vec<CallRec> = Vec::with_capacity(tools * 2);
     // (position, range into part_recs, has calls, has results) per ToolExchange entry.
-    let mut tool: Vec<(u32, u32, u32, bool, bool)> = Vec::new();
-    let mut part_recs: Vec<u32> = Vec::new();
+    let mut tool: Vec<(u32, u32, u32, bool, bool)> = Vec::with_capacity(tools);
+    let mut part_recs: Vec<u32> = Vec::with_capacity(tools * 2);
     // Record indices in order of first result occurrence, with that occurrence's location.
     let mut result_order: Vec<(u32, u32, u32)> = Vec::new();
 
