@@ -33,7 +33,8 @@ use super::estimate::{size, SizeCache};
 use super::exchange::{analyze_kinds, kinds_of, Analysis};
 use super::hash::FxHashMap;
 use super::preserve::{durable_set_kinds, is_durable, required_into, Required};
-use super::verify::{entry_has_nan, index_of, judge, map_proposal, same_tool_sequence, Original};
+use super::verify::{entry_has_nan, judge, map_proposal, same_tool_sequence, Original};
+use super::NONE;
 
 /// Eviction (SPEC ASM-8): drop every recoverable segment whose digest is durable.
 pub fn evict(entries: &[Entry]) -> Vec<Entry> {
@@ -218,21 +219,23 @@ impl Candidate {
 /// proposal.
 enum Work {
     Evicted(Candidate),
-    Proposal(Vec<Entry>),
+    /// An accepted proposal and its `cur` positions (`NONE` for new entries). Accepted means
+    /// every retained entry kept its kind, so kinds can be read from `cur`.
+    Proposal(Vec<Entry>, Vec<u32>),
 }
 
 impl Work {
     fn entries(&self) -> &[Entry] {
         match self {
             Work::Evicted(c) => &c.entries,
-            Work::Proposal(p) => p,
+            Work::Proposal(p, _) => p,
         }
     }
 
     fn into_entries(self) -> Vec<Entry> {
         match self {
             Work::Evicted(c) => c.entries,
-            Work::Proposal(p) => p,
+            Work::Proposal(p, _) => p,
         }
     }
 }
@@ -339,13 +342,13 @@ impl Run<'_> {
     /// `Verify(cur, p)` then `size(p)` for a reducer proposal, errors in the model's order.
     fn verify_proposal(&mut self, p: &[Entry]) -> Result<(VerificationResult, i32), AssemblyError> {
         self.snap.ensure_required(self.retention());
-        if self.snap.index.is_none() {
-            self.snap.index = Some(index_of(&self.snap.entries));
-        }
-        let n = self.snap.entries.len();
-        if let Some(index) = &self.snap.index {
-            map_proposal(index, p, self.inv, n, self.pos)?;
-        }
+        map_proposal(
+            &self.snap.entries,
+            &mut self.snap.index,
+            p,
+            self.inv,
+            self.pos,
+        )?;
         let orig = self.snap.original();
         let reuse = same_tool_sequence(&orig, p, self.pos);
         let v = judge(&orig, p, self.pos, reuse, self.inv);
@@ -524,8 +527,19 @@ impl Run<'_> {
                 // req(work): for the evicted list it is req(cur) (see the module docs).
                 let request_required = match &work {
                     Work::Evicted(_) => self.cur_required_ids(),
-                    Work::Proposal(p) => {
-                        let kinds = kinds_of(p);
+                    Work::Proposal(p, pos) => {
+                        let cur_kinds = &self.snap.kinds;
+                        let kinds: Vec<EntryKind> = p
+                            .iter()
+                            .zip(pos)
+                            .map(|(e, &q)| {
+                                if q == NONE {
+                                    e.kind()
+                                } else {
+                                    cur_kinds[q as usize]
+                                }
+                            })
+                            .collect();
                         let analysis = analyze_kinds(p, &kinds);
                         let mut required = Required::default();
                         required_into(p, &kinds, &analysis, self.retention(), &mut required);
@@ -556,7 +570,7 @@ impl Run<'_> {
                     if ws <= h {
                         let pv = match &work {
                             Work::Evicted(c) => self.verify_candidate(c),
-                            Work::Proposal(wp) => self.verify_proposal(wp)?.0,
+                            Work::Proposal(wp, _) => self.verify_proposal(wp)?.0,
                         };
                         if pv.is_accepted() {
                             let s = self.capture()?;
@@ -585,7 +599,7 @@ impl Run<'_> {
                         Check::Stable => return Ok(self.success(Outcome::Reduced, p, ps, v)),
                     }
                 }
-                work = Work::Proposal(p);
+                work = Work::Proposal(p, self.pos.clone());
                 ws = ps;
             }
             return self.fallback();

@@ -240,26 +240,51 @@ pub(crate) fn judge(
     }
 }
 
-/// Maps a proposal onto original positions through `index`, failing on the first repeated id
-/// (SPEC VER-1: duplicates are an argument error, not a rejection). `seen` is a scratch buffer
-/// (all `NONE` on entry and on exit) of the original's length.
+/// Maps a proposal onto original positions, failing on the first repeated id (SPEC VER-1:
+/// duplicates are an argument error, not a rejection).
+///
+/// Reducers mostly return an order-preserving subsequence of the original, sharing its
+/// allocations, so each proposed entry is first looked for by *pointer* from a cursor moving
+/// forward through the original (no id hashing, no dereference); a bounded budget of `2n`
+/// pointer comparisons keeps this O(n) overall, after which (and for new, mutated or reordered
+/// entries) the id index is used, built on first need. `seen` is a scratch buffer (all `NONE` on
+/// entry and on exit).
 pub(crate) fn map_proposal(
-    index: &FxHashMap<EntryId, u32>,
+    original: &[Entry],
+    index: &mut Option<FxHashMap<EntryId, u32>>,
     proposed: &[Entry],
     seen: &mut Vec<u32>,
-    n: usize,
     pos: &mut Vec<u32>,
 ) -> Result<(), AssemblyError> {
+    let n = original.len();
     if seen.len() < n {
         seen.resize(n, NONE);
     }
     pos.clear();
     let mut new_ids: FxHashSet<&str> = set_with_capacity(0);
     let mut dup: Option<&Entry> = None;
+    let mut cursor = 0usize;
+    let mut budget = 2 * n + 16;
     for e in proposed {
-        let id = e.id().as_str();
-        match index.get(id) {
-            Some(&p) => {
+        let mut found = None;
+        let mut i = cursor;
+        while i < n && budget > 0 {
+            budget -= 1;
+            if original[i].ptr_eq(e) {
+                found = Some(i as u32);
+                cursor = i + 1;
+                break;
+            }
+            i += 1;
+        }
+        if found.is_none() {
+            found = index
+                .get_or_insert_with(|| index_of(original))
+                .get(e.id().as_str())
+                .copied();
+        }
+        match found {
+            Some(p) => {
                 if seen[p as usize] != NONE {
                     dup = Some(e);
                     break;
@@ -268,7 +293,7 @@ pub(crate) fn map_proposal(
                 pos.push(p);
             }
             None => {
-                if !new_ids.insert(id) {
+                if !new_ids.insert(e.id().as_str()) {
                     dup = Some(e);
                     break;
                 }
@@ -318,10 +343,9 @@ pub fn verify(
         &mut required,
     );
     let required_ids = required.ids(original);
-    let index = index_of(original);
     let mut seen = Vec::new();
     let mut pos = Vec::new();
-    map_proposal(&index, proposed, &mut seen, original.len(), &mut pos)?;
+    map_proposal(original, &mut None, proposed, &mut seen, &mut pos)?;
     let orig = Original {
         entries: original,
         kinds: &kinds,
