@@ -219,23 +219,24 @@ impl Candidate {
 /// proposal.
 enum Work {
     Evicted(Candidate),
-    /// An accepted proposal and its `cur` positions (`NONE` for new entries). Accepted means
-    /// every retained entry kept its kind, so kinds can be read from `cur`.
-    Proposal(Vec<Entry>, Vec<u32>),
+    /// An accepted proposal, its `cur` positions (`NONE` for new entries), and whether its tool
+    /// entries are exactly `cur`'s. Accepted means every retained entry kept its kind, so kinds
+    /// can be read from `cur`.
+    Proposal(Vec<Entry>, Vec<u32>, bool),
 }
 
 impl Work {
     fn entries(&self) -> &[Entry] {
         match self {
             Work::Evicted(c) => &c.entries,
-            Work::Proposal(p, _) => p,
+            Work::Proposal(p, _, _) => p,
         }
     }
 
     fn into_entries(self) -> Vec<Entry> {
         match self {
             Work::Evicted(c) => c.entries,
-            Work::Proposal(p, _) => p,
+            Work::Proposal(p, _, _) => p,
         }
     }
 }
@@ -341,6 +342,16 @@ impl Run<'_> {
 
     /// `Verify(cur, p)` then `size(p)` for a reducer proposal, errors in the model's order.
     fn verify_proposal(&mut self, p: &[Entry]) -> Result<(VerificationResult, i32), AssemblyError> {
+        let (v, ps, _) = self.verify_proposal_tools(p)?;
+        Ok((v, ps))
+    }
+
+    /// As [`Run::verify_proposal`], also telling whether the proposal's tool entries are
+    /// exactly `cur`'s (then its tool analysis is `cur`'s, translated to its positions).
+    fn verify_proposal_tools(
+        &mut self,
+        p: &[Entry],
+    ) -> Result<(VerificationResult, i32, bool), AssemblyError> {
         self.snap.ensure_required(self.retention());
         map_proposal(
             &self.snap.entries,
@@ -355,7 +366,7 @@ impl Run<'_> {
         let ps =
             self.sizes
                 .sum_proposal(&self.snap.entries, p, self.pos, self.policy.estimator())?;
-        Ok((v, ps))
+        Ok((v, ps, reuse))
     }
 
     fn capture(&mut self) -> Result<Snapshot, AssemblyError> {
@@ -527,7 +538,7 @@ impl Run<'_> {
                 // req(work): for the evicted list it is req(cur) (see the module docs).
                 let request_required = match &work {
                     Work::Evicted(_) => self.cur_required_ids(),
-                    Work::Proposal(p, pos) => {
+                    Work::Proposal(p, pos, same_tools) => {
                         let cur_kinds = &self.snap.kinds;
                         let kinds: Vec<EntryKind> = p
                             .iter()
@@ -540,7 +551,27 @@ impl Run<'_> {
                                 }
                             })
                             .collect();
-                        let analysis = analyze_kinds(p, &kinds);
+                        let analysis = if *same_tools {
+                            // Same tool entries in the same order: translate cur's analysis.
+                            let cur_analysis = self.snap.analysis.as_ref().expect("ensured");
+                            if self.inv.len() < self.snap.entries.len() {
+                                self.inv.resize(self.snap.entries.len(), NONE);
+                            }
+                            for (j, &q) in pos.iter().enumerate() {
+                                if q != NONE {
+                                    self.inv[q as usize] = j as u32;
+                                }
+                            }
+                            let translated = cur_analysis.translated(self.inv);
+                            for &q in pos {
+                                if q != NONE {
+                                    self.inv[q as usize] = NONE;
+                                }
+                            }
+                            translated
+                        } else {
+                            analyze_kinds(p, &kinds)
+                        };
                         let mut required = Required::default();
                         required_into(p, &kinds, &analysis, self.retention(), &mut required);
                         required.ids(p)
@@ -565,12 +596,12 @@ impl Run<'_> {
                     Check::Stable => {}
                 }
                 self.check_cancellation()?;
-                let (v, ps) = self.verify_proposal(&p)?;
+                let (v, ps, same_tools) = self.verify_proposal_tools(&p)?;
                 if !v.is_accepted() || ps >= ws {
                     if ws <= h {
                         let pv = match &work {
                             Work::Evicted(c) => self.verify_candidate(c),
-                            Work::Proposal(wp, _) => self.verify_proposal(wp)?.0,
+                            Work::Proposal(wp, _, _) => self.verify_proposal(wp)?.0,
                         };
                         if pv.is_accepted() {
                             let s = self.capture()?;
@@ -599,7 +630,7 @@ impl Run<'_> {
                         Check::Stable => return Ok(self.success(Outcome::Reduced, p, ps, v)),
                     }
                 }
-                work = Work::Proposal(p, self.pos.clone());
+                work = Work::Proposal(p, self.pos.clone(), same_tools);
                 ws = ps;
             }
             return self.fallback();

@@ -56,6 +56,36 @@ impl Analysis {
         &self.group_results[g.results.0 as usize..g.results.1 as usize]
     }
 
+    /// The same analysis for another list holding exactly the same `ToolExchange` entries in
+    /// the same order, where `map[p]` is the new position of old position `p` (monotone on
+    /// tool positions, so every list stays ascending).
+    pub(crate) fn translated(&self, map: &[u32]) -> Analysis {
+        let t = |v: &[u32]| -> Vec<u32> { v.iter().map(|&p| map[p as usize]).collect() };
+        Analysis {
+            groups: self
+                .groups
+                .iter()
+                .map(|g| Group {
+                    call_pos: map[g.call_pos as usize],
+                    ..g.clone()
+                })
+                .collect(),
+            group_results: t(&self.group_results),
+            orphaned_calls: t(&self.orphaned_calls),
+            orphan_results: t(&self.orphan_results),
+            duplicate_calls: t(&self.duplicate_calls),
+            duplicate_result_call_ids: self
+                .duplicate_result_call_ids
+                .iter()
+                .map(|&(p, part)| (map[p as usize], part))
+                .collect(),
+            duplicate_results: t(&self.duplicate_results),
+            reordered: t(&self.reordered),
+            cross_group: t(&self.cross_group),
+            tool_positions: t(&self.tool_positions),
+        }
+    }
+
     /// Whether the list has no tool-structure defect (every S27.4 list empty).
     pub(crate) fn is_valid(&self) -> bool {
         self.orphaned_calls.is_empty()
