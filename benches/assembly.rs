@@ -16,6 +16,9 @@
 //! the same for both sides. The engine keeps one `Assembler` across iterations (reused buffers).
 //! The model is skipped at n = 100k (its verifier searches linearly: O(n²)).
 //!
+//! `Floor/two_captures` measures the provider's share of every run (two snapshot clones and
+//! their drops), which the floor does not include.
+//!
 //! Measurement is kept short (10 samples, 2 s) so the whole run stays within a few minutes.
 
 use std::collections::{BTreeMap, HashSet};
@@ -362,6 +365,17 @@ fn floor(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::new("estimate_and_sum", n), &entries, |b, e| {
             b.iter(|| black_box(engine::estimate::size(e, &est)))
+        });
+        // Not the floor of the issue, but the share of every assembly that is the provider's:
+        // two captures (clones of the cached snapshot) and their drops.
+        let snapshot = Snapshot::new(0, entries.clone()).expect("snapshot");
+        group.bench_with_input(BenchmarkId::new("two_captures", n), &snapshot, |b, s| {
+            b.iter(|| {
+                let mut p = CachedProvider(s.clone());
+                let first = p.capture().expect("capture");
+                let second = p.capture().expect("capture");
+                black_box((first.version(), second.version()))
+            })
         });
     }
     group.finish();
