@@ -41,6 +41,38 @@ use hybrid_compaction_model::spec::verify::verify as model_verify;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
+/// Reports, when an interleaving fails, which model failed after how many interleavings (the
+/// "caught after N" figure of a seeded bug in `docs/LOOM.md`). loom runs every thread of an
+/// execution as a coroutine on the thread that called `check`, so a thread-local names the model.
+mod failure_report {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Once;
+
+    thread_local! {
+        static CURRENT: Cell<Option<(&'static str, &'static AtomicUsize)>> =
+            const { Cell::new(None) };
+    }
+
+    /// Names the model this test thread is checking; installs the panic hook once.
+    pub fn set(name: &'static str, counter: &'static AtomicUsize) {
+        static HOOK: Once = Once::new();
+        HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                if let Some((name, counter)) = CURRENT.with(Cell::get) {
+                    eprintln!(
+                        "loom model {name}: failing interleaving found after {} interleavings",
+                        counter.load(SeqCst)
+                    );
+                }
+                previous(info);
+            }));
+        });
+        CURRENT.with(|c| c.set(Some((name, counter))));
+    }
+}
+
 /// The shared, mutable history: `(version, entries)`.
 #[derive(Clone)]
 struct SharedHistory(Arc<Mutex<(i64, Vec<Entry>)>>);
@@ -248,7 +280,7 @@ fn provider_call(run: &Run, history: &SharedHistory, policy: &Policy) -> (Outcom
 /// Runs model (d): a writer appending `appends` entries, and `calls` provider calls of one run
 /// (the first on the model's main thread, the others spawned).
 fn restart_model(
-    name: &str,
+    name: &'static str,
     max_attempts: i32,
     appends: usize,
     calls: usize,
@@ -261,6 +293,7 @@ fn restart_model(
         builder.preemption_bound = Some(bound);
     }
     counter.store(0, SeqCst);
+    failure_report::set(name, counter);
     outcomes.store(0, SeqCst);
     let started = std::time::Instant::now();
     builder.check(move || {

@@ -40,10 +40,13 @@
 //! section (so it is linearizable to the sequential model `hybrid_compaction_model::spec::lease`),
 //! and commit-then-leave is atomic. The gate's waiters sleep on a condition variable and
 //! re-check, on every wake-up and under the lock, first the caller's cancellation token and then
-//! the slot. Cancellation needs a wake-up: [`Run::cancel_and_wake`] sets the token and then
-//! notifies under the lock, so a waiter either sees the token before it sleeps or is woken after
-//! it was set (no lost wake-up, no timeout needed, which is what lets loom model it). Leaving
-//! uses `notify_all`, so a cancelled waiter that consumes a wake-up cannot strand another one.
+//! the slot. Cancellation needs a wake-up: [`Run::cancel_and_wake`] sets the token and
+//! notifies inside the run's critical section, so a waiter either sees the token before it
+//! sleeps or is woken after it was set (no lost wake-up, no timeout needed, which is what lets
+//! loom model it; loom cannot see the plain atomic inside the token, but it sees the lock that
+//! orders every access that matters). Leaving and cancelling use `notify_all`, so a cancelled
+//! waiter that consumes a wake-up cannot strand another waiter (a seeded `notify_one` is caught
+//! by loom model (b), see `docs/LOOM.md`).
 //!
 //! Runs never share a lock, so runs never block each other. The lease ids come from a per-run
 //! counter (the reference uses random GUIDs; uniqueness within the run is all that matters).

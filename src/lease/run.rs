@@ -238,11 +238,16 @@ impl Run {
     }
 
     /// Cancels `cancel` and wakes this run's gate waiters so that a waiter holding `cancel`
-    /// observes it (SPEC LSE-7). Setting the token before taking the lock is what rules out a
-    /// lost wake-up: a waiter checks the token under the same lock before it sleeps.
+    /// observes it (SPEC LSE-7). The token is set *inside* the run's critical section, the same
+    /// one in which a waiter checks it before sleeping, so there is no lost wake-up: either the
+    /// waiter's check comes first (it is then asleep and this notification wakes it) or this
+    /// comes first (the waiter sees the token without sleeping). Keeping both accesses under the
+    /// lock also makes the token's order visible to loom, whose scheduler cannot see the plain
+    /// atomic inside [`CancellationToken`]. A token cancelled directly (not through this call)
+    /// is observed by a waiter at its next wake-up.
     pub fn cancel_and_wake(&self, cancel: &CancellationToken) {
-        cancel.cancel();
         let _guard = sync::lock(&self.0.inner);
+        cancel.cancel();
         self.0.gate_cv.notify_all();
     }
 
