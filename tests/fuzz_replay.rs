@@ -25,8 +25,13 @@ mod decode;
 #[path = "../fuzz/src/oracle.rs"]
 mod oracle;
 
+use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+
+use hybrid_compaction_model::assembly::{AssemblyError, Outcome};
+use hybrid_compaction_model::spec;
+use hybrid_compaction_model::verification::RejectionReason;
 
 /// Seeds (`<target>/<file>`) that reproduce an open finding; skipped by the green replay.
 const KNOWN_FINDINGS: &[&str] = &[];
@@ -109,4 +114,53 @@ fn decoders_are_total_and_deterministic() {
         oracle::assemble_bytes(data);
         oracle::wire_bytes(data);
     }
+}
+
+/// The committed seeds still mean what they were picked for: between them they reach an
+/// accepted verification, every rejection reason (SPEC VER-1, VER-3) and the duplicate-id error,
+/// and every assembly outcome (SPEC ASM-1) plus a cancellation (ASM-16). A change of the
+/// decoder silently re-interprets old seeds; this test notices, and the seeds must be re-picked
+/// from a fresh corpus (`docs/FUZZING.md`, `seed_stats`).
+#[test]
+fn seeds_cover_every_rejection_reason_and_assembly_outcome() {
+    let mut accepted = false;
+    let mut duplicate_id = false;
+    let mut reasons = BTreeSet::new();
+    for file in seeds("verify_differential") {
+        let input = decode::verify_input(&std::fs::read(&file).expect("readable seed"));
+        match spec::verify::verify(&input.original, &input.proposed, &input.policy()) {
+            Ok(r) => {
+                accepted |= r.is_accepted();
+                reasons.extend(r.rejection_reasons);
+            }
+            Err(AssemblyError::DuplicateEntryId { .. }) => duplicate_id = true,
+            Err(_) => {}
+        }
+    }
+    assert!(accepted, "no verify seed is accepted");
+    assert!(duplicate_id, "no verify seed hits the duplicate-id error");
+    let missing: Vec<_> = RejectionReason::ALL
+        .iter()
+        .filter(|r| !reasons.contains(r))
+        .collect();
+    assert!(missing.is_empty(), "reasons never produced: {missing:?}");
+
+    let mut outcomes = BTreeSet::new();
+    let mut cancelled = false;
+    for file in seeds("assemble_differential") {
+        let input = decode::assemble_input(&std::fs::read(&file).expect("readable seed"));
+        match oracle::model_assemble(&input) {
+            Some(Ok(r)) => {
+                outcomes.insert(r.outcome);
+            }
+            Some(Err(AssemblyError::Cancelled)) => cancelled = true,
+            _ => {}
+        }
+    }
+    let missing: Vec<_> = Outcome::ALL
+        .iter()
+        .filter(|o| !outcomes.contains(o))
+        .collect();
+    assert!(missing.is_empty(), "outcomes never produced: {missing:?}");
+    assert!(cancelled, "no assemble seed is cancelled");
 }

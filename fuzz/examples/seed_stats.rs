@@ -1,13 +1,14 @@
 //! Summarises what a directory of fuzz inputs exercises: for `verify_differential` inputs the
 //! verifier outcome / rejection reasons (model side) and list sizes, for `assemble_differential`
-//! inputs the assembly outcome or error kind. Used to pick a small, diverse set of committed
+//! inputs the assembly outcome or error kind (with the input's cancellation points). Used to pick a small, diverse set of committed
 //! seeds from a fuzz corpus.
 //!
 //! `cargo run --release --example seed_stats -- verify_differential fuzz/corpus/verify_differential`
+//! (with `SEED_STATS_ALL=1` it also prints one `file<TAB>bytes<TAB>label` line per input).
 
 use std::collections::BTreeMap;
 
-use hybrid_compaction_fuzz::decode;
+use hybrid_compaction_fuzz::{decode, oracle};
 use hybrid_compaction_model::spec;
 
 fn main() {
@@ -37,32 +38,17 @@ fn main() {
             }
             "assemble_differential" => {
                 let input = decode::assemble_input(&data);
-                let est: std::sync::Arc<dyn hybrid_compaction_model::estimator::Estimator> =
-                    match &input.estimator {
-                        decode::EstimatorChoice::Host(e) => e.clone(),
-                        _ => std::sync::Arc::new(spec::estimate::Utf8ContextEstimator),
-                    };
-                let Some(policy) = decode::policy(
-                    input.hard_limit,
-                    input.margin,
-                    input.retention,
-                    input.attempts,
-                    est,
-                ) else {
-                    continue;
-                };
-                let mut provider =
-                    hybrid_compaction_model::snapshot::ScriptedProvider::new(input.captures);
-                let mut reducer =
-                    hybrid_compaction_model::reducers::ScriptedReducer::new(input.steps);
-                let token = hybrid_compaction_model::cancel::CancellationToken::new();
-                match spec::assemble::assemble(&policy, &mut provider, &mut reducer, &token) {
-                    Ok(r) => format!("{:?} {:?}", r.outcome, r.stages),
-                    Err(e) => format!("error {:?}", e.kind()),
+                match oracle::model_assemble(&input) {
+                    None => continue,
+                    Some(Ok(r)) => format!("{:?} {:?}", r.outcome, r.stages),
+                    Some(Err(e)) => format!("error {:?}", e.kind()),
                 }
             }
             _ => panic!("unknown target {target}"),
         };
+        if std::env::var_os("SEED_STATS_ALL").is_some() {
+            println!("{}\t{}\t{label}", f.display(), data.len());
+        }
         let slot = hist
             .entry(label)
             .or_insert((0, f.display().to_string(), usize::MAX));

@@ -14,10 +14,13 @@ use std::sync::Arc;
 
 use hybrid_compaction::engine;
 use hybrid_compaction::wire::{self, Case, VectorFile};
-use hybrid_compaction_model::assembly::{Reducer, ReducerError, ReductionRequest};
+use hybrid_compaction_model::assembly::{
+    AssemblyError, AssemblyResult, Reducer, ReducerError, ReductionRequest,
+};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::estimator::Estimator;
+use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::ScriptedReducer;
 use hybrid_compaction_model::snapshot::ScriptedProvider;
 use hybrid_compaction_model::spec;
@@ -95,10 +98,9 @@ impl<R: Reducer> Reducer for Recording<R> {
     }
 }
 
-/// `assemble_differential`: one assembly (SPEC ASM-7) with a scripted provider (SNAP-5) and a
-/// scripted reducer on each side; results, errors, reduction requests, capture counts and
-/// diagnostics (DIA-5) must be identical.
-pub fn check_assemble(input: &AssembleInput) {
+/// The model's and the engine's policy for an assembly input: identical numbers; the same
+/// host estimator instance, or each side's own UTF-8 estimator. `None` if the numbers are invalid.
+pub fn assemble_policies(input: &AssembleInput) -> Option<(Policy, Policy)> {
     let (model_est, engine_est): (Arc<dyn Estimator>, Arc<dyn Estimator>) = match &input.estimator {
         EstimatorChoice::Host(e) => (e.clone(), e.clone()),
         EstimatorChoice::Utf8Context => (
@@ -119,30 +121,55 @@ pub fn check_assemble(input: &AssembleInput) {
             est,
         )
     };
-    let (Some(model_policy), Some(engine_policy)) = (policy(model_est), policy(engine_est)) else {
+    Some((policy(model_est)?, policy(engine_est)?))
+}
+
+/// One side's fresh token, scripted provider and recording scripted reducer, with the input's
+/// cancellation points wired to the token.
+fn side(
+    input: &AssembleInput,
+) -> (
+    CancellationToken,
+    ScriptedProvider,
+    Recording<ScriptedReducer>,
+) {
+    let token = CancellationToken::new();
+    let mut provider = ScriptedProvider::new(input.captures.clone());
+    if let Some(k) = input.cancel_at_capture {
+        provider = provider.cancel_at_capture(k, token.clone());
+    }
+    let mut reducer = ScriptedReducer::new(input.steps.clone());
+    if let Some(k) = input.cancel_at_call {
+        reducer = reducer.cancel_at_call(k, token.clone());
+    }
+    let reducer = Recording {
+        inner: reducer,
+        log: Vec::new(),
+    };
+    (token, provider, reducer)
+}
+
+/// The model's answer alone (for seed statistics); `None` if the policy numbers are invalid.
+pub fn model_assemble(input: &AssembleInput) -> Option<Result<AssemblyResult, AssemblyError>> {
+    let (policy, _) = assemble_policies(input)?;
+    let (token, mut provider, mut reducer) = side(input);
+    Some(spec::assemble::assemble(
+        &policy,
+        &mut provider,
+        &mut reducer,
+        &token,
+    ))
+}
+
+/// `assemble_differential`: one assembly (SPEC ASM-7) with a scripted provider (SNAP-5) and a
+/// scripted reducer on each side; results, errors, reduction requests, capture counts and
+/// diagnostics (DIA-5) must be identical.
+pub fn check_assemble(input: &AssembleInput) {
+    let Some((model_policy, engine_policy)) = assemble_policies(input) else {
         return;
     };
-    let side = || {
-        let token = CancellationToken::new();
-        let mut provider = ScriptedProvider::new(input.captures.clone());
-        if let Some(k) = input.cancel_at_capture {
-            provider = provider.cancel_at_capture(k, token.clone());
-        }
-        let mut reducer = ScriptedReducer::new(input.steps.clone());
-        if let Some(k) = input.cancel_at_call {
-            reducer = reducer.cancel_at_call(k, token.clone());
-        }
-        (
-            token,
-            provider,
-            Recording {
-                inner: reducer,
-                log: Vec::new(),
-            },
-        )
-    };
-    let (m_token, mut m_provider, mut m_reducer) = side();
-    let (e_token, mut e_provider, mut e_reducer) = side();
+    let (m_token, mut m_provider, mut m_reducer) = side(input);
+    let (e_token, mut e_provider, mut e_reducer) = side(input);
     let m = spec::assemble::assemble(&model_policy, &mut m_provider, &mut m_reducer, &m_token);
     let e = engine::assemble::assemble(&engine_policy, &mut e_provider, &mut e_reducer, &e_token);
     same("assemble", &m, &e, input);
