@@ -5,8 +5,9 @@
 //! each id (O(n²) renderings); the engine streams each message's canonical rendering straight
 //! into SHA-256 (no rendering string is built) once per message list, counts identical
 //! renderings by digest in one hash map, and answers `entry_id(messages, i)` from that table.
-//! The table is rebuilt whenever the classifier sees a different list (address or length) or the
-//! message at `i` no longer hashes to the recorded digest.
+//! The table is rebuilt at index 0 (every adaptation starts there), whenever the classifier sees a
+//! different list (address or length), and when the message at `i` no longer hashes to the
+//! recorded digest.
 
 use sha2::{Digest as _, Sha256};
 
@@ -132,7 +133,9 @@ impl ContentHashClassifier {
 impl Classifier for ContentHashClassifier {
     fn entry_id(&mut self, messages: &[Message], index: usize) -> String {
         let key = (messages.as_ptr() as usize, messages.len());
-        let fresh = self.key == Some(key)
+        // Adaptation asks for index 0 first: every new adaptation rebuilds the table.
+        let fresh = index > 0
+            && self.key == Some(key)
             && self
                 .table
                 .get(index)
