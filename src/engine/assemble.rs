@@ -263,6 +263,7 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// `check cancellation` (SPEC ASM-16): only at the lines where the model checks.
     fn check_cancellation(&self) -> Result<(), AssemblyError> {
         if self.cancel.is_cancelled() {
             Err(AssemblyError::Cancelled)
@@ -374,7 +375,9 @@ impl Run<'_> {
         Ok(self.provider.capture()?)
     }
 
-    /// The shared version check (SPEC ASM-5).
+    /// The shared version check (SPEC ASM-5): stable, churn (budget exhausted: nothing mutated,
+    /// no stage), or a consumed restart that adopts the new snapshot (its derived data rebuilt
+    /// lazily) and, at the sites of SPEC ASM-10 that say so, consumes an attempt.
     fn check(&mut self, s: Snapshot, consumes: bool) -> Check {
         if s.version() == self.latest_version {
             return Check::Stable;
@@ -518,6 +521,7 @@ impl Run<'_> {
                 let v = self.verify_candidate(&ev);
                 if v.is_accepted() {
                     let s = self.capture()?;
+                    // SPEC ASM-10: margin-restored success, a restart consumes an attempt.
                     match self.check(s, true) {
                         Check::Churn(s) => return self.churn(s),
                         Check::Restarted => continue 'outer,
@@ -605,6 +609,7 @@ impl Run<'_> {
                         };
                         if pv.is_accepted() {
                             let s = self.capture()?;
+                            // SPEC ASM-10: preserve-current, a restart does not consume.
                             match self.check(s, false) {
                                 Check::Churn(s) => return self.churn(s),
                                 Check::Restarted => continue 'outer,
@@ -624,6 +629,7 @@ impl Run<'_> {
                 }
                 if ps <= h {
                     let s = self.capture()?;
+                    // SPEC ASM-10: reduced-proposal success, a restart does not consume.
                     match self.check(s, false) {
                         Check::Churn(s) => return self.churn(s),
                         Check::Restarted => continue 'outer,
@@ -661,6 +667,8 @@ impl Run<'_> {
                     let v = self.verify_candidate(&c);
                     if v.is_accepted() {
                         let s = self.capture()?;
+                        // SPEC ASM-10: fallback candidate, a restart consumes an attempt and
+                        // resumes inside the fallback (ASM-9).
                         match self.check(s, true) {
                             Check::Churn(s) => return self.churn(s),
                             Check::Restarted => continue 'fallback,
@@ -690,6 +698,7 @@ impl Run<'_> {
                 let v = self.verify_candidate(&c);
                 if v.is_accepted() {
                     let s = self.capture()?;
+                    // SPEC ASM-10: fallback candidate (required only).
                     match self.check(s, true) {
                         Check::Churn(s) => return self.churn(s),
                         Check::Restarted => continue 'fallback,
