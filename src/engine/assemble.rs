@@ -5,8 +5,8 @@
 //! cancellation points, same attempt accounting), so the two agree on every stage list and
 //! error. What differs is the data work:
 //!
-//! * `cur` (the latest snapshot) carries lazily built derived data ([`Snap`]): per-entry sizes
-//!   (each entry estimated at most once, [`SizeCache`]), the positional tool analysis, the
+//! * `cur` (the latest snapshot) carries lazily built derived data (`Snap`): per-entry sizes
+//!   (each entry estimated at most once, `SizeCache`), the positional tool analysis, the
 //!   required positions and ids, and an id -> position index. Each is built at most once per
 //!   snapshot, and only when first needed.
 //! * Candidates built from `cur` (the evicted list, fallback candidates) are position lists, so

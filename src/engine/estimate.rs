@@ -6,7 +6,7 @@
 //! small stack buffer, never a `String`).
 //!
 //! [`size`] is the checked 32-bit sum (SPEC POL-3); the assembler instead keeps a per-snapshot
-//! cache of per-entry sizes ([`SizeCache`]) so that each entry of a snapshot is estimated at most
+//! cache of per-entry sizes (`SizeCache`) so that each entry of a snapshot is estimated at most
 //! once, whatever the number of candidate lists built from it.
 
 use std::fmt::Write as _;

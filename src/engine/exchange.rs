@@ -6,7 +6,7 @@
 //! list of the analysis from those records. Cost: O(parts) hash operations, independent of the
 //! number of calls per message.
 //!
-//! Internally the analysis is positional ([`Analysis`]: entry positions in the analysed list),
+//! Internally the analysis is positional (`Analysis`: entry positions in the analysed list),
 //! which is what required-preservation and the verifier consume; [`analyze`] converts it to the
 //! id-based vocabulary record.
 

@@ -1,6 +1,6 @@
 //! Required-preservation selection (SPEC PRE-1 .. PRE-4) in a constant number of linear passes.
 //!
-//! Given the positional tool analysis ([`Analysis`]) of a list, [`required_into`] marks a flag
+//! Given the positional tool analysis (`Analysis`) of a list, `required_into` marks a flag
 //! per position: required kinds and reference-less recovered bodies (one pass, the durable set
 //! hashed only when the list has recovered bodies at all), groups and incomplete entries (one
 //! pass over the groups), and the last `retention` recency units (one forward pass recording

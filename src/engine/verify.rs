@@ -1,7 +1,7 @@
 //! The verifier (SPEC VER-1 .. VER-4) over positions.
 //!
 //! The model searches the proposal and the original linearly for every id. The engine maps
-//! every proposed entry to its position in the original once (`pos[j]`, or [`NONE`] for a new
+//! every proposed entry to its position in the original once (`pos[j]`, or `NONE` for a new
 //! id), builds the inverse map in a reusable buffer, and then runs the four checks of SPEC VER-1
 //! as single passes over the required positions and the proposal. Structural equality
 //! (SPEC VER-2) of two handles to the same allocation is decided without comparing contents,
