@@ -97,6 +97,17 @@ fn replay_assemble_differential_seeds() {
 #[test]
 fn replay_wire_case_seeds() {
     replay("wire_case", oracle::wire_bytes);
+    // The seeds taken from the vector corpus must parse (else the replay checks nothing).
+    for file in seeds("wire_case") {
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.contains("-tc") || name.starts_with("vectorfile-") {
+            let data = std::fs::read(&file).expect("readable seed");
+            assert!(
+                !oracle::wire_cases(&data).is_empty(),
+                "{name} no longer parses as a case or vector file"
+            );
+        }
+    }
 }
 
 /// The decoder is total and deterministic: any bytes decode, twice to the same input.

@@ -218,19 +218,32 @@ pub fn check_case(case: &Case) {
     assert!(back == *case, "case round trip changed the case\n{text}");
 }
 
-/// `wire_case`: arbitrary bytes -> (UTF-8 -> a `Case`, or else a `VectorFile`) -> every case
-/// checked by [`check_case`]. Non-UTF-8 or non-parsing input is simply refused; nothing may panic.
-pub fn wire_bytes(data: &[u8]) {
+/// The wire parser under test: UTF-8 text -> one `Case`, or else a `VectorFile` (every test's
+/// effective case, the group policy filled in). Anything else is refused (no cases); never panics.
+pub fn wire_cases(data: &[u8]) -> Vec<Case> {
     let Ok(text) = std::str::from_utf8(data) else {
-        return;
+        return Vec::new();
     };
     if let Ok(case) = serde_json::from_str::<Case>(text) {
+        return vec![case];
+    }
+    match serde_json::from_str::<VectorFile>(text) {
+        Ok(file) => file
+            .test_groups
+            .iter()
+            .flat_map(|g| {
+                g.tests
+                    .iter()
+                    .map(move |t| t.effective_case(g.policy.as_ref()))
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// `wire_case`: arbitrary bytes -> [`wire_cases`] -> every case checked by [`check_case`].
+pub fn wire_bytes(data: &[u8]) {
+    for case in wire_cases(data) {
         check_case(&case);
-    } else if let Ok(file) = serde_json::from_str::<VectorFile>(text) {
-        for group in &file.test_groups {
-            for test in &group.tests {
-                check_case(&test.effective_case(group.policy.as_ref()));
-            }
-        }
     }
 }
