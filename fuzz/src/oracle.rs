@@ -36,8 +36,9 @@ fn same<A: Debug, B: Debug, I: Debug>(what: &str, model: &A, engine: &B, input: 
     );
 }
 
-/// `verify_differential`: verify (SPEC VER-1..VER-4), required ids (PRE-1) and tool-exchange
-/// analysis (EXC-1..EXC-3) of the decoded lists, model == engine, results and errors.
+/// `verify_differential`: verify (SPEC VER-1..VER-4), required ids (PRE-1), selection (PRE-4),
+/// tool-exchange analysis (EXC-1..EXC-3) and the UTF-8 estimators (EST-2, EST-4) on the decoded
+/// lists, model == engine, results and errors.
 pub fn check_verify(input: &VerifyInput) {
     let policy = input.policy();
     let (original, proposed) = (&input.original, &input.proposed);
@@ -58,6 +59,31 @@ pub fn check_verify(input: &VerifyInput) {
             &format!("analyze({name})"),
             &spec::exchange::analyze(list),
             &engine::exchange::analyze(list),
+            input,
+        );
+    }
+    // Per-entry estimates (SPEC EST-2 with its .NET number rendering, EST-4) and the
+    // preservation selection (PRE-4), on both lists.
+    let never = CancellationToken::new();
+    for (name, list) in [("original", original), ("proposed", proposed)] {
+        for e in list.iter() {
+            same(
+                "Utf8ContextEstimator",
+                &spec::estimate::Utf8ContextEstimator.estimate(e),
+                &engine::estimate::Utf8ContextEstimator.estimate(e),
+                e,
+            );
+            same(
+                "Utf8TextEstimator",
+                &spec::estimate::Utf8TextEstimator.estimate(e),
+                &engine::estimate::Utf8TextEstimator.estimate(e),
+                e,
+            );
+        }
+        same(
+            &format!("select_required({name})"),
+            &spec::preserve::select_required(list, &policy, &never),
+            &engine::preserve::select_required(list, &policy, &never),
             input,
         );
     }
