@@ -765,3 +765,54 @@ proptest! {
         );
     }
 }
+
+proptest! {
+    #![proptest_config(Config::with_cases(cases(12)))]
+
+    /// SPEC ASM-7, VER-1: a few large histories (hundreds of entries), where the engine's
+    /// bounded pointer walk over proposals (2n comparisons, then the id index) and its reuse of
+    /// the snapshot analysis are exercised at scale: proposals with many new entries in front,
+    /// swaps and duplicates must still be mapped exactly as the model's linear searches do.
+    #[test]
+    fn large_histories_match_model(
+        segs in prop::collection::vec(seg_strategy(), 150..300),
+        clean_it in any::<bool>(),
+        limits in limit_plan_strategy(),
+        steps in prop::collection::vec(
+            prop_oneof![
+                Just(Step::SummarizeAll),
+                Just(Step::Swap),
+                Just(Step::Duplicate),
+                Just(Step::Mutate),
+                (10u8..=60).prop_map(Step::DropOptional),
+                (1usize..30).prop_map(Step::AddSummary),
+            ],
+            1..4,
+        ),
+    ) {
+        let mut segs = segs;
+        if clean_it {
+            clean(&mut segs);
+        }
+        let case = Case {
+            segs,
+            estimator: EstimatorPlan::Context,
+            limits,
+            steps,
+            provider: ProviderPlan { changes: vec![], cancel_at_capture: None },
+            cancel_at_call: None,
+            cancel_before: false,
+        };
+        assembly_equivalence(&case)?;
+        // The proposal mapping itself, with many new entries ahead of retained ones.
+        let entries = build(&case.segs);
+        let mut proposal: Vec<Entry> = Builder::new("x").build(&case.segs[..case.segs.len().min(40)]);
+        // Unique ids: every third entry in reverse order, then the next third in order.
+        proposal.extend(entries.iter().step_by(3).rev().cloned());
+        proposal.extend(entries.iter().skip(1).step_by(3).cloned());
+        let (mp, ep) = policies(&case, &entries);
+        let engine_verdict = engine::verify::verify(&entries, &proposal, &ep);
+        prop_assert!(engine_verdict.is_ok(), "proposal ids are unique");
+        prop_assert_same!(engine_verdict, spec::verify::verify(&entries, &proposal, &mp));
+    }
+}
