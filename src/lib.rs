@@ -13,6 +13,7 @@
 pub mod cli;
 pub mod engine;
 pub mod lease;
+pub mod node;
 pub mod sync;
 pub mod wire;
 

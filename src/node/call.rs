@@ -1,0 +1,457 @@
+//! The compaction node and its per-call protocol (SPEC NODE-1 .. NODE-6, EVT-2).
+
+use std::fmt;
+use std::sync::Arc;
+
+use hybrid_compaction_model::artifact::Digest;
+use hybrid_compaction_model::assembly::{AssemblyError, Outcome};
+use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::diagnostics::Diagnostics;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::error::ErrorKind;
+use hybrid_compaction_model::lease::LeaseError;
+use hybrid_compaction_model::message::Message;
+use hybrid_compaction_model::policy::Policy;
+use hybrid_compaction_model::reducers::UpstreamReducer;
+use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
+
+use super::events::{
+    CompactionEvent, CompletedEvent, ComposedEvent, EventEnvelope, Reporter, StartedEvent,
+    TerminatedEvent,
+};
+use super::ids::{AssemblyId, IdSource, RandomIdSource};
+use crate::engine::assemble::Assembler;
+use crate::engine::bridge::Bridge;
+use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
+use crate::engine::diagnostics;
+use crate::lease::{CallSlot, RunScope};
+
+/// The real provider's own, opaque failure. Its text never reaches an event (SPEC EVT-6).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("provider call failed: {0}")]
+pub struct ProviderError(pub String);
+
+/// The real chat provider the node wraps (SPEC NODE-2). Synchronous; the node hands it the
+/// bounded messages of one call and the call's cancellation token.
+pub trait ChatClient {
+    /// What a successful call returns.
+    type Reply;
+    /// Sends `messages` to the provider. `Ok` means the provider accepted the whole request (the
+    /// lease is then committed); `Err` releases the lease (SPEC NODE-5).
+    fn send(
+        &mut self,
+        messages: &[Message],
+        cancel: &CancellationToken,
+    ) -> Result<Self::Reply, ProviderError>;
+}
+
+impl<C: ChatClient + ?Sized> ChatClient for &mut C {
+    type Reply = C::Reply;
+    fn send(
+        &mut self,
+        messages: &[Message],
+        cancel: &CancellationToken,
+    ) -> Result<C::Reply, ProviderError> {
+        (**self).send(messages, cancel)
+    }
+}
+
+/// The host's snapshot integration (SPEC NODE-6; C# S11, S52 step 4): maps the adapted baseline
+/// entries of one call to the snapshot provider assembly captures from. `None` means "no
+/// provider", an `InvalidOperation` error raised before any event.
+pub trait SnapshotIntegration {
+    /// The snapshot provider for this call's `baseline`.
+    fn provider(&mut self, baseline: Vec<Entry>) -> Option<Box<dyn SnapshotProvider>>;
+}
+
+impl<F> SnapshotIntegration for F
+where
+    F: FnMut(Vec<Entry>) -> Option<Box<dyn SnapshotProvider>>,
+{
+    fn provider(&mut self, baseline: Vec<Entry>) -> Option<Box<dyn SnapshotProvider>> {
+        self(baseline)
+    }
+}
+
+/// The default integration: a static provider over the baseline (SPEC SNAP-3; C# S85), so no
+/// recovered body ever appears.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StaticIntegration;
+
+impl SnapshotIntegration for StaticIntegration {
+    fn provider(&mut self, baseline: Vec<Entry>) -> Option<Box<dyn SnapshotProvider>> {
+        Some(Box::new(StaticProvider::new(baseline)))
+    }
+}
+
+/// The options that make a node executable (SPEC NODE-1): the policy and the upstream reducer,
+/// both required (no default reducer exists).
+#[derive(Debug, Clone)]
+pub struct NodeOptions<U> {
+    /// The validated compaction policy (SPEC POL-1).
+    pub policy: Policy,
+    /// The upstream chat reducer, bridged to entries (SPEC BRG-1).
+    pub reducer: U,
+}
+
+/// Why a node could not be selected (SPEC NODE-1). Both are argument errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The switch is on but no options were supplied.
+    #[error("hybrid compaction is enabled but no compaction options were supplied")]
+    EnabledWithoutOptions,
+    /// Options were supplied but the switch is off.
+    #[error("compaction options were supplied but hybrid compaction is not enabled")]
+    OptionsWithoutEnabled,
+}
+
+impl ConfigError {
+    /// The language-neutral category (SPEC ERR-1): an argument error.
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::InvalidArgument
+    }
+}
+
+/// The result of [`select`] (SPEC NODE-1).
+pub enum NodeSelection<C, U> {
+    /// Neither switch nor options: the client is returned unchanged, no node exists and no event
+    /// is ever emitted (C# S54).
+    Disabled(C),
+    /// Switch and options: the client wrapped in a node.
+    Installed(Box<CompactionNode<C, U>>),
+}
+
+impl<C, U> fmt::Debug for NodeSelection<C, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NodeSelection::Disabled(_) => f.write_str("Disabled"),
+            NodeSelection::Installed(_) => f.write_str("Installed"),
+        }
+    }
+}
+
+/// Fail-closed opt-in (SPEC NODE-1; a simplified C# S84): `enabled` and `options` must agree.
+/// Both present installs a node around `client` (with the default classifier, integration and
+/// id source); neither returns the client unchanged; one without the other is a [`ConfigError`].
+/// `reporter` is a required argument that may be `None` (SPEC EVT-1).
+pub fn select<C: ChatClient, U: UpstreamReducer>(
+    enabled: bool,
+    options: Option<NodeOptions<U>>,
+    client: C,
+    reporter: Option<Reporter>,
+) -> Result<NodeSelection<C, U>, ConfigError> {
+    match (enabled, options) {
+        (true, Some(options)) => Ok(NodeSelection::Installed(Box::new(CompactionNode {
+            client,
+            policy: options.policy,
+            reducer: options.reducer,
+            classifier: Box::new(ContentHashClassifier::new()),
+            integration: Box::new(StaticIntegration),
+            ids: Arc::new(RandomIdSource),
+            reporter,
+            assembler: Assembler::new(),
+        }))),
+        (true, None) => Err(ConfigError::EnabledWithoutOptions),
+        (false, Some(_)) => Err(ConfigError::OptionsWithoutEnabled),
+        (false, None) => Ok(NodeSelection::Disabled(client)),
+    }
+}
+
+/// The typed termination error (SPEC NODE-4; C# S52 step 10): only the outcome, the final
+/// estimated size and the hard limit, never the diagnostics or any content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("context compaction terminated ({outcome}): final estimated size {final_estimated_size} exceeds what can be sent within hard limit {hard_limit}")]
+pub struct CompactionTerminated {
+    /// The termination outcome (`Irreducible` or `ConcurrentMutationLimit`).
+    pub outcome: Outcome,
+    /// The result's final estimated size.
+    pub final_estimated_size: i32,
+    /// The hard limit.
+    pub hard_limit: i32,
+}
+
+/// Why a node call failed (SPEC NODE-2 .. NODE-5). Every variant releases the call's lease.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NodeError {
+    /// Entering the gate failed (cancelled while waiting, SPEC LSE-7) or committing the lease
+    /// failed (revision overflow, SPEC LSE-5).
+    #[error(transparent)]
+    Lease(LeaseError),
+    /// Cancellation observed by the node's own checks (C# S52 steps 1 and 8).
+    #[error("provider call was cancelled")]
+    Cancelled,
+    /// Message adaptation failed (SPEC CLS-1); before `Started`.
+    #[error(transparent)]
+    Adapt(AdaptError),
+    /// The snapshot integration returned no provider (an `InvalidOperation` error); before
+    /// `Started`.
+    #[error("snapshot integration returned no snapshot provider")]
+    NoSnapshotProvider,
+    /// Assembly or diagnostics failed (SPEC ASM-*, DIA-3); after `Started`, no terminal event.
+    #[error(transparent)]
+    Assembly(AssemblyError),
+    /// Assembly ended in a termination outcome (SPEC NODE-4); `Started`, `Terminated`.
+    #[error(transparent)]
+    Terminated(CompactionTerminated),
+    /// The real provider failed after `Composed`; the lease was released (SPEC NODE-5).
+    #[error(transparent)]
+    Provider(ProviderError),
+}
+
+impl NodeError {
+    /// The language-neutral category (SPEC ERR-1). A termination is an `InvalidOperation` (the
+    /// C# irreducible exception derives from it); a provider failure is reported as
+    /// `InvalidOperation` too (the provider's own exception type is opaque here).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            NodeError::Lease(e) => e.kind(),
+            NodeError::Cancelled => ErrorKind::Cancelled,
+            NodeError::Adapt(e) => e.kind(),
+            NodeError::NoSnapshotProvider => ErrorKind::InvalidOperation,
+            NodeError::Assembly(e) => e.kind(),
+            NodeError::Terminated(_) => ErrorKind::InvalidOperation,
+            NodeError::Provider(_) => ErrorKind::InvalidOperation,
+        }
+    }
+}
+
+/// A successful call (SPEC NODE-2): the provider's reply plus the internal dispatch result.
+#[derive(Debug, Clone)]
+pub struct Dispatched<R> {
+    /// The provider's reply.
+    pub reply: R,
+    /// The diagnostics value, identical (same allocation) to the one the completed and composed
+    /// events carry (SPEC EVT-4).
+    pub diagnostics: Arc<Diagnostics>,
+    /// The attempt's id (SPEC EVT-5).
+    pub assembly_id: AssemblyId,
+    /// The digests committed as delivered (SPEC NODE-5).
+    pub forwarded: Vec<Digest>,
+}
+
+/// What a successful assembly hands to dispatch (C# S52 step 13).
+struct Composed {
+    messages: Vec<Message>,
+    forwarded: Vec<Digest>,
+    diagnostics: Arc<Diagnostics>,
+    assembly_id: AssemblyId,
+}
+
+/// The per-provider-call compaction node (SPEC NODE-2): wraps a [`ChatClient`] and assembles
+/// bounded context at every call. Build it with [`select`].
+pub struct CompactionNode<C, U> {
+    client: C,
+    policy: Policy,
+    reducer: U,
+    classifier: Box<dyn Classifier + Send>,
+    integration: Box<dyn SnapshotIntegration + Send>,
+    ids: Arc<dyn IdSource>,
+    reporter: Option<Reporter>,
+    assembler: Assembler,
+}
+
+impl<C, U> fmt::Debug for CompactionNode<C, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompactionNode")
+            .field("policy", &self.policy)
+            .field("reporter", &self.reporter)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Emits one event if a reporter is present; the envelope (sequence number, timestamp) is taken
+/// at emission (SPEC EVT-1, EVT-3).
+fn emit(
+    reporter: Option<&Reporter>,
+    assembly_id: AssemblyId,
+    make: impl FnOnce(EventEnvelope) -> CompactionEvent,
+) {
+    if let Some(r) = reporter {
+        let event = make(r.envelope(assembly_id));
+        r.report(event);
+    }
+}
+
+impl<C: ChatClient, U: UpstreamReducer> CompactionNode<C, U> {
+    /// Replaces the classifier (default: the content-hash classifier, SPEC CLS-2).
+    pub fn with_classifier(mut self, classifier: Box<dyn Classifier + Send>) -> Self {
+        self.classifier = classifier;
+        self
+    }
+
+    /// Replaces the snapshot integration (default: [`StaticIntegration`]).
+    pub fn with_snapshot_integration(
+        mut self,
+        integration: impl SnapshotIntegration + Send + 'static,
+    ) -> Self {
+        self.integration = Box::new(integration);
+        self
+    }
+
+    /// Replaces the [`AssemblyId`] source (default: [`RandomIdSource`]).
+    pub fn with_id_source(mut self, ids: Arc<dyn IdSource>) -> Self {
+        self.ids = ids;
+        self
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The wrapped client.
+    pub fn client(&self) -> &C {
+        &self.client
+    }
+
+    /// The wrapped client, mutably.
+    pub fn client_mut(&mut self) -> &mut C {
+        &mut self.client
+    }
+
+    /// One provider call (SPEC NODE-2; C# S51): ensure a run scope, enter the run's gate (taking
+    /// a lease), assemble (SPEC NODE-3), dispatch the bounded messages, commit the lease with the
+    /// forwarded digests on provider success or release it on any failure (SPEC NODE-5), leave
+    /// the gate, then the scope.
+    pub fn call(
+        &mut self,
+        scope: &mut RunScope,
+        messages: &[Message],
+        cancel: &CancellationToken,
+    ) -> Result<Dispatched<C::Reply>, NodeError> {
+        // (1) ensure a run scope (SPEC LSE-6); the guard leaves it when this function returns,
+        // after the slot below has been finished.
+        let guard = scope.ensure_run();
+        // (2) enter the run's provider-call slot (SPEC LSE-7); the slot's lease is step 2 of
+        // C# S52. A cancellation observed here leaves no trace and emits nothing.
+        let slot = guard.enter(cancel).map_err(NodeError::Lease)?;
+        // (3) assemble.
+        let composed = match self.assemble(&slot, messages, cancel) {
+            Ok(c) => c,
+            Err(e) => {
+                // SPEC NODE-5: release on every failure path. A release overflow cannot hide
+                // the original error; the gate is left regardless.
+                let _ = slot.release();
+                return Err(e);
+            }
+        };
+        // (4) dispatch; (5) commit on success, release on failure; leaving the gate happens in
+        // the same critical section (SPEC LSE-10).
+        match self.client.send(&composed.messages, cancel) {
+            Ok(reply) => {
+                slot.complete(&composed.forwarded)
+                    .map_err(NodeError::Lease)?;
+                Ok(Dispatched {
+                    reply,
+                    diagnostics: composed.diagnostics,
+                    assembly_id: composed.assembly_id,
+                    forwarded: composed.forwarded,
+                })
+            }
+            Err(e) => {
+                // A provider failure after Composed retracts no event (C# S53).
+                let _ = slot.release();
+                Err(NodeError::Provider(e))
+            }
+        }
+        // (6) `guard` drops here: the scope is left after the gate.
+    }
+
+    /// The assembly steps of C# S52 (SPEC NODE-3), minus trust binding (not implemented: the
+    /// revalidations of steps 1 and 12 are absent, see SPEC NODE-3).
+    fn assemble(
+        &mut self,
+        slot: &CallSlot,
+        messages: &[Message],
+        cancel: &CancellationToken,
+    ) -> Result<Composed, NodeError> {
+        // 1. check cancellation (no trust binding to revalidate).
+        if cancel.is_cancelled() {
+            return Err(NodeError::Cancelled);
+        }
+        // 2. the lease was taken when entering the gate (`slot.lease()`).
+        // 3. adapt messages (SPEC CLS-1).
+        let baseline = adapt(messages, &mut *self.classifier).map_err(NodeError::Adapt)?;
+        // 4. snapshot integration; no provider -> InvalidOperation.
+        let provider = self
+            .integration
+            .provider(baseline)
+            .ok_or(NodeError::NoSnapshotProvider)?;
+        // 5. the lease-filtering provider (SPEC LSE-8), the bridge and the assembler.
+        let mut filtering = slot.filtering_provider(provider);
+        let mut bridge = Bridge::new(&mut self.reducer);
+        // 6. a new AssemblyId, then Started (SPEC EVT-2, EVT-5).
+        let assembly_id = self.ids.next_id();
+        let reporter = self.reporter.as_ref();
+        let policy = &self.policy;
+        emit(reporter, assembly_id, |envelope| {
+            CompactionEvent::Started(StartedEvent {
+                envelope,
+                measurement_unit: policy.estimator().unit(),
+                hard_limit: policy.hard_limit(),
+                trigger_threshold: policy.trigger_threshold(),
+            })
+        });
+        // 7. run the assembler (errors: Started only).
+        let result = self
+            .assembler
+            .assemble(policy, &mut filtering, &mut bridge, cancel)
+            .map_err(NodeError::Assembly)?;
+        // 8. check cancellation.
+        if cancel.is_cancelled() {
+            return Err(NodeError::Cancelled);
+        }
+        // 9. diagnostics (SPEC DIA-5), one shared value.
+        let diagnostics =
+            Arc::new(diagnostics::build(&result, policy).map_err(NodeError::Assembly)?);
+        // 10. termination -> Terminated and the typed error.
+        if !result.outcome.is_success() {
+            let d = Arc::clone(&diagnostics);
+            emit(reporter, assembly_id, |envelope| {
+                CompactionEvent::Terminated(TerminatedEvent {
+                    envelope,
+                    diagnostics: d,
+                })
+            });
+            return Err(NodeError::Terminated(CompactionTerminated {
+                outcome: result.outcome,
+                final_estimated_size: result.final_estimated_size,
+                hard_limit: result.hard_limit,
+            }));
+        }
+        // 11. Completed.
+        let d = Arc::clone(&diagnostics);
+        emit(reporter, assembly_id, |envelope| {
+            CompactionEvent::Completed(CompletedEvent {
+                envelope,
+                diagnostics: d,
+            })
+        });
+        // 12. trust revalidation: not implemented (roadmap, SPEC NODE-3).
+        // 13. forwarded digests and bounded messages, in final order. `build` already refused a
+        // success without final entries (SPEC DIA-3), so the fallback is unreachable.
+        let final_entries = result.final_entries.unwrap_or_default();
+        let forwarded: Vec<Digest> = final_entries
+            .iter()
+            .filter(|e| e.kind() == EntryKind::RecoverableContextSegment)
+            .filter_map(|e| e.recoverable_segment().map(|s| s.reference.digest()))
+            .collect();
+        let messages: Vec<Message> = final_entries.iter().map(|e| e.message().clone()).collect();
+        // 14. Composed with the identical diagnostics value, before dispatch (C# order).
+        let d = Arc::clone(&diagnostics);
+        emit(reporter, assembly_id, |envelope| {
+            CompactionEvent::Composed(ComposedEvent {
+                envelope,
+                diagnostics: d,
+            })
+        });
+        Ok(Composed {
+            messages,
+            forwarded,
+            diagnostics,
+            assembly_id,
+        })
+    }
+}
