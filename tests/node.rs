@@ -1070,3 +1070,209 @@ fn node_4_the_termination_error_carries_only_outcome_and_sizes() {
         ErrorKind::Cancelled
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// NODE-2 / NODE-5: streaming (C# S51: commit only when the stream is read to its end)
+
+use hybrid_compaction::node::StreamingChatClient;
+
+/// Streams `updates` items per call; item `fail_at` (if any) is an error.
+struct StreamClient {
+    updates: usize,
+    fail_at: Option<usize>,
+    sent: Vec<Vec<Message>>,
+}
+
+impl StreamingChatClient for StreamClient {
+    type Update = usize;
+    type Stream = std::vec::IntoIter<Result<usize, ProviderError>>;
+    fn stream(
+        &mut self,
+        messages: &[Message],
+        _cancel: &CancellationToken,
+    ) -> Result<Self::Stream, ProviderError> {
+        self.sent.push(messages.to_vec());
+        let items: Vec<Result<usize, ProviderError>> = (0..self.updates)
+            .map(|i| {
+                if self.fail_at == Some(i) {
+                    Err(ProviderError("stream broke".into()))
+                } else {
+                    Ok(i)
+                }
+            })
+            .collect();
+        Ok(items.into_iter())
+    }
+}
+
+fn stream_node(
+    updates: usize,
+    fail_at: Option<usize>,
+    sink: &Arc<RecordingSink>,
+) -> CompactionNode<StreamClient, MessageCountingReducer> {
+    let client = StreamClient {
+        updates,
+        fail_at,
+        sent: Vec::new(),
+    };
+    match select(
+        true,
+        Some(NodeOptions {
+            policy: policy(),
+            reducer: counting(),
+        }),
+        client,
+        Some(reporter(sink)),
+    )
+    .unwrap()
+    {
+        NodeSelection::Installed(n) => n.with_snapshot_integration(body_integration()),
+        NodeSelection::Disabled(_) => unreachable!(),
+    }
+}
+
+#[test]
+fn node_2_node_5_streaming_commits_only_when_read_to_its_end() {
+    let sink = Arc::new(RecordingSink::default());
+    let token = CancellationToken::new();
+    let run = Run::new();
+
+    // Abandoned after one of three updates: released, the gate held meanwhile.
+    let mut n = stream_node(3, None, &sink);
+    let mut scope = RunScope::with_run(run.clone());
+    let mut s = n
+        .call_streaming(&mut scope, &with_body_history(), &token)
+        .unwrap();
+    assert_eq!(s.next(), Some(Ok(0)));
+    assert!(run.gate_occupied(), "slot held while streaming");
+    assert!(
+        run.reserved_by(digest()).is_some(),
+        "the body is reserved while streaming"
+    );
+    drop(s);
+    assert!(!run.is_delivered(digest()));
+    assert_gate_free_and_nothing_reserved(&run);
+
+    // An error item releases.
+    let mut n = stream_node(3, Some(1), &sink);
+    let mut scope = RunScope::with_run(run.clone());
+    let s = n
+        .call_streaming(&mut scope, &with_body_history(), &token)
+        .unwrap();
+    let items: Vec<_> = s.collect();
+    assert_eq!(items.len(), 2);
+    assert!(matches!(items[1], Err(NodeError::Provider(_))));
+    assert!(!run.is_delivered(digest()));
+    assert_gate_free_and_nothing_reserved(&run);
+
+    // Zero updates, read to the end: committed; the body is delivered once.
+    let mut n = stream_node(0, None, &sink);
+    let mut scope = RunScope::with_run(run.clone());
+    let s = n
+        .call_streaming(&mut scope, &with_body_history(), &token)
+        .unwrap();
+    assert_eq!(s.forwarded(), &[digest()]);
+    let id = s.assembly_id();
+    assert_eq!(s.count(), 0);
+    assert!(run.is_delivered(digest()));
+    assert_gate_free_and_nothing_reserved(&run);
+    assert!(carries_body(&n.client().sent[0]));
+    // Every streamed attempt emitted Started, Completed, Composed.
+    assert_eq!(check_attempts(&sink.events()), 3);
+    assert!(sink.events().iter().any(|e| e.envelope().assembly_id == id));
+
+    // A later streaming call of the run no longer gets the body.
+    let mut n = stream_node(2, None, &sink);
+    let mut scope = RunScope::with_run(run.clone());
+    let s = n
+        .call_streaming(&mut scope, &with_body_history(), &token)
+        .unwrap();
+    assert!(s.forwarded().is_empty());
+    assert_eq!(s.collect::<Vec<_>>(), vec![Ok(0), Ok(1)]);
+    assert!(!carries_body(&n.client().sent[0]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// NODE-6: injected seams
+
+/// Ids `m{i}`; the user message at index 1 is overridden to `OptionalContext`.
+struct OptionalSecond;
+
+impl Classifier for OptionalSecond {
+    fn entry_id(&mut self, _messages: &[Message], index: usize) -> String {
+        format!("m{index}")
+    }
+    fn override_kind(&mut self, _messages: &[Message], index: usize) -> Option<EntryKind> {
+        (index == 1).then_some(EntryKind::OptionalContext)
+    }
+}
+
+#[test]
+fn node_6_classifier_and_integration_are_injected() {
+    let sink = Arc::new(RecordingSink::default());
+    let baselines: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+    let seen = Arc::clone(&baselines);
+    let mut n = node(counting(), Some(&sink))
+        .with_classifier(Box::new(OptionalSecond))
+        .with_snapshot_integration(move |baseline: Vec<Entry>| {
+            seen.lock().unwrap().push(
+                baseline
+                    .iter()
+                    .map(|e| e.id().as_str().to_owned())
+                    .collect(),
+            );
+            Some(Box::new(StaticProvider::new(baseline)) as Box<dyn SnapshotProvider>)
+        });
+    let out = n
+        .call(
+            &mut RunScope::new(),
+            &small_history(),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+    assert_eq!(*baselines.lock().unwrap(), vec![vec!["m0", "m1", "m2"]]);
+    let categories: Vec<(Category, i32)> = out
+        .diagnostics
+        .category_contributions
+        .iter()
+        .map(|c| (c.category, c.entry_count))
+        .collect();
+    assert_eq!(
+        categories,
+        vec![
+            (Category::SystemInstruction, 1),
+            (Category::ConversationalMessage, 1),
+            (Category::OptionalContext, 1),
+        ]
+    );
+}
+
+#[test]
+fn node_6_the_node_never_calls_the_model_spec_and_reads_no_ambient_time() {
+    // House rule (tests/independence.rs covers src/engine and src/lease): the node uses the
+    // engine and vocabulary types only. Ambient time is read only by the injectable defaults in
+    // ids.rs (the system clock and the id seed).
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/node");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        files += 1;
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or("");
+            assert!(
+                !code.contains("model::spec") && !code.contains("hybrid_compaction_model::spec"),
+                "{}: {line}",
+                path.display()
+            );
+            if !path.ends_with("ids.rs") {
+                assert!(
+                    !code.contains("SystemTime::now"),
+                    "{}: {line}",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert_eq!(files, 4);
+}

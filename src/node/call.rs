@@ -25,7 +25,7 @@ use crate::engine::assemble::Assembler;
 use crate::engine::bridge::Bridge;
 use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
 use crate::engine::diagnostics;
-use crate::lease::{CallSlot, RunScope};
+use crate::lease::{CallSlot, RunScope, ScopeGuard};
 
 /// The real provider's own, opaque failure. Its text never reaches an event (SPEC EVT-6).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -135,7 +135,7 @@ impl<C, U> fmt::Debug for NodeSelection<C, U> {
 /// Both present installs a node around `client` (with the default classifier, integration and
 /// id source); neither returns the client unchanged; one without the other is a [`ConfigError`].
 /// `reporter` is a required argument that may be `None` (SPEC EVT-1).
-pub fn select<C: ChatClient, U: UpstreamReducer>(
+pub fn select<C, U: UpstreamReducer>(
     enabled: bool,
     options: Option<NodeOptions<U>>,
     client: C,
@@ -274,7 +274,7 @@ fn emit(
     }
 }
 
-impl<C: ChatClient, U: UpstreamReducer> CompactionNode<C, U> {
+impl<C, U: UpstreamReducer> CompactionNode<C, U> {
     /// Replaces the classifier (default: the content-hash classifier, SPEC CLS-2).
     pub fn with_classifier(mut self, classifier: Box<dyn Classifier + Send>) -> Self {
         self.classifier = classifier;
@@ -309,54 +309,6 @@ impl<C: ChatClient, U: UpstreamReducer> CompactionNode<C, U> {
     /// The wrapped client, mutably.
     pub fn client_mut(&mut self) -> &mut C {
         &mut self.client
-    }
-
-    /// One provider call (SPEC NODE-2; C# S51): ensure a run scope, enter the run's gate (taking
-    /// a lease), assemble (SPEC NODE-3), dispatch the bounded messages, commit the lease with the
-    /// forwarded digests on provider success or release it on any failure (SPEC NODE-5), leave
-    /// the gate, then the scope.
-    pub fn call(
-        &mut self,
-        scope: &mut RunScope,
-        messages: &[Message],
-        cancel: &CancellationToken,
-    ) -> Result<Dispatched<C::Reply>, NodeError> {
-        // (1) ensure a run scope (SPEC LSE-6); the guard leaves it when this function returns,
-        // after the slot below has been finished.
-        let guard = scope.ensure_run();
-        // (2) enter the run's provider-call slot (SPEC LSE-7); the slot's lease is step 2 of
-        // C# S52. A cancellation observed here leaves no trace and emits nothing.
-        let slot = guard.enter(cancel).map_err(NodeError::Lease)?;
-        // (3) assemble.
-        let composed = match self.assemble(&slot, messages, cancel) {
-            Ok(c) => c,
-            Err(e) => {
-                // SPEC NODE-5: release on every failure path. A release overflow cannot hide
-                // the original error; the gate is left regardless.
-                let _ = slot.release();
-                return Err(e);
-            }
-        };
-        // (4) dispatch; (5) commit on success, release on failure; leaving the gate happens in
-        // the same critical section (SPEC LSE-10).
-        match self.client.send(&composed.messages, cancel) {
-            Ok(reply) => {
-                slot.complete(&composed.forwarded)
-                    .map_err(NodeError::Lease)?;
-                Ok(Dispatched {
-                    reply,
-                    diagnostics: composed.diagnostics,
-                    assembly_id: composed.assembly_id,
-                    forwarded: composed.forwarded,
-                })
-            }
-            Err(e) => {
-                // A provider failure after Composed retracts no event (C# S53).
-                let _ = slot.release();
-                Err(NodeError::Provider(e))
-            }
-        }
-        // (6) `guard` drops here: the scope is left after the gate.
     }
 
     /// The assembly steps of C# S52 (SPEC NODE-3), minus trust binding (not implemented: the
@@ -453,5 +405,170 @@ impl<C: ChatClient, U: UpstreamReducer> CompactionNode<C, U> {
             diagnostics,
             assembly_id,
         })
+    }
+}
+
+impl<C: ChatClient, U: UpstreamReducer> CompactionNode<C, U> {
+    /// One provider call (SPEC NODE-2; C# S51): ensure a run scope, enter the run's gate (taking
+    /// a lease), assemble (SPEC NODE-3), dispatch the bounded messages, commit the lease with the
+    /// forwarded digests on provider success or release it on any failure (SPEC NODE-5), leave
+    /// the gate, then the scope.
+    pub fn call(
+        &mut self,
+        scope: &mut RunScope,
+        messages: &[Message],
+        cancel: &CancellationToken,
+    ) -> Result<Dispatched<C::Reply>, NodeError> {
+        // (1) ensure a run scope (SPEC LSE-6); the guard leaves it when this function returns,
+        // after the slot below has been finished.
+        let guard = scope.ensure_run();
+        // (2) enter the run's provider-call slot (SPEC LSE-7); the slot's lease is step 2 of
+        // C# S52. A cancellation observed here leaves no trace and emits nothing.
+        let slot = guard.enter(cancel).map_err(NodeError::Lease)?;
+        // (3) assemble.
+        let composed = match self.assemble(&slot, messages, cancel) {
+            Ok(c) => c,
+            Err(e) => {
+                // SPEC NODE-5: release on every failure path. A release overflow cannot hide
+                // the original error; the gate is left regardless.
+                let _ = slot.release();
+                return Err(e);
+            }
+        };
+        // (4) dispatch; (5) commit on success, release on failure; leaving the gate happens in
+        // the same critical section (SPEC LSE-10).
+        match self.client.send(&composed.messages, cancel) {
+            Ok(reply) => {
+                slot.complete(&composed.forwarded)
+                    .map_err(NodeError::Lease)?;
+                Ok(Dispatched {
+                    reply,
+                    diagnostics: composed.diagnostics,
+                    assembly_id: composed.assembly_id,
+                    forwarded: composed.forwarded,
+                })
+            }
+            Err(e) => {
+                // A provider failure after Composed retracts no event (C# S53).
+                let _ = slot.release();
+                Err(NodeError::Provider(e))
+            }
+        }
+        // (6) `guard` drops here: the scope is left after the gate.
+    }
+}
+
+/// A streaming provider (SPEC NODE-2; C# S51): the call yields a stream of updates. The lease is
+/// committed only when the stream is read to its end (zero updates count); an error item or an
+/// abandoned stream releases it.
+pub trait StreamingChatClient {
+    /// One streamed update.
+    type Update;
+    /// The update stream.
+    type Stream: Iterator<Item = Result<Self::Update, ProviderError>>;
+    /// Starts streaming a response to `messages`.
+    fn stream(
+        &mut self,
+        messages: &[Message],
+        cancel: &CancellationToken,
+    ) -> Result<Self::Stream, ProviderError>;
+}
+
+/// An in-flight streaming call (SPEC NODE-2): yields the provider's updates; holds the run's gate
+/// and the run scope until it is read to its end (commit) or fails or is dropped (release).
+pub struct NodeStream<'a, S> {
+    // Field order is drop order: the slot (gate + lease) is finished before the scope is left.
+    slot: Option<CallSlot>,
+    inner: S,
+    forwarded: Vec<Digest>,
+    diagnostics: Arc<Diagnostics>,
+    assembly_id: AssemblyId,
+    _scope: ScopeGuard<'a>,
+}
+
+impl<S> fmt::Debug for NodeStream<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeStream")
+            .field("open", &self.slot.is_some())
+            .field("assembly_id", &self.assembly_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> NodeStream<'_, S> {
+    /// The diagnostics value the completed and composed events carried (SPEC EVT-4).
+    pub fn diagnostics(&self) -> &Arc<Diagnostics> {
+        &self.diagnostics
+    }
+
+    /// The attempt's id (SPEC EVT-5).
+    pub fn assembly_id(&self) -> AssemblyId {
+        self.assembly_id
+    }
+
+    /// The digests that are committed as delivered when the stream is read to its end.
+    pub fn forwarded(&self) -> &[Digest] {
+        &self.forwarded
+    }
+}
+
+impl<U, S: Iterator<Item = Result<U, ProviderError>>> Iterator for NodeStream<'_, S> {
+    type Item = Result<U, NodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // Finished (committed, released or failed): the stream is over.
+        let slot = self.slot.take()?;
+        match self.inner.next() {
+            Some(Ok(update)) => {
+                self.slot = Some(slot);
+                Some(Ok(update))
+            }
+            Some(Err(e)) => {
+                // SPEC NODE-5: an error item releases.
+                let _ = slot.release();
+                Some(Err(NodeError::Provider(e)))
+            }
+            // Read to its end: commit (SPEC NODE-5).
+            None => match slot.complete(&self.forwarded) {
+                Ok(()) => None,
+                Err(e) => Some(Err(NodeError::Lease(e))),
+            },
+        }
+    }
+}
+
+impl<C: StreamingChatClient, U: UpstreamReducer> CompactionNode<C, U> {
+    /// One streaming provider call (SPEC NODE-2; C# S51): as [`CompactionNode::call`], but the
+    /// lease is settled by the returned stream — committed when it is read to its end, released
+    /// on an error item or when it is dropped early. Gate and scope stay held meanwhile.
+    pub fn call_streaming<'a>(
+        &mut self,
+        scope: &'a mut RunScope,
+        messages: &[Message],
+        cancel: &CancellationToken,
+    ) -> Result<NodeStream<'a, C::Stream>, NodeError> {
+        let guard = scope.ensure_run();
+        let slot = guard.enter(cancel).map_err(NodeError::Lease)?;
+        let composed = match self.assemble(&slot, messages, cancel) {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = slot.release();
+                return Err(e);
+            }
+        };
+        match self.client.stream(&composed.messages, cancel) {
+            Ok(inner) => Ok(NodeStream {
+                slot: Some(slot),
+                inner,
+                forwarded: composed.forwarded,
+                diagnostics: composed.diagnostics,
+                assembly_id: composed.assembly_id,
+                _scope: guard,
+            }),
+            Err(e) => {
+                let _ = slot.release();
+                Err(NodeError::Provider(e))
+            }
+        }
     }
 }

@@ -36,9 +36,10 @@
 //!   (SPEC NODE-1); with neither, no node exists.
 //! * **Privacy by type.** Events and diagnostics have no field that could hold content; the only
 //!   strings are the host's reporter identifiers (SPEC EVT-6).
-//! * **Not implemented (roadmap).** Trust binding (C# S77: revalidation at S52 steps 1 and 12)
-//!   and a streaming client variant (S51's "read to its end" rule; a dropped, unfinished
-//!   `CallSlot` already releases, which is what an abandoned stream needs).
+//! * **Streaming.** [`CompactionNode::call_streaming`] returns a [`NodeStream`] that holds the
+//!   gate, the lease and the run scope; reading it to its end commits, an error item releases,
+//!   and dropping it early releases (the unfinished `CallSlot`'s drop), as S51 requires.
+//! * **Not implemented (roadmap).** Trust binding (C# S77: revalidation at S52 steps 1 and 12).
 //!
 //! The node is an additive module: nothing else in the crate depends on it.
 
@@ -48,7 +49,8 @@ mod ids;
 
 pub use call::{
     select, ChatClient, CompactionNode, CompactionTerminated, ConfigError, Dispatched, NodeError,
-    NodeOptions, NodeSelection, ProviderError, SnapshotIntegration, StaticIntegration,
+    NodeOptions, NodeSelection, NodeStream, ProviderError, SnapshotIntegration, StaticIntegration,
+    StreamingChatClient,
 };
 pub use events::{
     CompactionEvent, CompletedEvent, ComposedEvent, EventEnvelope, EventKind, ProgressSink,
