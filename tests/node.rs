@@ -236,6 +236,7 @@ fn carries_body(messages: &[Message]) -> bool {
 // ---------------------------------------------------------------------------------------------
 // NODE-1: fail-closed opt-in
 
+/// SPEC NODE-1 (C# S54, S84).
 #[test]
 fn node_1_switch_and_options_must_agree() {
     let options = || {
@@ -281,6 +282,7 @@ fn node_1_switch_and_options_must_agree() {
 // ---------------------------------------------------------------------------------------------
 // NODE-2 / EVT-2 / EVT-4: success
 
+/// SPEC NODE-2, NODE-3 (Composed before dispatch), EVT-2, EVT-3, EVT-4, EVT-5.
 #[test]
 fn node_2_evt_2_success_emits_started_completed_composed_then_dispatches() {
     let sink = Arc::new(RecordingSink::default());
@@ -357,6 +359,7 @@ fn node_2_evt_2_success_emits_started_completed_composed_then_dispatches() {
     }
 }
 
+/// SPEC NODE-2, NODE-3 step 5 (bridge over the upstream reducer), EVT-2.
 #[test]
 fn node_2_bridge_reduces_through_the_upstream_reducer() {
     let sink = Arc::new(RecordingSink::default());
@@ -397,6 +400,7 @@ fn node_2_bridge_reduces_through_the_upstream_reducer() {
 // ---------------------------------------------------------------------------------------------
 // NODE-4 / EVT-2: termination
 
+/// SPEC NODE-4, NODE-5 (release on termination), EVT-2, EVT-4, EVT-5.
 #[test]
 fn node_4_evt_2_termination_emits_started_terminated_and_a_typed_error() {
     let sink = Arc::new(RecordingSink::default());
@@ -438,6 +442,7 @@ fn node_4_evt_2_termination_emits_started_terminated_and_a_typed_error() {
 // ---------------------------------------------------------------------------------------------
 // NODE-3 / EVT-2: errors during and before assembly
 
+/// SPEC NODE-3 step 7, NODE-5, EVT-2.
 #[test]
 fn node_3_evt_2_reducer_error_during_assembly_emits_started_only() {
     let sink = Arc::new(RecordingSink::default());
@@ -471,6 +476,7 @@ impl UpstreamReducer for CancellingReducer {
     }
 }
 
+/// SPEC NODE-3 steps 7-8, NODE-5, EVT-2.
 #[test]
 fn node_3_evt_2_cancellation_during_assembly_emits_started_only() {
     let sink = Arc::new(RecordingSink::default());
@@ -504,6 +510,7 @@ impl Classifier for ForbiddenOverride {
     }
 }
 
+/// SPEC NODE-2 (gate), NODE-3 steps 1-4, NODE-5, EVT-2.
 #[test]
 fn node_3_evt_2_errors_before_started_emit_nothing_and_release() {
     let token = CancellationToken::new();
@@ -556,6 +563,7 @@ fn node_3_evt_2_errors_before_started_emit_nothing_and_release() {
     assert_gate_free_and_nothing_reserved(&run);
 }
 
+/// SPEC NODE-2 (gate, LSE-7), EVT-2.
 #[test]
 fn node_2_waits_at_the_gate_and_a_cancelled_waiter_leaves_no_trace() {
     // LSE-7 through the node: another call of the same run holds the slot; this call waits and
@@ -588,6 +596,7 @@ fn node_2_waits_at_the_gate_and_a_cancelled_waiter_leaves_no_trace() {
 // ---------------------------------------------------------------------------------------------
 // NODE-5: leases (at-most-once delivery per run, release on failure)
 
+/// SPEC NODE-5 (commit with forwarded digests; LSE-8, LSE-9).
 #[test]
 fn node_5_a_recovered_body_is_delivered_at_most_once_per_run() {
     let sink = Arc::new(RecordingSink::default());
@@ -621,6 +630,7 @@ fn node_5_a_recovered_body_is_delivered_at_most_once_per_run() {
     assert!(carries_body(&n.client().sent[2]));
 }
 
+/// SPEC NODE-5 (release on provider failure), EVT-2 (nothing retracted).
 #[test]
 fn node_5_provider_failure_releases_so_a_later_call_delivers() {
     let sink = Arc::new(RecordingSink::default());
@@ -657,6 +667,7 @@ fn node_5_provider_failure_releases_so_a_later_call_delivers() {
     assert!(run.is_delivered(digest()));
 }
 
+/// SPEC NODE-5 (a body reserved by another call is filtered out).
 #[test]
 fn node_5_a_body_reserved_by_a_concurrent_call_is_filtered_out() {
     // Another call of the same run reserved the body (LSE-2): this call's snapshot filters it;
@@ -679,6 +690,7 @@ fn node_5_a_body_reserved_by_a_concurrent_call_is_filtered_out() {
 // ---------------------------------------------------------------------------------------------
 // EVT-1: no reporter, no events, identical behaviour
 
+/// SPEC EVT-1.
 #[test]
 fn evt_1_without_a_reporter_behaviour_is_identical() {
     let histories = [
@@ -732,6 +744,7 @@ impl Clock for FixedClock {
     }
 }
 
+/// SPEC EVT-3, NODE-6 (injected clock and sequence source).
 #[test]
 fn evt_3_envelope_takes_clock_and_shared_sequence_source() {
     let sink = Arc::new(RecordingSink::default());
@@ -811,6 +824,7 @@ fn check_attempts(events: &[CompactionEvent]) -> usize {
     by_id.len()
 }
 
+/// SPEC EVT-5, EVT-3 (increasing sequence numbers), EVT-2.
 #[test]
 fn evt_5_assembly_id_is_shared_within_and_distinct_across_attempts() {
     let sink = Arc::new(RecordingSink::default());
@@ -825,6 +839,7 @@ fn evt_5_assembly_id_is_shared_within_and_distinct_across_attempts() {
     assert!(seqs(&events).windows(2).all(|w| w[0] < w[1]));
 }
 
+/// SPEC EVT-5 (concurrent attempts), EVT-2, EVT-3.
 #[test]
 fn evt_5_concurrent_attempts_on_two_threads_have_distinct_ids() {
     // Two nodes of one workflow share the sink and the sequence source and run concurrently
@@ -881,6 +896,7 @@ impl IdSource for FixedIds {
     }
 }
 
+/// SPEC EVT-5, NODE-6 (injected id source).
 #[test]
 fn evt_5_the_id_is_drawn_once_per_attempt_that_reaches_the_assembler() {
     // Errors before Started draw no id; each attempt that starts draws exactly one.
@@ -942,6 +958,7 @@ fn marker_history() -> Vec<Message> {
     ]
 }
 
+/// SPEC EVT-6 (C# S72), DIA-1, NODE-4.
 #[test]
 fn evt_6_events_and_diagnostics_never_render_content() {
     let markers = [
@@ -1052,6 +1069,7 @@ fn evt_6_events_and_diagnostics_never_render_content() {
     assert!(rendered.iter().any(|t| t.contains("wf-1")));
 }
 
+/// SPEC NODE-4, EVT-2 (errors never masquerade as terminations).
 #[test]
 fn node_4_the_termination_error_carries_only_outcome_and_sizes() {
     let e = CompactionTerminated {
@@ -1131,6 +1149,7 @@ fn stream_node(
     }
 }
 
+/// SPEC NODE-2 (streaming), NODE-5, EVT-2.
 #[test]
 fn node_2_node_5_streaming_commits_only_when_read_to_its_end() {
     let sink = Arc::new(RecordingSink::default());
@@ -1207,8 +1226,12 @@ impl Classifier for OptionalSecond {
     }
 }
 
+/// SPEC NODE-6, NODE-3 steps 3-4.
 #[test]
 fn node_6_classifier_and_integration_are_injected() {
+    // The node can move to another thread when its client and reducer can.
+    fn assert_send<T: Send>() {}
+    assert_send::<CompactionNode<Client, MessageCountingReducer>>();
     let sink = Arc::new(RecordingSink::default());
     let baselines: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
     let seen = Arc::clone(&baselines);
@@ -1247,6 +1270,7 @@ fn node_6_classifier_and_integration_are_injected() {
     );
 }
 
+/// SPEC NODE-6.
 #[test]
 fn node_6_the_node_never_calls_the_model_spec_and_reads_no_ambient_time() {
     // House rule (tests/independence.rs covers src/engine and src/lease): the node uses the
