@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// Areas whose clauses are normative behaviour and must be cited by a test.
 const NORMATIVE_AREAS: &[&str] = &[
     "ENT", "SNAP", "POL", "EST", "EXC", "PRE", "VER", "ASM", "BRG", "CLS", "DIA", "ART", "ERR",
-    "LSE",
+    "LSE", "NODE", "EVT",
 ];
 
 /// Every clause-id token (`AREA-n`, AREA uppercase ASCII) in `text`, as written.
