@@ -1,12 +1,55 @@
 //! # hybrid-compaction
 //!
-//! The optimized engine of hybrid context compaction (ADR-0007), proven equal to the executable
-//! specification in `hybrid-compaction-model` by property tests, plus the conformance oracle
-//! (wire format, vectors, CLI) and the non-retransmission lease coordinator.
+//! Hybrid context compaction for LLM agents (ADR-0007): at **every provider call**, decide
+//! deterministically what part of a long-lived agent's history is sent, so that the context never
+//! exceeds a hard limit, required content and tool exchanges survive intact, and a body recovered
+//! from an artifact reaches the provider at most once per outer run.
 //!
-//! See `docs/SPEC.md` for the normative clauses.
+//! This crate is the optimized implementation; `hybrid-compaction-model` (re-exported as
+//! [`model`]) is the executable specification it is proven equal to, and `docs/SPEC.md` the
+//! normative text both cite.
+//!
+//! ## Contents
+//! - [`engine`]: the assembly engine (estimation, tool-exchange analysis, required preservation,
+//!   verifier, the assembler state machine, reducer bridge, classifier, diagnostics). Same inputs
+//!   and outputs as [`model::spec`], its own algorithms; no I/O, no clock, no randomness.
+//! - [`lease`]: non-retransmission leases: run scopes, the per-run coordinator, the one-call gate,
+//!   the lease-filtering snapshot provider; written against [`sync`] so loom checks this code.
+//! - [`node`]: the per-provider-call seam: wraps a provider client, assembles, dispatches, settles
+//!   the lease, and reports privacy-safe events sharing one `AssemblyId`.
+//! - [`wire`] and [`cli`]: the conformance oracle: JSON cases and outputs, JSON Schema, the vector
+//!   corpus runner and generator, and the `hybrid-compaction` command.
+//!
+//! ## Design overview: one provider call
+//! ```text
+//!  node::CompactionNode::call(messages)
+//!   | ensure run scope, enter the run's gate, take a lease          (lease; SPEC LSE-6, LSE-7)
+//!   | adapt messages -> entries (classifier)                         (engine::classify; CLS-1)
+//!   | snapshot integration -> provider, wrapped by the lease filter  (lease; LSE-8)
+//!   | AssemblyId, emit Started                                       (node; EVT-2, EVT-5)
+//!   v
+//!  engine::assemble (pure: provider, reducer, estimator, cancellation injected)
+//!   snapshot --> size < threshold? --yes--> verify(cur, cur) --> recapture --> WithinLimit
+//!      | no                                                                     (ASM-7)
+//!   evict durable bodies --> margin restored? --> verify --> recapture --> Reduced (ASM-8)
+//!      | no
+//!   reducer attempts (bounded; each proposal verified and sized) --> Reduced      (VER-1)
+//!      | none fits
+//!   deterministic fallback --> PreservationFallback | Irreducible               (ASM-9)
+//!   version changed at a recapture --> restart | ConcurrentMutationLimit    (ASM-5, ASM-6)
+//!   v
+//!  diagnostics (same estimator) --> Terminated + error | Completed, Composed    (DIA, EVT-2)
+//!   | dispatch the bounded messages to the provider client
+//!   | commit the lease with the forwarded bodies, or release it on any failure   (LSE-3, LSE-4)
+//!   v leave the gate, then the scope
+//! ```
+//!
+//! The snapshot provider, reducer, estimator, classifier, clock, id source and progress sink are
+//! small traits passed in, so the same assembler runs under proptest, loom, the fuzzer, the CLI
+//! and a real agent.
 
-// No unsafe code anywhere; every public item documented.
+// No unsafe code anywhere (forbid: cannot be re-allowed below); every public item documented,
+// because the docs carry the SPEC citations a reviewer follows.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
