@@ -67,6 +67,8 @@ pub use estimator::{ConstantEstimator, Estimator, MeasurementUnit, TableEstimato
 pub use message::{FunctionCall, FunctionResult, Message, Part};
 pub use policy::{Policy, PolicyError, PolicyField, PolicySpec, TriggerEvaluation};
 pub use selection::PreservationSelection;
-pub use snapshot::{ScriptedProvider, Snapshot, SnapshotError, SnapshotProvider, StaticProvider};
+pub use snapshot::{
+    ScriptedProvider, SharedEntries, Snapshot, SnapshotError, SnapshotProvider, StaticProvider,
+};
 pub use value::{Decimal, RawJson, Value, ValueError, ValueMap};
 pub use verification::{RejectionReason, VerificationOutcome, VerificationResult};

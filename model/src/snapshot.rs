@@ -4,8 +4,15 @@
 //! [`SnapshotProvider`] hands out snapshots; the assembler compares versions only for
 //! (in)equality. Two providers ship here: [`StaticProvider`] (always version 0) and
 //! [`ScriptedProvider`], which plays a schedule of captures, for tests, vectors and churn.
+//!
+//! A snapshot either owns its entry list or shares one behind an `Arc` ([`SharedEntries`]:
+//! ids validated once, at construction). A host that keeps its history as `SharedEntries` can
+//! hand out snapshots in O(1) ([`Snapshot::from_shared`]) instead of copying `n` entry handles
+//! per capture; both forms behave identically (same accessors, equality and `Debug` output).
 
 use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
 
 use crate::cancel::CancellationToken;
 use crate::entry::Entry;
@@ -38,11 +45,53 @@ impl SnapshotError {
     }
 }
 
+/// Unique-id check shared by [`Snapshot::new`] and [`SharedEntries::new`] (SPEC SNAP-1).
+fn check_unique_ids(entries: &[Entry]) -> Result<(), SnapshotError> {
+    let mut seen = HashSet::with_capacity(entries.len());
+    for e in entries {
+        if !seen.insert(e.id().as_str()) {
+            return Err(SnapshotError::DuplicateEntryId(e.id().as_str().to_owned()));
+        }
+    }
+    Ok(())
+}
+
+/// An immutable entry list with unique ids (validated once, SPEC SNAP-1), shared behind an
+/// `Arc`: cloning it, and building a [`Snapshot`] from it, is O(1).
+#[derive(Clone, PartialEq)]
+pub struct SharedEntries(Arc<[Entry]>);
+
+impl SharedEntries {
+    /// Validates unique entry ids (SPEC SNAP-1) and shares the list.
+    pub fn new(entries: Vec<Entry>) -> Result<SharedEntries, SnapshotError> {
+        check_unique_ids(&entries)?;
+        Ok(SharedEntries(entries.into()))
+    }
+
+    /// The entries in order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SharedEntries {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0[..], f)
+    }
+}
+
+/// The entry list of a snapshot: owned, or shared (already validated).
+#[derive(Clone)]
+enum EntryList {
+    Owned(Vec<Entry>),
+    Shared(SharedEntries),
+}
+
 /// A captured history: `(version, entries)` (SPEC SNAP-1).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Snapshot {
     version: i64,
-    entries: Vec<Entry>,
+    entries: EntryList,
 }
 
 impl Snapshot {
@@ -51,13 +100,23 @@ impl Snapshot {
         if version < 0 {
             return Err(SnapshotError::NegativeVersion(version));
         }
-        let mut seen = HashSet::with_capacity(entries.len());
-        for e in &entries {
-            if !seen.insert(e.id().as_str()) {
-                return Err(SnapshotError::DuplicateEntryId(e.id().as_str().to_owned()));
-            }
+        check_unique_ids(&entries)?;
+        Ok(Snapshot {
+            version,
+            entries: EntryList::Owned(entries),
+        })
+    }
+
+    /// Validates version `>= 0` over an already validated shared list (SPEC SNAP-1): O(1), the
+    /// entries are not copied.
+    pub fn from_shared(version: i64, entries: SharedEntries) -> Result<Snapshot, SnapshotError> {
+        if version < 0 {
+            return Err(SnapshotError::NegativeVersion(version));
         }
-        Ok(Snapshot { version, entries })
+        Ok(Snapshot {
+            version,
+            entries: EntryList::Shared(entries),
+        })
     }
 
     /// The version.
@@ -67,12 +126,44 @@ impl Snapshot {
 
     /// The entries in order.
     pub fn entries(&self) -> &[Entry] {
-        &self.entries
+        match &self.entries {
+            EntryList::Owned(v) => v,
+            EntryList::Shared(s) => s.entries(),
+        }
     }
 
-    /// Takes the entries.
+    /// Takes the entries (a copy of the entry handles when the list is shared).
     pub fn into_entries(self) -> Vec<Entry> {
-        self.entries
+        match self.entries {
+            EntryList::Owned(v) => v,
+            EntryList::Shared(s) => s.entries().to_vec(),
+        }
+    }
+}
+
+impl Default for Snapshot {
+    /// Version 0, no entries (a valid snapshot).
+    fn default() -> Snapshot {
+        Snapshot {
+            version: 0,
+            entries: EntryList::Owned(Vec::new()),
+        }
+    }
+}
+
+impl PartialEq for Snapshot {
+    /// Equal versions and equal entry lists, whether owned or shared.
+    fn eq(&self, other: &Snapshot) -> bool {
+        self.version == other.version && self.entries() == other.entries()
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("version", &self.version)
+            .field("entries", &self.entries())
+            .finish()
     }
 }
 
@@ -163,5 +254,51 @@ impl SnapshotProvider for ScriptedProvider {
             Some((version, entries)) => Snapshot::new(*version, entries.clone()),
             None => Snapshot::new(0, Vec::new()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::EntryKind;
+    use crate::message::Message;
+
+    fn entry(id: &str) -> Entry {
+        Entry::new(
+            id,
+            EntryKind::ConversationalMessage,
+            Message::text("user", id),
+        )
+        .expect("entry")
+    }
+
+    // SPEC SNAP-1: a shared list validates its ids once; snapshots over it check the version
+    // only and behave like owned snapshots (accessors, equality, Debug, into_entries).
+    #[test]
+    fn shared_snapshots_behave_like_owned_ones() {
+        let entries = vec![entry("a"), entry("b")];
+        assert_eq!(
+            SharedEntries::new(vec![entry("a"), entry("a")]),
+            Err(SnapshotError::DuplicateEntryId("a".to_owned()))
+        );
+        let shared = SharedEntries::new(entries.clone()).expect("unique");
+        assert_eq!(
+            Snapshot::from_shared(-1, shared.clone()),
+            Err(SnapshotError::NegativeVersion(-1))
+        );
+        let s = Snapshot::from_shared(3, shared.clone()).expect("snapshot");
+        let owned = Snapshot::new(3, entries.clone()).expect("snapshot");
+        assert_eq!(s, owned);
+        assert_ne!(s, Snapshot::new(4, entries.clone()).expect("snapshot"));
+        assert_eq!(format!("{s:?}"), format!("{owned:?}"));
+        assert_eq!(s.version(), 3);
+        assert_eq!(s.entries(), &entries[..]);
+        assert!(s.entries()[0].ptr_eq(&shared.entries()[0]));
+        assert_eq!(s.clone().into_entries(), entries);
+        assert_eq!(owned.into_entries(), entries);
+        assert_eq!(
+            Snapshot::default(),
+            Snapshot::new(0, Vec::new()).expect("empty")
+        );
     }
 }

@@ -30,27 +30,27 @@ use hybrid_compaction_model::snapshot::{Snapshot, SnapshotProvider};
 use hybrid_compaction_model::verification::VerificationResult;
 
 use super::estimate::{size, SizeCache};
-use super::exchange::{analyze_kinds, kinds_of, Analysis};
+use super::exchange::{analyze_kinds, kinds_of, Analysis, AnalysisBuilder};
 use super::hash::FxHashMap;
 use super::preserve::{durable_set_kinds, is_durable, required_into, Required};
-use super::verify::{entry_has_nan, judge, map_proposal, same_tool_sequence, Original};
+use super::verify::{entry_has_nan, judge, judge_self, map_proposal, same_tool_sequence, Original};
 use super::NONE;
 
 /// Eviction (SPEC ASM-8): drop every recoverable segment whose digest is durable.
 pub fn evict(entries: &[Entry]) -> Vec<Entry> {
-    evicted_positions(entries, &kinds_of(entries))
+    evicted_positions(entries, &kinds_of(entries), None)
         .into_iter()
         .map(|p| entries[p as usize].clone())
         .collect()
 }
 
 /// Positions kept by eviction (SPEC ASM-8), in order, given the kinds of `entries`.
-fn evicted_positions(entries: &[Entry], kinds: &[EntryKind]) -> Vec<u32> {
+fn evicted_positions(entries: &[Entry], kinds: &[EntryKind], refs: Option<&[bool]>) -> Vec<u32> {
     let has_segments = kinds.contains(&EntryKind::RecoverableContextSegment);
     if !has_segments {
         return (0..entries.len() as u32).collect();
     }
-    let durable = durable_set_kinds(entries, kinds);
+    let durable = durable_set_kinds(entries, kinds, refs);
     entries
         .iter()
         .enumerate()
@@ -103,7 +103,7 @@ impl Assembler {
         let stages = vec![Stage::SnapshotCaptured];
         let s0 = provider.capture()?;
         let latest_version = s0.version();
-        let snap = Snap::new(s0.into_entries());
+        let snap = Snap::new(s0);
         self.sizes.reset(snap.entries.len());
         let mut run = Run {
             policy,
@@ -124,13 +124,30 @@ impl Assembler {
     }
 }
 
+/// The entries of `cur`, kept inside the captured snapshot: a snapshot over a shared list
+/// ([`hybrid_compaction_model::snapshot::SharedEntries`]) is never copied; the entry handles
+/// are copied only if the result hands the whole list back.
+#[derive(Default)]
+struct Cur(Snapshot);
+
+impl std::ops::Deref for Cur {
+    type Target = [Entry];
+
+    #[inline]
+    fn deref(&self) -> &[Entry] {
+        self.0.entries()
+    }
+}
+
 /// The latest snapshot `cur` and its lazily derived data.
 struct Snap {
-    entries: Vec<Entry>,
+    entries: Cur,
     /// Per-position kinds and NaN flags, gathered in one pass (fused with the first full
     /// estimation), so later passes read these compact arrays instead of the entries.
     kinds: Vec<EntryKind>,
     nan: Vec<bool>,
+    /// Per position: the entry carries artifact-reference digests (SPEC ENT-5.2, ENT-5.3).
+    refs: Vec<bool>,
     facts: bool,
     total: Option<i32>,
     analysis: Option<Analysis>,
@@ -140,11 +157,12 @@ struct Snap {
 }
 
 impl Snap {
-    fn new(entries: Vec<Entry>) -> Snap {
+    fn new(snapshot: Snapshot) -> Snap {
         Snap {
-            entries,
+            entries: Cur(snapshot),
             kinds: Vec::new(),
             nan: Vec::new(),
+            refs: Vec::new(),
             facts: false,
             total: None,
             analysis: None,
@@ -161,9 +179,15 @@ impl Snap {
         }
         self.kinds.clear();
         self.nan.clear();
-        for e in &self.entries {
-            self.kinds.push(e.kind());
-            self.nan.push(entry_has_nan(e));
+        self.refs.clear();
+        self.kinds.reserve(self.entries.len());
+        self.nan.reserve(self.entries.len());
+        self.refs.reserve(self.entries.len());
+        for e in self.entries.iter() {
+            let kind = e.kind();
+            self.kinds.push(kind);
+            self.nan.push(entry_has_nan(e, kind));
+            self.refs.push(!e.artifact_reference_digests().is_empty());
         }
         self.facts = true;
     }
@@ -174,11 +198,15 @@ impl Snap {
             return;
         }
         self.ensure_facts();
-        let analysis = analyze_kinds(&self.entries, &self.kinds);
+        let analysis = match self.analysis.take() {
+            Some(a) => a,
+            None => analyze_kinds(&self.entries, &self.kinds),
+        };
         let mut required = Required::default();
         required_into(
             &self.entries,
             &self.kinds,
+            Some(&self.refs),
             &analysis,
             retention,
             &mut required,
@@ -286,17 +314,35 @@ impl Run<'_> {
             self.sizes
                 .sum_positions(&self.snap.entries, 0..n, self.policy.estimator())?
         } else {
-            // One pass: estimate each entry and gather its kind and NaN flag while it is in
+            // One pass: estimate each entry and gather its kind and NaN flag, and intern the
+            // call ids of tool entries (the hashing pass of the tool analysis), while it is in
             // cache (the first full pass over a snapshot).
             let snap = &mut self.snap;
             snap.kinds.clear();
             snap.nan.clear();
+            snap.refs.clear();
+            let entries: &[Entry] = &snap.entries;
+            snap.kinds.reserve(entries.len());
+            snap.nan.reserve(entries.len());
+            snap.refs.reserve(entries.len());
+            let mut tools = (snap.analysis.is_none())
+                .then(|| AnalysisBuilder::with_capacity(entries.len() / 4));
             let mut total: i32 = 0;
-            for (i, e) in snap.entries.iter().enumerate() {
-                let s = self.sizes.get(&snap.entries, i, self.policy.estimator())?;
+            for (i, e) in entries.iter().enumerate() {
+                let s = self.sizes.get(entries, i, self.policy.estimator())?;
                 total = total.checked_add(s).ok_or(AssemblyError::SizeOverflow)?;
-                snap.kinds.push(e.kind());
-                snap.nan.push(entry_has_nan(e));
+                let kind = e.kind();
+                snap.kinds.push(kind);
+                snap.nan.push(entry_has_nan(e, kind));
+                snap.refs.push(!e.artifact_reference_digests().is_empty());
+                if kind == EntryKind::ToolExchange {
+                    if let Some(b) = tools.as_mut() {
+                        b.push(i as u32, e);
+                    }
+                }
+            }
+            if let Some(b) = tools {
+                snap.analysis = Some(b.finish());
             }
             snap.facts = true;
             total
@@ -312,6 +358,12 @@ impl Run<'_> {
             pos.iter().map(|&p| p as usize),
             self.policy.estimator(),
         )
+    }
+
+    /// `req(cur)` when `cur` is not needed any more (the run ends): moved, not copied.
+    fn take_required_ids(&mut self) -> Vec<EntryId> {
+        self.snap.ensure_required(self.retention());
+        self.snap.required_ids.take().unwrap_or_default()
     }
 
     fn cur_required_ids(&mut self) -> Vec<EntryId> {
@@ -335,10 +387,7 @@ impl Run<'_> {
     /// `Verify(cur, cur)`.
     fn verify_self(&mut self) -> VerificationResult {
         self.snap.ensure_required(self.retention());
-        let orig = self.snap.original();
-        self.pos.clear();
-        self.pos.extend(0..orig.entries.len() as u32);
-        judge(&orig, orig.entries, self.pos, true, self.inv)
+        judge_self(&self.snap.original())
     }
 
     /// `Verify(cur, p)` then `size(p)` for a reducer proposal, errors in the model's order.
@@ -387,7 +436,7 @@ impl Run<'_> {
         }
         self.stages.push(Stage::RestartedAfterMutation);
         self.latest_version = s.version();
-        self.snap = Snap::new(s.into_entries());
+        self.snap = Snap::new(s);
         self.sizes.reset(self.snap.entries.len());
         if consumes {
             self.attempts += 1;
@@ -404,6 +453,7 @@ impl Run<'_> {
         required_into(
             s.entries(),
             &kinds,
+            None,
             &analysis,
             self.retention(),
             &mut required,
@@ -429,7 +479,7 @@ impl Run<'_> {
         final_estimated_size: i32,
         verification: VerificationResult,
     ) -> AssemblyResult {
-        let required_entry_ids = self.cur_required_ids();
+        let required_entry_ids = self.take_required_ids();
         self.finish(
             outcome,
             entries,
@@ -462,7 +512,7 @@ impl Run<'_> {
     }
 
     fn irreducible(&mut self, final_estimated_size: i32) -> AssemblyResult {
-        let required_entry_ids = self.cur_required_ids();
+        let required_entry_ids = self.take_required_ids();
         AssemblyResult {
             outcome: Outcome::Irreducible,
             final_entries: None,
@@ -501,8 +551,8 @@ impl Run<'_> {
                     Check::Stable => {
                         // `cur` is not needed any more: hand its entries over (no copy); the
                         // required ids are taken first, as `success` reads them from `cur`.
-                        let required = self.cur_required_ids();
-                        let entries = std::mem::take(&mut self.snap.entries);
+                        let required = self.take_required_ids();
+                        let entries = std::mem::take(&mut self.snap.entries).0.into_entries();
                         return Ok(self.finish(Outcome::WithinLimit, entries, e, v, required));
                     }
                 }
@@ -510,7 +560,8 @@ impl Run<'_> {
 
             // Eviction and the margin-restored rule (SPEC ASM-8).
             self.snap.ensure_facts();
-            let kept = evicted_positions(&self.snap.entries, &self.snap.kinds);
+            let kept =
+                evicted_positions(&self.snap.entries, &self.snap.kinds, Some(&self.snap.refs));
             let evicted_any = kept.len() != self.snap.entries.len();
             let ev = Candidate::from_positions(&self.snap.entries, kept);
             let es = self.positions_size(&ev.pos)?;
@@ -577,7 +628,7 @@ impl Run<'_> {
                             analyze_kinds(p, &kinds)
                         };
                         let mut required = Required::default();
-                        required_into(p, &kinds, &analysis, self.retention(), &mut required);
+                        required_into(p, &kinds, None, &analysis, self.retention(), &mut required);
                         required.ids(p)
                     }
                 };

@@ -142,26 +142,51 @@ pub(crate) fn analyze_kinds(entries: &[Entry], kinds: &[EntryKind]) -> Analysis 
         .iter()
         .filter(|k| **k == EntryKind::ToolExchange)
         .count();
-    let mut map: FxHashMap<&str, u32> = map_with_capacity(tools * 2);
-    let mut recs: Vec<CallRec> = Vec::with_capacity(tools * 2);
-    // (position, range into part_recs, has calls, has results) per ToolExchange entry.
-    let mut tool: Vec<(u32, u32, u32, bool, bool)> = Vec::with_capacity(tools);
-    let mut part_recs: Vec<u32> = Vec::with_capacity(tools * 2);
-    // Record indices in order of first result occurrence, with that occurrence's location.
-    let mut result_order: Vec<(u32, u32, u32)> = Vec::new();
-
+    let mut b = AnalysisBuilder::with_capacity(tools);
     for (i, entry) in entries.iter().enumerate() {
-        if kinds[i] != EntryKind::ToolExchange {
-            continue;
+        if kinds[i] == EntryKind::ToolExchange {
+            b.push(i as u32, entry);
         }
-        let i = i as u32;
-        let start = part_recs.len() as u32;
+    }
+    b.finish()
+}
+
+/// The analysis built incrementally: the `ToolExchange` entries of a list are pushed in list
+/// order (the hashing pass), then [`AnalysisBuilder::finish`] runs the linear post-passes. This
+/// lets the assembler fuse the hashing pass with its first estimation pass over a snapshot,
+/// while each entry is in cache.
+pub(crate) struct AnalysisBuilder<'a> {
+    map: FxHashMap<&'a str, u32>,
+    recs: Vec<CallRec>,
+    /// (position, range into part_recs, has calls, has results) per ToolExchange entry.
+    tool: Vec<(u32, u32, u32, bool, bool)>,
+    part_recs: Vec<u32>,
+    /// Record indices in order of first result occurrence, with that occurrence's location.
+    result_order: Vec<(u32, u32, u32)>,
+}
+
+impl<'a> AnalysisBuilder<'a> {
+    /// An empty builder with room for about `tools` tool entries.
+    pub(crate) fn with_capacity(tools: usize) -> AnalysisBuilder<'a> {
+        AnalysisBuilder {
+            map: map_with_capacity(tools * 2),
+            recs: Vec::with_capacity(tools * 2),
+            tool: Vec::with_capacity(tools),
+            part_recs: Vec::with_capacity(tools * 2),
+            result_order: Vec::with_capacity(tools),
+        }
+    }
+
+    /// Adds the `ToolExchange` entry at position `i` (positions strictly increasing).
+    pub(crate) fn push(&mut self, i: u32, entry: &'a Entry) {
+        let (map, recs) = (&mut self.map, &mut self.recs);
+        let start = self.part_recs.len() as u32;
         let (mut has_calls, mut has_results) = (false, false);
         for (pi, part) in entry.message().parts.iter().enumerate() {
             match part {
                 Part::Call(call) => {
                     has_calls = true;
-                    let r = intern(&mut map, &mut recs, call.call_id.as_str());
+                    let r = intern(map, recs, call.call_id.as_str());
                     let rec = &mut recs[r as usize];
                     // SPEC EXC-1: the first declaration owns; any further one is a duplicate.
                     if rec.owner == NONE {
@@ -169,121 +194,141 @@ pub(crate) fn analyze_kinds(entries: &[Entry], kinds: &[EntryKind]) -> Analysis 
                     } else {
                         rec.duplicate = true;
                     }
-                    part_recs.push(r);
+                    self.part_recs.push(r);
                 }
                 Part::Result(result) => {
                     has_results = true;
-                    let r = intern(&mut map, &mut recs, result.call_id.as_str());
+                    let r = intern(map, recs, result.call_id.as_str());
                     let rec = &mut recs[r as usize];
                     // SPEC EXC-2: every occurrence counts, even two in one message.
                     rec.results += 1;
                     if rec.results == 1 {
                         rec.first_result = i;
-                        result_order.push((r, i, pi as u32));
+                        self.result_order.push((r, i, pi as u32));
                     }
-                    part_recs.push(r | RESULT_BIT);
+                    self.part_recs.push(r | RESULT_BIT);
                 }
                 Part::Text(_) => {}
             }
         }
-        tool.push((i, start, part_recs.len() as u32, has_calls, has_results));
+        self.tool.push((
+            i,
+            start,
+            self.part_recs.len() as u32,
+            has_calls,
+            has_results,
+        ));
     }
 
-    let mut a = Analysis {
-        tool_positions: tool.iter().map(|t| t.0).collect(),
-        ..Analysis::default()
-    };
-    let parts_of = |s: u32, e: u32| &part_recs[s as usize..e as usize];
+    /// The analysis of the pushed entries.
+    pub(crate) fn finish(self) -> Analysis {
+        let AnalysisBuilder {
+            recs,
+            tool,
+            part_recs,
+            result_order,
+            ..
+        } = self;
+        let calls = tool.iter().filter(|t| t.3).count();
+        let mut a = Analysis {
+            tool_positions: tool.iter().map(|t| t.0).collect(),
+            groups: Vec::with_capacity(calls),
+            group_results: Vec::with_capacity(tool.len()),
+            ..Analysis::default()
+        };
+        let parts_of = |s: u32, e: u32| &part_recs[s as usize..e as usize];
 
-    // SPEC EXC-2: per result-bearing entry, in list order.
-    for &(pos, s, e, _, has_results) in &tool {
-        if !has_results {
-            continue;
-        }
-        let (mut dup, mut orphan) = (false, false);
-        let mut first_owner = NONE;
-        let mut cross = false;
-        for &r in parts_of(s, e) {
-            if r & RESULT_BIT == 0 {
+        // SPEC EXC-2: per result-bearing entry, in list order.
+        for &(pos, s, e, _, has_results) in &tool {
+            if !has_results {
                 continue;
             }
-            let rec = &recs[(r & !RESULT_BIT) as usize];
-            dup |= rec.results > 1;
-            if rec.owner == NONE {
-                orphan = true;
-            } else if first_owner == NONE {
-                first_owner = rec.owner;
-            } else if first_owner != rec.owner {
-                cross = true;
-            }
-        }
-        if dup {
-            a.duplicate_results.push(pos);
-        }
-        if orphan {
-            a.orphan_results.push(pos);
-        }
-        if cross {
-            a.cross_group.push(pos);
-        }
-    }
-    for &(r, pos, pi) in &result_order {
-        if recs[r as usize].results > 1 {
-            a.duplicate_result_call_ids.push((pos, pi));
-        }
-    }
-
-    // SPEC EXC-1 / EXC-3: one group per call entry, in list order.
-    let mut firsts: Vec<u32> = Vec::new();
-    for &(pos, s, e, has_calls, _) in &tool {
-        if !has_calls {
-            continue;
-        }
-        let (mut matched, mut in_order, mut dup_call, mut dup_result) = (true, true, false, false);
-        firsts.clear();
-        for &r in parts_of(s, e) {
-            if r & RESULT_BIT != 0 {
-                continue;
-            }
-            let rec = &recs[r as usize];
-            dup_call |= rec.duplicate;
-            dup_result |= rec.results > 1;
-            if rec.results == 0 {
-                matched = false;
-            } else {
-                if rec.first_result <= pos {
-                    in_order = false;
+            let (mut dup, mut orphan) = (false, false);
+            let mut first_owner = NONE;
+            let mut cross = false;
+            for &r in parts_of(s, e) {
+                if r & RESULT_BIT == 0 {
+                    continue;
                 }
-                firsts.push(rec.first_result);
+                let rec = &recs[(r & !RESULT_BIT) as usize];
+                dup |= rec.results > 1;
+                if rec.owner == NONE {
+                    orphan = true;
+                } else if first_owner == NONE {
+                    first_owner = rec.owner;
+                } else if first_owner != rec.owner {
+                    cross = true;
+                }
+            }
+            if dup {
+                a.duplicate_results.push(pos);
+            }
+            if orphan {
+                a.orphan_results.push(pos);
+            }
+            if cross {
+                a.cross_group.push(pos);
             }
         }
-        if dup_call {
-            // The owner included (model decision: every call entry declaring a duplicate id).
-            a.duplicate_calls.push(pos);
+        for &(r, pos, pi) in &result_order {
+            if recs[r as usize].results > 1 {
+                a.duplicate_result_call_ids.push((pos, pi));
+            }
         }
-        firsts.sort_unstable();
-        firsts.dedup();
-        let any_cross = firsts
-            .iter()
-            .any(|p| a.cross_group.binary_search(p).is_ok());
-        let start = a.group_results.len() as u32;
-        a.group_results.extend_from_slice(&firsts);
-        let complete = matched && in_order && !dup_call && !dup_result && !any_cross;
-        if !matched {
-            a.orphaned_calls.push(pos);
-        } else if !in_order {
-            a.reordered.push(pos);
+
+        // SPEC EXC-1 / EXC-3: one group per call entry, in list order.
+        let mut firsts: Vec<u32> = Vec::with_capacity(8);
+        for &(pos, s, e, has_calls, _) in &tool {
+            if !has_calls {
+                continue;
+            }
+            let (mut matched, mut in_order, mut dup_call, mut dup_result) =
+                (true, true, false, false);
+            firsts.clear();
+            for &r in parts_of(s, e) {
+                if r & RESULT_BIT != 0 {
+                    continue;
+                }
+                let rec = &recs[r as usize];
+                dup_call |= rec.duplicate;
+                dup_result |= rec.results > 1;
+                if rec.results == 0 {
+                    matched = false;
+                } else {
+                    if rec.first_result <= pos {
+                        in_order = false;
+                    }
+                    firsts.push(rec.first_result);
+                }
+            }
+            if dup_call {
+                // The owner included (model decision: every call entry declaring a duplicate id).
+                a.duplicate_calls.push(pos);
+            }
+            firsts.sort_unstable();
+            firsts.dedup();
+            let any_cross = firsts
+                .iter()
+                .any(|p| a.cross_group.binary_search(p).is_ok());
+            let start = a.group_results.len() as u32;
+            a.group_results.extend_from_slice(&firsts);
+            let complete = matched && in_order && !dup_call && !dup_result && !any_cross;
+            if !matched {
+                a.orphaned_calls.push(pos);
+            } else if !in_order {
+                a.reordered.push(pos);
+            }
+            a.groups.push(Group {
+                call_pos: pos,
+                results: (start, a.group_results.len() as u32),
+                all_matched: matched,
+                all_in_order: in_order,
+                complete,
+                tainted: dup_call || dup_result,
+            });
         }
-        a.groups.push(Group {
-            call_pos: pos,
-            results: (start, a.group_results.len() as u32),
-            all_matched: matched,
-            all_in_order: in_order,
-            complete,
-            tainted: dup_call || dup_result,
-        });
+        a
     }
-    a
 }
 
 fn ids(entries: &[Entry], positions: &[u32]) -> Vec<EntryId> {

@@ -34,12 +34,29 @@ impl Required {
     }
 }
 
+/// Whether entry `i` carries artifact-reference digests: from the per-position flags when the
+/// caller gathered them (`refs[i]`), else by looking at the entry.
+#[inline]
+fn has_refs(entries: &[Entry], refs: Option<&[bool]>, i: usize) -> bool {
+    match refs {
+        Some(refs) => refs[i],
+        None => !entries[i].artifact_reference_digests().is_empty(),
+    }
+}
+
 /// The durable set (SPEC PRE-2): digests of `ArtifactReference` and `ToolExchange` entries,
-/// given the kinds (only reference and tool entries are dereferenced).
-pub(crate) fn durable_set_kinds(entries: &[Entry], kinds: &[EntryKind]) -> FxHashSet<Digest> {
+/// given the kinds (only reference and tool entries are dereferenced, and with per-position
+/// digest flags `refs` only those that carry digests).
+pub(crate) fn durable_set_kinds(
+    entries: &[Entry],
+    kinds: &[EntryKind],
+    refs: Option<&[bool]>,
+) -> FxHashSet<Digest> {
     let mut set = set_with_capacity(16);
-    for (e, k) in entries.iter().zip(kinds) {
-        if matches!(k, EntryKind::ArtifactReference | EntryKind::ToolExchange) {
+    for (i, (e, k)) in entries.iter().zip(kinds).enumerate() {
+        if matches!(k, EntryKind::ArtifactReference | EntryKind::ToolExchange)
+            && refs.map_or(true, |r| r[i])
+        {
             set.extend(e.artifact_reference_digests().iter().copied());
         }
     }
@@ -73,10 +90,13 @@ enum Unit {
     Group(u32),
 }
 
-/// Computes the required positions of `entries` (unique ids assumed) into `out`.
+/// Computes the required positions of `entries` (unique ids assumed) into `out`. `refs`, when
+/// given, flags per position whether the entry carries artifact-reference digests (gathered by
+/// the assembler in its first pass), so that tool entries need not be dereferenced here.
 pub(crate) fn required_into(
     entries: &[Entry],
     kinds: &[EntryKind],
+    refs: Option<&[bool]>,
     analysis: &Analysis,
     retention: i32,
     out: &mut Required,
@@ -87,22 +107,22 @@ pub(crate) fn required_into(
     flags.resize(n, false);
 
     // SPEC PRE-1.1 / PRE-1.2: required kinds and reference-less recovered bodies.
-    let mut has_segments = false;
+    let mut segments: Vec<u32> = Vec::new();
     for (i, kind) in kinds.iter().enumerate() {
         match kind {
             EntryKind::SystemInstruction
             | EntryKind::AuthoritativeSessionState
             | EntryKind::ApprovalSecurityState
             | EntryKind::ArtifactReference => flags[i] = true,
-            EntryKind::RecoverableContextSegment => has_segments = true,
+            EntryKind::RecoverableContextSegment => segments.push(i as u32),
             _ => {}
         }
     }
-    if has_segments {
-        let durable = durable_set_kinds(entries, kinds);
-        for (i, e) in entries.iter().enumerate() {
-            if kinds[i] == EntryKind::RecoverableContextSegment && !is_durable(e, &durable) {
-                flags[i] = true;
+    if !segments.is_empty() {
+        let durable = durable_set_kinds(entries, kinds, refs);
+        for &i in &segments {
+            if !is_durable(&entries[i as usize], &durable) {
+                flags[i as usize] = true;
             }
         }
     }
@@ -110,10 +130,7 @@ pub(crate) fn required_into(
     // SPEC PRE-1.3 / PRE-1.4: complete reference-bearing groups, and every incomplete group.
     for g in &analysis.groups {
         let results = analysis.results_of(g);
-        let keep = !g.complete
-            || results
-                .iter()
-                .any(|&r| !entries[r as usize].artifact_reference_digests().is_empty());
+        let keep = !g.complete || results.iter().any(|&r| has_refs(entries, refs, r as usize));
         if keep {
             flags[g.call_pos as usize] = true;
             for &r in results {
@@ -131,9 +148,13 @@ pub(crate) fn required_into(
     }
 
     // SPEC PRE-1.5 / PRE-3: recency units. An entry in several groups belongs to the last.
+    // Units are ordered by their first entry, so the last `retention` units are found walking
+    // backwards from the end: a conversational entry, a tool entry outside every group, or the
+    // first (in list order) remaining member of a group starts a unit. Only the tail is walked.
     let keep = usize::try_from(retention).unwrap_or(0);
     if keep > 0 {
         let mut member: Vec<u32> = Vec::new();
+        let mut first: Vec<u32> = Vec::new();
         if !analysis.groups.is_empty() {
             member.resize(n, NONE);
             for (gi, g) in analysis.groups.iter().enumerate() {
@@ -142,29 +163,41 @@ pub(crate) fn required_into(
                     member[r as usize] = gi as u32;
                 }
             }
+            first.resize(analysis.groups.len(), NONE);
+            for (gi, g) in analysis.groups.iter().enumerate() {
+                for &p in std::iter::once(&g.call_pos).chain(analysis.results_of(g)) {
+                    if member[p as usize] == gi as u32 && p < first[gi] {
+                        first[gi] = p;
+                    }
+                }
+            }
         }
-        let mut met = vec![false; analysis.groups.len()];
-        let mut units: Vec<Unit> = Vec::new();
-        for (i, kind) in kinds.iter().enumerate() {
-            match kind {
-                EntryKind::ConversationalMessage => units.push(Unit::Entry(i as u32)),
+        let mut taken = 0usize;
+        let mut i = n;
+        while taken < keep && i > 0 {
+            i -= 1;
+            let unit = match kinds[i] {
+                EntryKind::ConversationalMessage => Some(Unit::Entry(i as u32)),
                 EntryKind::ToolExchange => {
                     let g = if member.is_empty() { NONE } else { member[i] };
                     if g == NONE {
-                        units.push(Unit::Entry(i as u32));
-                    } else if !met[g as usize] {
-                        met[g as usize] = true;
-                        units.push(Unit::Group(g));
+                        Some(Unit::Entry(i as u32))
+                    } else if first[g as usize] == i as u32 {
+                        Some(Unit::Group(g))
+                    } else {
+                        None
                     }
                 }
-                _ => {}
-            }
-        }
-        let start = units.len().saturating_sub(keep);
-        for unit in &units[start..] {
-            match *unit {
-                Unit::Entry(p) => flags[p as usize] = true,
-                Unit::Group(g) => {
+                _ => None,
+            };
+            match unit {
+                None => {}
+                Some(Unit::Entry(p)) => {
+                    taken += 1;
+                    flags[p as usize] = true;
+                }
+                Some(Unit::Group(g)) => {
+                    taken += 1;
                     let g = &analysis.groups[g as usize];
                     flags[g.call_pos as usize] = true;
                     for &r in analysis.results_of(g) {
@@ -176,6 +209,7 @@ pub(crate) fn required_into(
     }
 
     out.positions.clear();
+    out.positions.reserve(n);
     out.positions.extend(
         flags
             .iter()
@@ -191,7 +225,7 @@ pub fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, A
     let kinds = kinds_of(entries);
     let analysis = analyze_kinds(entries, &kinds);
     let mut req = Required::default();
-    required_into(entries, &kinds, &analysis, retention, &mut req);
+    required_into(entries, &kinds, None, &analysis, retention, &mut req);
     Ok(req.ids(entries))
 }
 

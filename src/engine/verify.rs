@@ -99,9 +99,12 @@ impl Original<'_> {
     }
 }
 
-/// Per entry: whether its message holds a NaN (gathered once per snapshot by the assembler).
-pub(crate) fn entry_has_nan(e: &Entry) -> bool {
-    has_nan(e.message())
+/// Per entry of kind `kind`: whether its message holds a NaN (gathered once per snapshot by
+/// the assembler). Values live only in call and result parts, which only `ToolExchange`
+/// entries carry (SPEC ENT-5.1, checked by every entry constructor; recovered bodies are text),
+/// so the parts of other entries are not walked.
+pub(crate) fn entry_has_nan(e: &Entry, kind: EntryKind) -> bool {
+    kind == EntryKind::ToolExchange && has_nan(e.message())
 }
 
 fn add(reasons: &mut Vec<RejectionReason>, r: RejectionReason) {
@@ -195,37 +198,95 @@ pub(crate) fn judge(
         fresh = analyze_list(proposed);
         (&fresh, proposed)
     };
-    if !analysis.is_valid() {
-        let checks = [
-            (RejectionReason::OrphanedToolCall, &analysis.orphaned_calls),
-            (
-                RejectionReason::OrphanedToolResult,
-                &analysis.orphan_results,
-            ),
-            (
-                RejectionReason::DuplicateToolCall,
-                &analysis.duplicate_calls,
-            ),
-            (
-                RejectionReason::DuplicateToolResult,
-                &analysis.duplicate_results,
-            ),
-            (RejectionReason::ReorderedToolGroup, &analysis.reordered),
-            (RejectionReason::CrossGroupToolResult, &analysis.cross_group),
-        ];
-        for (reason, positions) in checks {
-            if !positions.is_empty() {
-                add(&mut reasons, reason);
-                invalid.extend(positions.iter().map(|&p| list[p as usize].id().clone()));
-            }
-        }
-    }
+    tool_check(analysis, list, &mut reasons, &mut invalid);
 
     for &p in pos {
         if p != NONE {
             inv[p as usize] = NONE;
         }
     }
+    finish(reasons, missing, invalid, orig.required_ids)
+}
+
+/// `Verify(original, original)`: the proposal is the original list itself (same handles, same
+/// order), so checks 1 .. 3 can fail only through NaN (a message holding a NaN differs from
+/// itself, SPEC VER-2) and check 4 is the original's own analysis. Same result as [`judge`]
+/// with the identity mapping, without building it.
+pub(crate) fn judge_self(orig: &Original<'_>) -> VerificationResult {
+    let mut reasons = Vec::new();
+    let mut invalid: BTreeSet<EntryId> = BTreeSet::new();
+    let differs = |p: usize| match orig.nan {
+        Some(nan) => nan[p],
+        None => has_nan(orig.entries[p].message()),
+    };
+    let any_nan = match orig.nan {
+        Some(nan) => nan.contains(&true),
+        None => true,
+    };
+    if any_nan {
+        // Check 1: every required entry is present and in order; content differs iff NaN.
+        for &r in &orig.required.positions {
+            if differs(r as usize) {
+                add(&mut reasons, RejectionReason::RequiredEntryContentMismatch);
+                invalid.insert(orig.entries[r as usize].id().clone());
+            }
+        }
+        // Check 2: no new entries. Check 3: kinds are unchanged; non-required content differs
+        // iff NaN.
+        for p in 0..orig.entries.len() {
+            if !orig.required.flags[p] && differs(p) {
+                add(&mut reasons, RejectionReason::RetainedOriginalEntryMutated);
+                invalid.insert(orig.entries[p].id().clone());
+            }
+        }
+    }
+    // Check 4.
+    tool_check(orig.analysis, orig.entries, &mut reasons, &mut invalid);
+    finish(reasons, Vec::new(), invalid, orig.required_ids)
+}
+
+/// Check 4 of SPEC VER-1 from the analysis of `list`.
+fn tool_check(
+    analysis: &Analysis,
+    list: &[Entry],
+    reasons: &mut Vec<RejectionReason>,
+    invalid: &mut BTreeSet<EntryId>,
+) {
+    if analysis.is_valid() {
+        return;
+    }
+    let checks = [
+        (RejectionReason::OrphanedToolCall, &analysis.orphaned_calls),
+        (
+            RejectionReason::OrphanedToolResult,
+            &analysis.orphan_results,
+        ),
+        (
+            RejectionReason::DuplicateToolCall,
+            &analysis.duplicate_calls,
+        ),
+        (
+            RejectionReason::DuplicateToolResult,
+            &analysis.duplicate_results,
+        ),
+        (RejectionReason::ReorderedToolGroup, &analysis.reordered),
+        (RejectionReason::CrossGroupToolResult, &analysis.cross_group),
+    ];
+    for (reason, positions) in checks {
+        if !positions.is_empty() {
+            add(reasons, reason);
+            invalid.extend(positions.iter().map(|&p| list[p as usize].id().clone()));
+        }
+    }
+}
+
+/// The result record (SPEC VER-3).
+fn finish(
+    reasons: Vec<RejectionReason>,
+    missing: Vec<EntryId>,
+    invalid: BTreeSet<EntryId>,
+    required_ids: &[EntryId],
+) -> VerificationResult {
     let outcome = if reasons.is_empty() {
         VerificationOutcome::Accepted
     } else {
@@ -236,7 +297,7 @@ pub(crate) fn judge(
         rejection_reasons: reasons,
         missing_required_entry_ids: missing,
         invalid_entry_ids: invalid,
-        preservation_only_fallback_entry_ids: orig.required_ids.to_vec(),
+        preservation_only_fallback_entry_ids: required_ids.to_vec(),
     }
 }
 
@@ -338,6 +399,7 @@ pub fn verify(
     required_into(
         original,
         &kinds,
+        None,
         &analysis,
         policy.recent_message_retention_count(),
         &mut required,
