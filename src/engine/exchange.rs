@@ -163,7 +163,15 @@ pub(crate) struct AnalysisBuilder<'a> {
     part_recs: Vec<u32>,
     /// Record indices in order of first result occurrence, with that occurrence's location.
     result_order: Vec<(u32, u32, u32)>,
+    /// The call ids (and records) of the most recent call entry, when it has at most
+    /// [`RECENT_MAX`] of them: results usually answer the calls just before them, so they are
+    /// matched here by string comparison instead of a hash lookup (the map holds the same
+    /// record for the same id, so the outcome is identical).
+    recent: Vec<(&'a str, u32)>,
 }
+
+/// The most call ids per entry that [`AnalysisBuilder`] matches results against linearly.
+const RECENT_MAX: usize = 8;
 
 impl<'a> AnalysisBuilder<'a> {
     /// An empty builder with room for about `tools` tool entries.
@@ -174,19 +182,24 @@ impl<'a> AnalysisBuilder<'a> {
             tool: Vec::with_capacity(tools),
             part_recs: Vec::with_capacity(tools * 2),
             result_order: Vec::with_capacity(tools),
+            recent: Vec::with_capacity(RECENT_MAX),
         }
     }
 
     /// Adds the `ToolExchange` entry at position `i` (positions strictly increasing).
     pub(crate) fn push(&mut self, i: u32, entry: &'a Entry) {
-        let (map, recs) = (&mut self.map, &mut self.recs);
+        let (map, recs, recent) = (&mut self.map, &mut self.recs, &mut self.recent);
         let start = self.part_recs.len() as u32;
         let (mut has_calls, mut has_results) = (false, false);
         for (pi, part) in entry.message().parts.iter().enumerate() {
             match part {
                 Part::Call(call) => {
+                    if !has_calls {
+                        recent.clear();
+                    }
                     has_calls = true;
                     let r = intern(map, recs, call.call_id.as_str());
+                    recent.push((call.call_id.as_str(), r));
                     let rec = &mut recs[r as usize];
                     // SPEC EXC-1: the first declaration owns; any further one is a duplicate.
                     if rec.owner == NONE {
@@ -198,7 +211,16 @@ impl<'a> AnalysisBuilder<'a> {
                 }
                 Part::Result(result) => {
                     has_results = true;
-                    let r = intern(map, recs, result.call_id.as_str());
+                    let id = result.call_id.as_str();
+                    let near = if recent.len() <= RECENT_MAX {
+                        recent.iter().find(|(c, _)| *c == id).map(|&(_, r)| r)
+                    } else {
+                        None
+                    };
+                    let r = match near {
+                        Some(r) => r,
+                        None => intern(map, recs, id),
+                    };
                     let rec = &mut recs[r as usize];
                     // SPEC EXC-2: every occurrence counts, even two in one message.
                     rec.results += 1;
