@@ -8,7 +8,13 @@
 //! * `cur` (the latest snapshot) carries lazily built derived data (`Snap`): per-entry sizes
 //!   (each entry estimated at most once, `SizeCache`), the positional tool analysis, the
 //!   required positions and ids, and an id -> position index. Each is built at most once per
-//!   snapshot, and only when first needed.
+//!   snapshot, and only when first needed. The first full estimation pass also gathers, while
+//!   each entry is in cache, its kind, NaN flag, digest flag and (for tool entries) the hashing
+//!   pass of the tool analysis, so later passes read compact per-position arrays.
+//! * `cur` stays inside the captured `Snapshot` (no copy of its entry list: a snapshot over
+//!   shared entries is O(1)); the handles are copied only when the result returns the whole list.
+//! * `Verify(cur, cur)` (below the trigger) needs no identity mapping: checks 1-3 reduce to the
+//!   NaN flags and check 4 is `cur`'s own analysis (`judge_self`).
 //! * Candidates built from `cur` (the evicted list, fallback candidates) are position lists, so
 //!   their sizes are sums of cached sizes and their verification needs no id lookup; when they
 //!   keep every `ToolExchange` entry, the tool analysis of `cur` is reused.

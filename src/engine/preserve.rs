@@ -2,9 +2,10 @@
 //!
 //! Given the positional tool analysis (`Analysis`) of a list, `required_into` marks a flag
 //! per position: required kinds and reference-less recovered bodies (one pass, the durable set
-//! hashed only when the list has recovered bodies at all), groups and incomplete entries (one
-//! pass over the groups), and the last `retention` recency units (one forward pass recording
-//! units, then the tail). No id is ever searched for: everything is by position.
+//! hashed only when the list has recovered bodies at all, and with the assembler's per-position
+//! digest flags only from entries that carry digests), groups and incomplete entries (one pass
+//! over the groups), and the last `retention` recency units (a backward walk over the tail only,
+//! after marking group membership). No id is ever searched for: everything is by position.
 
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::assembly::AssemblyError;
