@@ -21,7 +21,7 @@ use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::policy::Policy;
-use hybrid_compaction_model::reducers::ScriptedReducer;
+use hybrid_compaction_model::reducers::{CancelAtCall, ScriptedReducer};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
 use hybrid_compaction_model::spec;
 
@@ -157,17 +157,18 @@ fn side(
 ) -> (
     CancellationToken,
     ScriptedProvider,
-    Recording<ScriptedReducer>,
+    Recording<CancelAtCall<ScriptedReducer>>,
 ) {
     let token = CancellationToken::new();
     let mut provider = ScriptedProvider::new(input.captures.clone());
     if let Some(k) = input.cancel_at_capture {
         provider = provider.cancel_at_capture(k, token.clone());
     }
-    let mut reducer = ScriptedReducer::new(input.steps.clone());
-    if let Some(k) = input.cancel_at_call {
-        reducer = reducer.cancel_at_call(k, token.clone());
-    }
+    let scripted = ScriptedReducer::new(input.steps.clone());
+    let reducer = match input.cancel_at_call {
+        Some(k) => scripted.cancel_at_call(k, token.clone()),
+        None => CancelAtCall::never(scripted),
+    };
     let reducer = Recording {
         inner: reducer,
         log: Vec::new(),

@@ -40,23 +40,17 @@ pub enum ScriptStep {
 pub struct ScriptedReducer {
     steps: Vec<ScriptStep>,
     calls: usize,
-    cancel_at: Option<(usize, CancellationToken)>,
 }
 
 impl ScriptedReducer {
     /// A reducer playing `steps` in order.
     pub fn new(steps: Vec<ScriptStep>) -> ScriptedReducer {
-        ScriptedReducer {
-            steps,
-            calls: 0,
-            cancel_at: None,
-        }
+        ScriptedReducer { steps, calls: 0 }
     }
 
-    /// Sets `token` during the `call`-th invocation (0-based), before answering.
-    pub fn cancel_at_call(mut self, call: usize, token: CancellationToken) -> ScriptedReducer {
-        self.cancel_at = Some((call, token));
-        self
+    /// This reducer, setting `token` during its `call`-th invocation (0-based), before answering.
+    pub fn cancel_at_call(self, call: usize, token: CancellationToken) -> CancelAtCall<Self> {
+        CancelAtCall::at(self, call, token)
     }
 
     /// How many times the reducer was invoked.
@@ -72,11 +66,6 @@ impl Reducer for ScriptedReducer {
     ) -> Result<Option<Vec<Entry>>, ReducerError> {
         let k = self.calls;
         self.calls += 1;
-        if let Some((at, token)) = &self.cancel_at {
-            if *at == k {
-                token.cancel();
-            }
-        }
         match self.steps.get(k).unwrap_or(&ScriptStep::Echo) {
             ScriptStep::Echo => Ok(Some(request.entries.to_vec())),
             ScriptStep::Nothing => Ok(None),
@@ -102,6 +91,56 @@ impl Reducer for ScriptedReducer {
                 Ok(Some(out))
             }
         }
+    }
+}
+
+/// Wraps any reducer and sets a cancellation token during its k-th invocation (0-based), before
+/// delegating: how tests and vectors name the cancellation point "reducer:k" (SPEC ASM-16).
+#[derive(Debug)]
+pub struct CancelAtCall<R> {
+    inner: R,
+    calls: usize,
+    at: Option<(usize, CancellationToken)>,
+}
+
+impl<R> CancelAtCall<R> {
+    /// Sets `token` during the `call`-th invocation of `inner`.
+    pub fn at(inner: R, call: usize, token: CancellationToken) -> CancelAtCall<R> {
+        CancelAtCall {
+            inner,
+            calls: 0,
+            at: Some((call, token)),
+        }
+    }
+
+    /// Never cancels: `inner` unchanged.
+    pub fn never(inner: R) -> CancelAtCall<R> {
+        CancelAtCall {
+            inner,
+            calls: 0,
+            at: None,
+        }
+    }
+
+    /// The wrapped reducer.
+    pub fn inner(&self) -> &R {
+        &self.inner
+    }
+}
+
+impl<R: Reducer> Reducer for CancelAtCall<R> {
+    fn reduce(
+        &mut self,
+        request: &ReductionRequest<'_>,
+    ) -> Result<Option<Vec<Entry>>, ReducerError> {
+        let k = self.calls;
+        self.calls += 1;
+        if let Some((at, token)) = &self.at {
+            if *at == k {
+                token.cancel();
+            }
+        }
+        self.inner.reduce(request)
     }
 }
 

@@ -14,9 +14,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use hybrid_compaction_model::analysis::ToolExchangeAnalysis;
-use hybrid_compaction_model::assembly::{
-    AssemblyError, AssemblyResult, Reducer, ReducerError, ReductionRequest,
-};
+use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult, Reducer};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::classifier::Classifier;
 use hybrid_compaction_model::diagnostics::Diagnostics;
@@ -25,8 +23,8 @@ use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::{Policy, TriggerEvaluation};
 use hybrid_compaction_model::reducers::{
-    MessageCountingReducer, ProposalItem, ScriptStep, ScriptedReducer, ScriptedUpstreamReducer,
-    UpstreamError, UpstreamReducer, UpstreamStep,
+    CancelAtCall, MessageCountingReducer, ProposalItem, ScriptStep, ScriptedReducer,
+    ScriptedUpstreamReducer, UpstreamError, UpstreamReducer, UpstreamStep,
 };
 use hybrid_compaction_model::selection::PreservationSelection;
 use hybrid_compaction_model::snapshot::{ScriptedProvider, SnapshotProvider};
@@ -229,29 +227,6 @@ impl UpstreamReducer for WireUpstream {
             WireUpstream::Scripted(r) => r.reduce(messages),
             WireUpstream::Counting(r) => r.reduce(messages),
         }
-    }
-}
-
-/// Sets a cancellation token during the K-th invocation (0-based), before delegating.
-struct CancelAtCall {
-    inner: Box<dyn Reducer>,
-    calls: usize,
-    at: Option<(usize, CancellationToken)>,
-}
-
-impl Reducer for CancelAtCall {
-    fn reduce(
-        &mut self,
-        request: &ReductionRequest<'_>,
-    ) -> Result<Option<Vec<Entry>>, ReducerError> {
-        let k = self.calls;
-        self.calls += 1;
-        if let Some((at, token)) = &self.at {
-            if *at == k {
-                token.cancel();
-            }
-        }
-        self.inner.reduce(request)
     }
 }
 
@@ -544,13 +519,9 @@ fn run_assemble(
             }))
         }
     };
-    let mut reducer = CancelAtCall {
-        inner,
-        calls: 0,
-        at: match point {
-            Some(CancelPoint::Reducer(k)) => Some((k, token.clone())),
-            _ => None,
-        },
+    let mut reducer = match point {
+        Some(CancelPoint::Reducer(k)) => CancelAtCall::at(inner, k, token.clone()),
+        _ => CancelAtCall::never(inner),
     };
 
     let result = imp
