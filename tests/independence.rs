@@ -5,19 +5,11 @@
 //! and the model does not depend on the engine. They may share plain vocabulary types.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(read) = fs::read_dir(dir) else { return };
-    for entry in read.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+#[path = "support/files.rs"]
+mod files;
+use files::rust_sources;
 
 /// Lines of code (comments stripped) that reach into the model's `spec` module.
 fn spec_calls(source: &str) -> Vec<String> {

@@ -8,7 +8,11 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+#[path = "support/files.rs"]
+mod files;
+use files::rust_sources;
 
 /// Areas whose clauses are normative behaviour and must be cited by a test.
 const NORMATIVE_AREAS: &[&str] = &[
@@ -102,18 +106,6 @@ fn uncovered(spec: &str, test_sources: &str) -> Vec<String> {
         }
     }
     problems
-}
-
-fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(read) = fs::read_dir(dir) else { return };
-    for entry in read.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 #[test]
