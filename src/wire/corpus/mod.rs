@@ -51,7 +51,7 @@ pub const FLAGS: &[(&str, &str)] = &[
     ("Churn", "The snapshot schedule changes the version between captures (SPEC ASM-5, ASM-6, ASM-10)."),
     ("Cancellation", "The cancellation token is set at a named point (SPEC ASM-16)."),
     ("Boundary", "A value exactly at a limit (threshold, hard limit, 32-bit range, attempt budget)."),
-    ("Deviation", "Behaviour where the reference implementation goes beyond or differs from the ADR text (REFERENCE-SEMANTICS section 15); we follow the implementation."),
+    ("Deviation", "Behaviour where the reference implementation goes beyond or differs from the ADR text (docs/SPEC.md, deliberate departures DEP-n); we follow the implementation."),
     ("Bridge", "The reducer is an upstream (message-level) reducer behind the bridge (SPEC BRG-1 .. BRG-3)."),
     ("NumberRendering", "Exercises the .NET invariant-culture number rendering of the UTF-8 estimator (SPEC EST-2)."),
 ];
