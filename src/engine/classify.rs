@@ -289,11 +289,11 @@ fn dotnet_float(
         out.push_str(&format!("E{}{:02}", if e < 0 { '-' } else { '+' }, e.abs()));
     } else if scale <= 0 {
         out.push_str("0.");
-        out.extend(std::iter::repeat('0').take((-scale) as usize));
+        out.extend(std::iter::repeat_n('0', (-scale) as usize));
         out.push_str(&digits);
     } else if scale >= k {
         out.push_str(&digits);
-        out.extend(std::iter::repeat('0').take((scale - k) as usize));
+        out.extend(std::iter::repeat_n('0', (scale - k) as usize));
     } else {
         out.push_str(&digits[..scale as usize]);
         out.push('.');

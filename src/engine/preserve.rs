@@ -56,7 +56,7 @@ pub(crate) fn durable_set_kinds(
     let mut set = set_with_capacity(16);
     for (i, (e, k)) in entries.iter().zip(kinds).enumerate() {
         if matches!(k, EntryKind::ArtifactReference | EntryKind::ToolExchange)
-            && refs.map_or(true, |r| r[i])
+            && refs.is_none_or(|r| r[i])
         {
             set.extend(e.artifact_reference_digests().iter().copied());
         }
