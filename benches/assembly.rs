@@ -37,8 +37,8 @@ use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::message::{FunctionCall, Message, Part};
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
 use hybrid_compaction_model::snapshot::{SharedEntries, Snapshot, SnapshotError, SnapshotProvider};
-use hybrid_compaction_model::spec;
 use hybrid_compaction_model::value::Value;
+use hybrid_compaction_spec as spec;
 
 const SIZES: [usize; 4] = [100, 1_000, 10_000, 100_000];
 const MODEL_MAX: usize = 10_000;

@@ -5,20 +5,23 @@
 //! exceeds a hard limit, required content and tool exchanges survive intact, and a body recovered
 //! from an artifact reaches the provider at most once per outer run.
 //!
-//! This crate is the optimized implementation; `hybrid-compaction-model` (re-exported as
-//! [`model`]) is the executable specification it is proven equal to, and `docs/SPEC.md` the
-//! normative text both cite.
+//! This crate is the optimized implementation a host embeds. Its vocabulary (entries, policy,
+//! snapshots, outcomes, ...) is the crate `hybrid-compaction-model`, re-exported as [`model`].
+//! The executable specification it is proven equal to is the crate `hybrid-compaction-spec`,
+//! which this crate does **not** depend on: engine, lease and node code cannot call the
+//! specification, by construction of the build. `docs/SPEC.md` is the normative text both cite.
+//! The conformance oracle (wire format, JSON Schema, vector corpus, the `hybrid-compaction`
+//! command) is the crate `hybrid-compaction-oracle`; nothing here depends on it.
 //!
 //! ## Contents
 //! - [`engine`]: the assembly engine (estimation, tool-exchange analysis, required preservation,
 //!   verifier, the assembler state machine, reducer bridge, classifier, diagnostics). Same inputs
-//!   and outputs as [`model::spec`], its own algorithms; no I/O, no clock, no randomness.
+//!   and outputs as the specification's functions, its own algorithms; no I/O, no clock, no
+//!   randomness.
 //! - [`lease`]: non-retransmission leases: run scopes, the per-run coordinator, the one-call gate,
 //!   the lease-filtering snapshot provider; written against [`sync`] so loom checks this code.
 //! - [`node`]: the per-provider-call seam: wraps a provider client, assembles, dispatches, settles
 //!   the lease, and reports privacy-safe events sharing one `AssemblyId`.
-//! - [`wire`] and [`cli`]: the conformance oracle: JSON cases and outputs, JSON Schema, the vector
-//!   corpus runner and generator, and the `hybrid-compaction` command.
 //!
 //! ## Design overview: one provider call
 //! ```text
@@ -53,11 +56,9 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod cli;
 pub mod engine;
 pub mod lease;
 pub mod node;
 pub mod sync;
-pub mod wire;
 
 pub use hybrid_compaction_model as model;

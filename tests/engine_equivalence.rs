@@ -29,8 +29,8 @@ use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{
     MessageCountingReducer, ScriptedUpstreamReducer, UpstreamStep,
 };
-use hybrid_compaction_model::spec;
 use hybrid_compaction_model::value::Value;
+use hybrid_compaction_spec as spec;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 

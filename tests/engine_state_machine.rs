@@ -23,7 +23,7 @@ use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
-use hybrid_compaction_model::spec;
+use hybrid_compaction_spec as spec;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMachineTest};

@@ -1,82 +1,80 @@
-//! The model and the engine stay independent (house rule; see README "How the SPEC, model and
-//! engine relate").
+//! The library's independence is a fact of the build, checked here on the resolved dependency
+//! graph (no source grep: an alias or a multi-line `use` cannot slip past it).
 //!
-//! Equivalence tests prove something only if the engine does not call the model's spec functions
-//! and the model does not depend on the engine. They may share plain vocabulary types.
+//! Equivalence tests prove something only if the engine does not call the executable
+//! specification. The library crate `hybrid-compaction` (engine, leases, node) lists only the
+//! vocabulary crate among its normal dependencies, so code under `src/` cannot name
+//! `hybrid_compaction_spec` at all: `rustc` reports an unresolved crate. `.ci/run` also proves
+//! that directly, by adding such a reference to `src/engine/mod.rs` and expecting `cargo check`
+//! to fail. A host that embeds the library compiles neither the oracle nor its CLI and schema
+//! dependencies.
 
-use std::fs;
 use std::path::Path;
+use std::process::Command;
 
-#[path = "support/files.rs"]
-mod files;
-use files::rust_sources;
-
-/// Lines of code (comments stripped) that reach into the model's `spec` module.
-fn spec_calls(source: &str) -> Vec<String> {
-    source
+/// The package names in the normal (non-dev, non-build) dependency tree of `package`.
+fn normal_dependency_tree(package: &str) -> Vec<String> {
+    let output = Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
+        .args(["--format", "{p}", "-p", package])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .expect("UTF-8")
         .lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .filter(|code| {
-            code.contains("model::spec")
-                || code.contains("hybrid_compaction_model::spec")
-                || (code.contains("hybrid_compaction_model::{") && code.contains("spec"))
-        })
+        .filter_map(|line| line.split_whitespace().next())
         .map(str::to_owned)
         .collect()
 }
 
 #[test]
-fn engine_leases_and_node_never_call_model_spec_functions() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    rust_sources(&root.join("src/engine"), &mut files);
-    rust_sources(&root.join("src/lease"), &mut files);
-    rust_sources(&root.join("src/node"), &mut files);
-    assert!(!files.is_empty(), "src/engine has sources");
-    let mut offenders = Vec::new();
-    for f in &files {
-        let text = fs::read_to_string(f).unwrap();
-        for line in spec_calls(&text) {
-            offenders.push(format!("{}: {}", f.display(), line.trim()));
-        }
-    }
+fn the_library_cannot_reach_the_spec_the_oracle_or_cli_and_schema_crates() {
+    let tree = normal_dependency_tree("hybrid-compaction");
     assert!(
-        offenders.is_empty(),
-        "engine code calls the model spec:\n{}",
-        offenders.join("\n")
+        tree.iter().any(|p| p == "hybrid-compaction-model"),
+        "{tree:?}"
     );
-}
-
-#[test]
-fn model_does_not_depend_on_the_engine() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let manifest = fs::read_to_string(root.join("model/Cargo.toml")).unwrap();
-    let deps = manifest.split("[dependencies]").nth(1).unwrap_or("");
-    assert!(!deps.contains("hybrid-compaction ") && !deps.contains("hybrid-compaction="));
-    assert!(
-        !deps.contains("path ="),
-        "model/ depends on no other crate of ours"
-    );
-    let mut files = Vec::new();
-    rust_sources(&root.join("model/src"), &mut files);
-    for f in files {
-        let text = fs::read_to_string(&f).unwrap();
+    for forbidden in [
+        "hybrid-compaction-spec",
+        "hybrid-compaction-oracle",
+        "clap",
+        "schemars",
+    ] {
         assert!(
-            !text.contains("hybrid_compaction::"),
-            "{} names the engine crate",
-            f.display()
+            !tree.iter().any(|p| p == forbidden),
+            "`{forbidden}` is a normal dependency of the library: {tree:?}"
         );
     }
 }
 
 #[test]
-fn the_detector_sees_a_spec_call() {
-    assert_eq!(
-        spec_calls("let v = crate::model::spec::verify::verify(a, b, p);").len(),
-        1
-    );
-    assert!(spec_calls("// model::spec is the reference").is_empty());
+fn the_spec_does_not_depend_on_the_engine() {
+    let tree = normal_dependency_tree("hybrid-compaction-spec");
     assert!(
-        spec_calls("use hybrid_compaction_model::verification::VerificationResult;").is_empty()
+        tree.iter().any(|p| p == "hybrid-compaction-model"),
+        "{tree:?}"
     );
+    for forbidden in ["hybrid-compaction", "hybrid-compaction-oracle"] {
+        assert!(
+            !tree.iter().any(|p| p == forbidden),
+            "`{forbidden}` is a dependency of the spec: {tree:?}"
+        );
+    }
+}
+
+#[test]
+fn the_vocabulary_depends_on_neither_implementation() {
+    let tree = normal_dependency_tree("hybrid-compaction-model");
+    for forbidden in ["hybrid-compaction", "hybrid-compaction-spec"] {
+        assert!(
+            !tree.iter().any(|p| p == forbidden),
+            "`{forbidden}` is a dependency of the vocabulary: {tree:?}"
+        );
+    }
 }

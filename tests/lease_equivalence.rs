@@ -1,5 +1,5 @@
 //! Non-retransmission leases: the concurrent implementation (`hybrid_compaction::lease`) against
-//! the sequential specification (`hybrid_compaction_model::spec::lease`), plus scenario tests of
+//! the sequential specification (`hybrid_compaction_spec::lease`), plus scenario tests of
 //! every lease clause (SPEC LSE-1 .. LSE-10).
 //!
 //! * `coordinator_ops_match_sequential_spec` (proptest): random sequences of reserve / complete /
@@ -24,7 +24,7 @@ use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::snapshot::{
     Snapshot, SnapshotError, SnapshotProvider, StaticProvider,
 };
-use hybrid_compaction_model::spec::lease::{
+use hybrid_compaction_spec::lease::{
     filter_capture, CaptureRecord, Flow, Gate, GateStep, RunState,
 };
 use proptest::prelude::*;

@@ -10,7 +10,7 @@
 //! * `AttemptCount <= MaximumCompactionAttempts` (SPEC ASM-11);
 //! * a success reports the version of the *last* capture, and its final entries are drawn from,
 //!   and verify against, that last captured history (never a stale one; SPEC ASM-5, ASM-13);
-//! * the result equals what the executable model (`hybrid_compaction_model::spec::assemble`)
+//! * the result equals what the executable model (`hybrid_compaction_spec::assemble`)
 //!   returns when replaying the very captures the engine observed, so the outcome is
 //!   `ConcurrentMutationLimit` exactly when the SPEC says so;
 //! * if no capture saw a version change, there is no restart and no `ConcurrentMutationLimit`.
@@ -36,8 +36,8 @@ use hybrid_compaction_model::policy::{Policy, PolicySpec};
 use hybrid_compaction_model::snapshot::{
     ScriptedProvider, Snapshot, SnapshotError, SnapshotProvider,
 };
-use hybrid_compaction_model::spec::assemble::assemble as model_assemble;
-use hybrid_compaction_model::spec::verify::verify as model_verify;
+use hybrid_compaction_spec::assemble::assemble as model_assemble;
+use hybrid_compaction_spec::verify::verify as model_verify;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 

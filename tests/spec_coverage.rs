@@ -114,7 +114,8 @@ fn every_spec_clause_is_cited_by_a_test() {
     let spec = fs::read_to_string(root.join("docs/SPEC.md")).expect("docs/SPEC.md is readable");
     let mut files = Vec::new();
     rust_sources(&root.join("tests"), &mut files);
-    rust_sources(&root.join("model/tests"), &mut files);
+    rust_sources(&root.join("model/spec/tests"), &mut files);
+    rust_sources(&root.join("oracle/tests"), &mut files);
     let this_file = root.join("tests/spec_coverage.rs");
     let mut sources = String::new();
     for f in files.iter().filter(|f| **f != this_file) {

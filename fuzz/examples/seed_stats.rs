@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use hybrid_compaction_fuzz::{decode, oracle};
-use hybrid_compaction_model::spec;
+use hybrid_compaction_spec as spec;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

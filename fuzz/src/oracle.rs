@@ -1,4 +1,4 @@
-//! The differential oracles: run the model (`hybrid_compaction_model::spec`) and the engine
+//! The differential oracles: run the model (`hybrid_compaction_spec`) and the engine
 //! (`hybrid_compaction::engine`, or the wire layer's `Model` / `Engine` implementations) on the
 //! same decoded input and panic on any difference.
 //!
@@ -13,7 +13,6 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use hybrid_compaction::engine;
-use hybrid_compaction::wire::{self, Case, VectorFile};
 use hybrid_compaction_model::assembly::{
     AssemblyError, AssemblyResult, Reducer, ReducerError, ReductionRequest,
 };
@@ -23,7 +22,8 @@ use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{CancelAtCall, ScriptedReducer};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
-use hybrid_compaction_model::spec;
+use hybrid_compaction_oracle::wire::{self, Case, VectorFile};
+use hybrid_compaction_spec as spec;
 
 use crate::decode::{self, AssembleInput, EstimatorChoice, VerifyInput};
 

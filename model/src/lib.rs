@@ -1,31 +1,18 @@
-//! # hybrid-compaction-model: the executable specification of hybrid context compaction
+//! # hybrid-compaction-model: the vocabulary of hybrid context compaction
 //!
-//! This crate is the reference model of ADR-0007 ("hybrid context compaction") as pinned down by
-//! `docs/SPEC.md`. It has two halves:
+//! The plain data every side of ADR-0007 ("hybrid context compaction", pinned down by
+//! `docs/SPEC.md`) shares: entries, messages, values, policy, snapshots, outcomes, stages,
+//! rejection reasons, diagnostics, artifact digests, and the small traits that are *inputs* to
+//! assembly ([`estimator::Estimator`], [`snapshot::SnapshotProvider`], [`assembly::Reducer`],
+//! [`reducers::UpstreamReducer`], [`classifier::Classifier`]). Code both implementations need
+//! identically lives here once: construction rules (ENT-5, SNAP-1, POL-2), the sanctioned
+//! augmentation helper ([`integration::augment`], SNAP-4), the host-defined estimators (EST-5).
 //!
-//! * **Vocabulary** (top-level modules): the plain data every side shares (entries, messages,
-//!   values, policy, snapshots, outcomes, stages, rejection reasons, diagnostics, artifact
-//!   digests) and the small traits that are *inputs* to assembly ([`estimator::Estimator`],
-//!   [`snapshot::SnapshotProvider`], [`assembly::Reducer`], [`reducers::UpstreamReducer`],
-//!   [`classifier::Classifier`]).
-//! * **Spec** ([`spec`]): the functions a reviewer reads beside `docs/SPEC.md`: estimation,
-//!   tool-exchange analysis, required preservation, verification, assembly, the reducer bridge,
-//!   classification and diagnostics. Each rule cites its SPEC clause (`// SPEC ASM-7`). They are
-//!   written for clarity, never speed: plain loops, no caching, no indexes.
-//!
-//! The optimized engine (crate `hybrid-compaction`) shares the vocabulary but never calls
-//! [`spec`] at run time, so that property tests comparing the two prove something.
-//!
-//! ```text
-//! snapshot --> size < threshold? --yes--> verify(cur,cur) --> recapture --> WithinLimit
-//!    | no
-//! evict durable bodies --> margin restored? --> verify --> recapture --> Reduced
-//!    | no
-//! reducer attempts (bounded) --> verify each proposal --> fits? --> recapture --> Reduced
-//!    | none accepted / fits
-//! deterministic fallback --> PreservationFallback | Irreducible
-//! version changed at a recapture --> restart (maybe consuming an attempt) | ConcurrentMutationLimit
-//! ```
+//! Two implementations read and write this vocabulary:
+//! * the executable specification, crate `hybrid-compaction-spec`: the functions a reviewer
+//!   reads beside `docs/SPEC.md`, written for clarity, never speed;
+//! * the optimized engine, crate `hybrid-compaction`, proven equal to the specification by
+//!   property tests. It does not depend on the specification crate, so it cannot call it.
 
 // Lints carry intent: the model must be reviewable line by line, so no unsafe code anywhere
 // (forbid: cannot be re-allowed) and every public item documented (the docs cite the SPEC).
@@ -42,13 +29,13 @@ pub mod diagnostics;
 pub mod entry;
 pub mod error;
 pub mod estimator;
+pub mod integration;
 pub mod lease;
 pub mod message;
 pub mod policy;
 pub mod reducers;
 pub mod selection;
 pub mod snapshot;
-pub mod spec;
 pub mod value;
 pub mod verification;
 

@@ -1,9 +1,11 @@
 //! # The optimized assembly engine
 //!
-//! The same public functions as the model's `spec` modules (same paths, signatures, results and
-//! errors), with the engine's own algorithms and data layout. Property tests
-//! (`tests/engine_*.rs`) prove the two equal on generated histories; the engine never calls the
-//! model's `spec` functions (only the shared vocabulary types).
+//! The same public functions as the executable specification's modules (crate
+//! `hybrid-compaction-spec`: same paths, signatures, results and errors), with the engine's own
+//! algorithms and data layout. Property tests (`tests/engine_*.rs`) prove the two equal on
+//! generated histories, and the clause suite (`tests/clauses/`) runs every SPEC clause test on
+//! both. The engine cannot call the specification: this crate does not depend on it (only on the
+//! shared vocabulary, `hybrid-compaction-model`).
 //!
 //! | module | SPEC | what is different from the model |
 //! |---|---|---|

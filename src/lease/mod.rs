@@ -37,7 +37,7 @@
 //! ## Concurrency design
 //! Everything a run owns sits behind **one** lock ([`crate::sync::Mutex`]): the ledger and the gate
 //! flag. There is no lock ordering to get wrong, every coordinator operation is one critical
-//! section (so it is linearizable to the sequential model `hybrid_compaction_model::spec::lease`),
+//! section (so it is linearizable to the sequential model `hybrid_compaction_spec::lease`),
 //! and commit-then-leave is atomic. The gate's waiters sleep on a condition variable and
 //! re-check, on every wake-up and under the lock, first the caller's cancellation token and then
 //! the slot. Cancellation needs a wake-up: [`Run::cancel_and_wake`] sets the token and

@@ -24,10 +24,10 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::artifact::Digest;
-use crate::entry::{Entry, EntryKind};
-use crate::lease::{LeaseError, LeaseId, Revision};
-use crate::snapshot::{Snapshot, SnapshotError, SnapshotProvider};
+use hybrid_compaction_model::artifact::Digest;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::lease::{LeaseError, LeaseId, Revision};
+use hybrid_compaction_model::snapshot::{Snapshot, SnapshotError, SnapshotProvider};
 
 /// The state of one run (SPEC LSE-1): delivered digests, reserved digest -> lease, and the
 /// per-digest revision counters (absent = 0).

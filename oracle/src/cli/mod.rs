@@ -582,7 +582,7 @@ fn corpus_dir(arg: Option<&Path>) -> PathBuf {
     if local.is_dir() {
         return local;
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors")
 }
 
 fn cmd_vectors(a: &VectorsArgs, out: &mut Vec<u8>) -> Result<(), Failure> {

@@ -46,7 +46,11 @@ fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Out {
 }
 
 fn run(args: &[&str], stdin: &[u8]) -> Out {
-    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args, stdin)
+    run_in(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join(".."),
+        args,
+        stdin,
+    )
 }
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -201,7 +205,7 @@ fn vectors_runs_the_shipped_corpus_and_prints_the_table() {
 #[test]
 fn vectors_exits_1_and_names_the_failing_tc_id() {
     let d = tmpdir("broken");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/policy.json");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors/policy.json");
     let mut v: Json =
         serde_json::from_str(&std::fs::read_to_string(src).expect("read")).expect("json");
     let t = &mut v["testGroups"][0]["tests"][0];
@@ -235,7 +239,7 @@ fn vectors_refuses_malformed_corpora_with_exit_2() {
     assert_invalid(&run(&["vectors", "/nonexistent/dir"], b""), "missing dir");
     // numberOfTests must match.
     let f = tmpdir("count");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/policy.json");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors/policy.json");
     let mut v: Json =
         serde_json::from_str(&std::fs::read_to_string(src).expect("read")).expect("json");
     v["numberOfTests"] = json!(1);
@@ -250,9 +254,10 @@ fn vectors_refuses_malformed_corpora_with_exit_2() {
 fn vectors_generate_reproduces_the_committed_files() {
     let o = run(&["vectors", "generate", "--topic", "policy"], b"");
     assert_eq!(o.code, 0, "{}", o.stderr);
-    let shipped =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/policy.json"))
-            .expect("read");
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors/policy.json"),
+    )
+    .expect("read");
     assert_eq!(o.stdout, shipped);
     let d = tmpdir("gen");
     let o = run(

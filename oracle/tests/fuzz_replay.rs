@@ -19,10 +19,10 @@
 //! [`KNOWN_FINDINGS`]: the main replay skips it and an `#[ignore]`d test keeps it runnable.
 
 #[allow(dead_code)]
-#[path = "../fuzz/src/decode.rs"]
+#[path = "../../fuzz/src/decode.rs"]
 mod decode;
 #[allow(dead_code)]
-#[path = "../fuzz/src/oracle.rs"]
+#[path = "../../fuzz/src/oracle.rs"]
 mod oracle;
 
 use std::collections::BTreeSet;
@@ -30,15 +30,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use hybrid_compaction_model::assembly::{AssemblyError, Outcome};
-use hybrid_compaction_model::spec;
 use hybrid_compaction_model::verification::RejectionReason;
+use hybrid_compaction_spec as spec;
 
 /// Seeds (`<target>/<file>`) that reproduce an open finding; skipped by the green replay.
 const KNOWN_FINDINGS: &[&str] = &[];
 
 fn seeds(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/seeds")
+        .join("../fuzz/seeds")
         .join(target);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))

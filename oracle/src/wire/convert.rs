@@ -131,7 +131,7 @@ pub fn augment(baseline: &[Entry], a: &AugmentInput) -> Result<Vec<Entry>, CaseE
             ))
         })?,
     };
-    hybrid_compaction_model::spec::integration::augment(
+    hybrid_compaction_model::integration::augment(
         baseline,
         &a.id,
         RecoverableSegment {
@@ -141,9 +141,7 @@ pub fn augment(baseline: &[Entry], a: &AugmentInput) -> Result<Vec<Entry>, CaseE
     )
     .map_err(|e| {
         let id = match &e {
-            hybrid_compaction_model::spec::integration::AugmentError::DuplicateId(i) => {
-                Some(i.as_str())
-            }
+            hybrid_compaction_model::integration::AugmentError::DuplicateId(i) => Some(i.as_str()),
             _ => Some(a.id.as_str()),
         };
         CaseError::Answer(answer(e.kind(), None, id, e.to_string()))

@@ -7,7 +7,10 @@
 
 use crate::entry::{Entry, EntryError, RecoverableSegment};
 use crate::error::ErrorKind;
-use crate::spec::preserve::durable_digests;
+use std::collections::BTreeSet;
+
+use crate::artifact::Digest;
+use crate::entry::EntryKind;
 
 /// Why a recovered segment could not be added (SPEC SNAP-4). Both are argument errors.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,4 +55,22 @@ pub fn augment(
     let mut out = baseline.to_vec();
     out.push(entry);
     Ok(out)
+}
+
+/// The durable set (SPEC PRE-2): the union of the artifact-reference digests of the list's
+/// `ArtifactReference` and `ToolExchange` entries. A recoverable segment never makes itself
+/// durable.
+pub fn durable_digests(entries: &[Entry]) -> BTreeSet<Digest> {
+    let mut durable = BTreeSet::new();
+    for entry in entries {
+        if matches!(
+            entry.kind(),
+            EntryKind::ArtifactReference | EntryKind::ToolExchange
+        ) {
+            for digest in entry.artifact_reference_digests() {
+                durable.insert(*digest);
+            }
+        }
+    }
+    durable
 }

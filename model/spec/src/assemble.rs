@@ -15,15 +15,17 @@
 //! limit, `M` the attempt budget. `Verify` always compares against `cur`, the full latest
 //! snapshot.
 
-use crate::assembly::{AssemblyError, AssemblyResult, Outcome, Reducer, ReductionRequest, Stage};
-use crate::cancel::CancellationToken;
-use crate::entry::{Entry, EntryId, EntryKind};
-use crate::policy::Policy;
-use crate::snapshot::{Snapshot, SnapshotProvider};
-use crate::spec::estimate::size;
-use crate::spec::preserve::{durable_digests, required_ids, segment_is_durable};
-use crate::spec::verify::verify;
-use crate::verification::VerificationResult;
+use crate::estimate::size;
+use crate::preserve::{durable_digests, required_ids, segment_is_durable};
+use crate::verify::verify;
+use hybrid_compaction_model::assembly::{
+    AssemblyError, AssemblyResult, Outcome, Reducer, ReductionRequest, Stage,
+};
+use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
+use hybrid_compaction_model::policy::Policy;
+use hybrid_compaction_model::snapshot::{Snapshot, SnapshotProvider};
+use hybrid_compaction_model::verification::VerificationResult;
 
 /// Eviction (SPEC ASM-8): drop every `RecoverableContextSegment` whose digest is in the list's
 /// durable set (SPEC PRE-2); keep everything else, in order. Reference-less bodies stay (they are

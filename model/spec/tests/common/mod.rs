@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use hybrid_compaction_model::spec::estimate::{Utf8ContextEstimator, Utf8TextEstimator};
 use hybrid_compaction_model::*;
+use hybrid_compaction_spec::estimate::{Utf8ContextEstimator, Utf8TextEstimator};
 
 /// A `ConversationalMessage` with role `user` and one text part.
 pub fn conv(id: &str, text: &str) -> Entry {

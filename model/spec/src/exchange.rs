@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::{ToolExchangeAnalysis, ToolGroup};
-use crate::entry::{Entry, EntryId, EntryKind};
-use crate::message::Part;
+use hybrid_compaction_model::analysis::{ToolExchangeAnalysis, ToolGroup};
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
+use hybrid_compaction_model::message::Part;
 
 /// The call ids of a `ToolExchange` entry, in part order (repeats kept).
 fn call_ids(entry: &Entry) -> Vec<String> {

@@ -7,14 +7,16 @@
 
 use std::collections::BTreeSet;
 
-use crate::assembly::AssemblyError;
-use crate::entry::{Entry, EntryKind};
-use crate::message::{FunctionCall, Message, Part};
-use crate::policy::Policy;
-use crate::spec::exchange::analyze;
-use crate::spec::preserve::{check_unique_ids, required_ids};
-use crate::value::{Value, ValueMap};
-use crate::verification::{RejectionReason, VerificationOutcome, VerificationResult};
+use crate::exchange::analyze;
+use crate::preserve::{check_unique_ids, required_ids};
+use hybrid_compaction_model::assembly::AssemblyError;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::message::{FunctionCall, Message, Part};
+use hybrid_compaction_model::policy::Policy;
+use hybrid_compaction_model::value::{Value, ValueMap};
+use hybrid_compaction_model::verification::{
+    RejectionReason, VerificationOutcome, VerificationResult,
+};
 
 /// Structural equality of messages (SPEC VER-2): role, author, text, part count, then pairwise
 /// parts of the same shape.
@@ -124,7 +126,7 @@ pub fn verify(
     // Required ids come from `original`.
     let required = required_ids(original, policy.recent_message_retention_count())?;
 
-    let find = |list: &[Entry], id: &crate::entry::EntryId| -> Option<usize> {
+    let find = |list: &[Entry], id: &hybrid_compaction_model::entry::EntryId| -> Option<usize> {
         list.iter().position(|e| e.id() == id)
     };
 

@@ -6,13 +6,13 @@
 
 use std::collections::BTreeSet;
 
-use crate::artifact::Digest;
-use crate::assembly::AssemblyError;
-use crate::cancel::CancellationToken;
-use crate::entry::{Entry, EntryId, EntryKind};
-use crate::policy::Policy;
-use crate::selection::PreservationSelection;
-use crate::spec::exchange::analyze;
+use crate::exchange::analyze;
+use hybrid_compaction_model::artifact::Digest;
+use hybrid_compaction_model::assembly::AssemblyError;
+use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
+use hybrid_compaction_model::policy::Policy;
+use hybrid_compaction_model::selection::PreservationSelection;
 
 /// Duplicate ids in a list handed to selection or verification are an argument error (SPEC
 /// PRE-1, VER-1).
@@ -28,23 +28,9 @@ pub(crate) fn check_unique_ids(entries: &[Entry]) -> Result<(), AssemblyError> {
     Ok(())
 }
 
-/// The durable set (SPEC PRE-2): the union of the artifact-reference digests of the list's
-/// `ArtifactReference` and `ToolExchange` entries. A recoverable segment never makes itself
-/// durable.
-pub fn durable_digests(entries: &[Entry]) -> BTreeSet<Digest> {
-    let mut durable = BTreeSet::new();
-    for entry in entries {
-        if matches!(
-            entry.kind(),
-            EntryKind::ArtifactReference | EntryKind::ToolExchange
-        ) {
-            for digest in entry.artifact_reference_digests() {
-                durable.insert(*digest);
-            }
-        }
-    }
-    durable
-}
+/// The durable set (SPEC PRE-2), shared with the vocabulary's augmentation helper (SNAP-4),
+/// which needs the same rule.
+pub use hybrid_compaction_model::integration::durable_digests;
 
 /// Whether a `RecoverableContextSegment` entry's digest is in `durable` (SPEC PRE-1.2, ASM-8).
 pub(crate) fn segment_is_durable(entry: &Entry, durable: &BTreeSet<Digest>) -> bool {

@@ -14,14 +14,14 @@ use hybrid_compaction_model::reducers::{
     MessageCountingReducer, ProposalItem, ScriptStep, ScriptedReducer, ScriptedUpstreamReducer,
     UpstreamError, UpstreamReducer, UpstreamStep,
 };
-use hybrid_compaction_model::spec::assemble::{assemble, evict};
-use hybrid_compaction_model::spec::bridge::{bridge_equal, minted_summary_id, Bridge};
-use hybrid_compaction_model::spec::classify::{
+use hybrid_compaction_model::*;
+use hybrid_compaction_spec::assemble::{assemble, evict};
+use hybrid_compaction_spec::bridge::{bridge_equal, minted_summary_id, Bridge};
+use hybrid_compaction_spec::classify::{
     adapt, canonical_rendering, AdaptError, ContentHashClassifier,
 };
-use hybrid_compaction_model::spec::diagnostics::{build, contributions};
-use hybrid_compaction_model::spec::estimate::Utf8ContextEstimator;
-use hybrid_compaction_model::*;
+use hybrid_compaction_spec::diagnostics::{build, contributions};
+use hybrid_compaction_spec::estimate::Utf8ContextEstimator;
 use sha2::{Digest as _, Sha256};
 
 use Stage::{
@@ -1261,7 +1261,7 @@ fn cls_2_content_hash_ids() {
         )
     );
     // Value-text of the remaining shapes (SPEC CLS-2).
-    use hybrid_compaction_model::spec::classify::render_value;
+    use hybrid_compaction_spec::classify::render_value;
     let raw = |t: &str| Value::RawJson(RawJson::new(t).unwrap());
     assert_eq!(render_value(&raw("true")), "True");
     assert_eq!(render_value(&raw("false")), "False");
@@ -1305,9 +1305,7 @@ fn cls_2_content_hash_ids() {
 #[test]
 fn dia_2_mirror_enums_share_names_and_order() {
     // SPEC DIA-2.
-    use hybrid_compaction_model::spec::diagnostics::{
-        category_of, outcome_category, stage_category,
-    };
+    use hybrid_compaction_spec::diagnostics::{category_of, outcome_category, stage_category};
     for (i, o) in Outcome::ALL.iter().enumerate() {
         assert_eq!(outcome_category(*o).name(), o.name());
         assert_eq!(CompactionOutcome::ALL[i], outcome_category(*o));

@@ -1,7 +1,7 @@
 //! Running one case against one implementation.
 //!
 //! [`Implementation`] is the single seam between the wire format and the two implementations of
-//! the SPEC: [`Model`] (the executable specification, `hybrid_compaction_model::spec`) and
+//! the SPEC: [`Model`] (the executable specification, `hybrid_compaction_spec`) and
 //! [`Engine`] (the optimized `hybrid_compaction::engine`). Everything else (parsing, input
 //! construction, scripted providers and reducers, rendering) is shared, so a difference between
 //! the two answers is a difference between the two implementations.
@@ -93,7 +93,7 @@ pub trait Implementation: Sync {
     ) -> Result<Diagnostics, AssemblyError>;
 }
 
-/// The executable specification (`hybrid_compaction_model::spec`).
+/// The executable specification (`hybrid_compaction_spec`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Model;
 
@@ -170,8 +170,8 @@ macro_rules! implementation {
     };
 }
 
-implementation!(Model, "model", hybrid_compaction_model::spec, model_adapt);
-implementation!(Engine, "engine", crate::engine, engine_adapt);
+implementation!(Model, "model", hybrid_compaction_spec, model_adapt);
+implementation!(Engine, "engine", hybrid_compaction::engine, engine_adapt);
 
 /// A classifier yielding a base classifier's ids plus scripted kind overrides.
 struct Overriding<'a, C> {
@@ -192,7 +192,7 @@ fn model_adapt(
     messages: &[Message],
     overrides: &BTreeMap<usize, EntryKind>,
 ) -> Result<Vec<Entry>, ErrorOutput> {
-    use hybrid_compaction_model::spec::classify::{adapt, ContentHashClassifier};
+    use hybrid_compaction_spec::classify::{adapt, ContentHashClassifier};
     let mut c = Overriding {
         base: ContentHashClassifier,
         overrides,
@@ -204,7 +204,7 @@ fn engine_adapt(
     messages: &[Message],
     overrides: &BTreeMap<usize, EntryKind>,
 ) -> Result<Vec<Entry>, ErrorOutput> {
-    use crate::engine::classify::{adapt, ContentHashClassifier};
+    use hybrid_compaction::engine::classify::{adapt, ContentHashClassifier};
     let mut c = Overriding {
         base: ContentHashClassifier::new(),
         overrides,

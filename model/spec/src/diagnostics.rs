@@ -4,11 +4,13 @@
 //! one-to-one enum mappings (DIA-2), computes per-category contributions with the policy's own
 //! estimator (DIA-6), and checks the success / termination instance invariants (DIA-3, DIA-4).
 
-use crate::assembly::{AssemblyError, AssemblyResult, Outcome, Stage};
-use crate::diagnostics::{Category, CompactionOutcome, Contribution, Diagnostics, StageCategory};
-use crate::entry::{Entry, EntryKind};
-use crate::estimator::Estimator;
-use crate::policy::Policy;
+use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult, Outcome, Stage};
+use hybrid_compaction_model::diagnostics::{
+    Category, CompactionOutcome, Contribution, Diagnostics, StageCategory,
+};
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::estimator::Estimator;
+use hybrid_compaction_model::policy::Policy;
 
 /// The fixed outcome mapping (SPEC DIA-2).
 pub fn outcome_category(outcome: Outcome) -> CompactionOutcome {

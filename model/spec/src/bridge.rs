@@ -6,12 +6,14 @@
 //! `Summary` entries with minted content-derived ids (BRG-3). Fabricated tool content and a null
 //! result are contract errors, raised as errors, never terminations.
 
-use crate::artifact::sha256_hex;
-use crate::assembly::{ContractViolation, Reducer, ReducerError, ReductionRequest};
-use crate::entry::{Entry, EntryKind};
-use crate::message::Message;
-use crate::reducers::UpstreamReducer;
-use crate::spec::verify::parts_equal;
+use crate::verify::parts_equal;
+use hybrid_compaction_model::artifact::sha256_hex;
+use hybrid_compaction_model::assembly::{
+    ContractViolation, Reducer, ReducerError, ReductionRequest,
+};
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::message::Message;
+use hybrid_compaction_model::reducers::UpstreamReducer;
 
 /// Adapts an [`UpstreamReducer`] to the entry-level [`Reducer`] seam (SPEC BRG-1 .. BRG-3).
 #[derive(Debug)]

@@ -6,13 +6,13 @@
 //! classifier (SPEC CLS-2): ids derived from a canonical rendering of the message content, never
 //! an override.
 
-use crate::artifact::{sha256_hex, ArtifactReference};
-use crate::classifier::Classifier;
-use crate::entry::{Entry, EntryError, EntryKind};
-use crate::error::ErrorKind;
-use crate::message::{Message, Part, ROLE_SYSTEM};
-use crate::spec::estimate::{dotnet_f32, dotnet_f64};
-use crate::value::Value;
+use crate::estimate::{dotnet_f32, dotnet_f64};
+use hybrid_compaction_model::artifact::{sha256_hex, ArtifactReference};
+use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::entry::{Entry, EntryError, EntryKind};
+use hybrid_compaction_model::error::ErrorKind;
+use hybrid_compaction_model::message::{Message, Part, ROLE_SYSTEM};
+use hybrid_compaction_model::value::Value;
 
 /// Why message adaptation failed (SPEC CLS-1).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -10,13 +10,13 @@
 //! [`size`] is the checked 32-bit sum the assembler uses; [`evaluate`] is the standalone trigger
 //! evaluation with its cancellation checks (SPEC POL-3, POL-4, ASM-16).
 
-use crate::assembly::AssemblyError;
-use crate::cancel::CancellationToken;
-use crate::entry::Entry;
-use crate::estimator::{Estimator, MeasurementUnit};
-use crate::message::Part;
-use crate::policy::{Policy, TriggerEvaluation};
-use crate::value::Value;
+use hybrid_compaction_model::assembly::AssemblyError;
+use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::entry::Entry;
+use hybrid_compaction_model::estimator::{Estimator, MeasurementUnit};
+use hybrid_compaction_model::message::Part;
+use hybrid_compaction_model::policy::{Policy, TriggerEvaluation};
+use hybrid_compaction_model::value::Value;
 
 /// The UTF-8 context estimator (SPEC EST-2), unit `Utf8Bytes`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -110,7 +110,7 @@ pub fn value_size(value: &Value) -> i32 {
 }
 
 /// SPEC EST-2: map → Σ (bytes(key) + size(value)).
-fn map_size(map: &crate::value::ValueMap) -> i32 {
+fn map_size(map: &hybrid_compaction_model::value::ValueMap) -> i32 {
     let mut total: i32 = 0;
     for (key, value) in map {
         total = total

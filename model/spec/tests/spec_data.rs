@@ -9,13 +9,13 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use hybrid_compaction_model::spec::classify::AdaptError;
-use hybrid_compaction_model::spec::estimate::{
+use hybrid_compaction_model::integration::{augment, AugmentError};
+use hybrid_compaction_model::*;
+use hybrid_compaction_spec::classify::AdaptError;
+use hybrid_compaction_spec::estimate::{
     dotnet_f32, dotnet_f64, evaluate, size, value_size, Utf8ContextEstimator, Utf8TextEstimator,
 };
-use hybrid_compaction_model::spec::integration::{augment, AugmentError};
-use hybrid_compaction_model::spec::verify::structurally_equal;
-use hybrid_compaction_model::*;
+use hybrid_compaction_spec::verify::structurally_equal;
 
 const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 const ABC_SHA256: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";

@@ -5,14 +5,14 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use hybrid_compaction::wire::corpus;
-use hybrid_compaction::wire::exec::{Engine, Implementation, Model};
-use hybrid_compaction::wire::schema;
-use hybrid_compaction::wire::vectors::{corpus_files, load_file, run_file, VectorFile};
+use hybrid_compaction_oracle::wire::corpus;
+use hybrid_compaction_oracle::wire::exec::{Engine, Implementation, Model};
+use hybrid_compaction_oracle::wire::schema;
+use hybrid_compaction_oracle::wire::vectors::{corpus_files, load_file, run_file, VectorFile};
 use serde_json::Value as Json;
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors")
 }
 
 fn corpus_files_loaded() -> Vec<(PathBuf, VectorFile)> {
@@ -39,7 +39,7 @@ fn raw_files() -> Vec<(PathBuf, Json)> {
 
 fn all_tests(
     files: &[(PathBuf, VectorFile)],
-) -> impl Iterator<Item = &hybrid_compaction::wire::TestVector> {
+) -> impl Iterator<Item = &hybrid_compaction_oracle::wire::TestVector> {
     files
         .iter()
         .flat_map(|(_, f)| f.test_groups.iter().flat_map(|g| g.tests.iter()))
@@ -123,10 +123,11 @@ fn the_schema_validator_rejects_what_the_parser_rejects() {
             "schema accepted {b}"
         );
         // The parser (plus value conversion) refuses the same inputs as invalid wire input.
-        let refused = match serde_json::from_value::<hybrid_compaction::wire::Case>(b.clone()) {
-            Err(_) => true,
-            Ok(case) => hybrid_compaction::wire::run_case(&case, &Model).is_err(),
-        };
+        let refused =
+            match serde_json::from_value::<hybrid_compaction_oracle::wire::Case>(b.clone()) {
+                Err(_) => true,
+                Ok(case) => hybrid_compaction_oracle::wire::run_case(&case, &Model).is_err(),
+            };
         assert!(refused, "parser accepted {b}");
     }
 }
@@ -136,8 +137,9 @@ fn the_schema_validator_rejects_what_the_parser_rejects() {
 /// capabilities, which no wire case can express (DEP-11 .. DEP-18).
 #[test]
 fn every_spec_clause_id_is_cited_by_some_vector() {
-    let spec = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/SPEC.md"))
-        .expect("docs/SPEC.md");
+    let spec =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/SPEC.md"))
+            .expect("docs/SPEC.md");
     let mut ids = BTreeSet::new();
     for family in [
         "ENT", "SNAP", "POL", "EST", "EXC", "PRE", "VER", "ASM", "BRG", "CLS", "DIA", "ART", "ERR",
@@ -385,8 +387,8 @@ fn mutate(v: &mut Json, r: &mut corpus::generated::SplitMix64) {
 /// answer (error messages aside). `WIRE_MUTATIONS` sets the count (default 3000).
 #[test]
 fn mutated_cases_never_panic_and_model_and_engine_agree() {
-    use hybrid_compaction::wire::exec::{run_case_caught, RunError};
-    use hybrid_compaction::wire::vectors::comparable;
+    use hybrid_compaction_oracle::wire::exec::{run_case_caught, RunError};
+    use hybrid_compaction_oracle::wire::vectors::comparable;
     let n: usize = std::env::var("WIRE_MUTATIONS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -409,7 +411,8 @@ fn mutated_cases_never_panic_and_model_and_engine_agree() {
         for _ in 0..1 + r.below(3) {
             mutate(&mut c, &mut r);
         }
-        let Ok(case) = serde_json::from_value::<hybrid_compaction::wire::Case>(c.clone()) else {
+        let Ok(case) = serde_json::from_value::<hybrid_compaction_oracle::wire::Case>(c.clone())
+        else {
             continue;
         };
         let m = run_case_caught(&case, &Model);

@@ -6,12 +6,12 @@
 mod common;
 
 use common::*;
-use hybrid_compaction_model::spec::exchange::analyze;
-use hybrid_compaction_model::spec::preserve::{
+use hybrid_compaction_model::*;
+use hybrid_compaction_spec::exchange::analyze;
+use hybrid_compaction_spec::preserve::{
     durable_digests, recency_units, required_ids, select_required,
 };
-use hybrid_compaction_model::spec::verify::{structurally_equal, verify};
-use hybrid_compaction_model::*;
+use hybrid_compaction_spec::verify::{structurally_equal, verify};
 use proptest::prelude::*;
 
 use RejectionReason::*;
