@@ -230,7 +230,8 @@ pub fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, A
     Ok(req.ids(entries))
 }
 
-/// `SelectRequiredPreservation` (SPEC PRE-4), checking cancellation before and after (ASM-16).
+/// `SelectRequiredPreservation` (SPEC PRE-4), checking cancellation on entry (SPEC ASM-16), as
+/// the spec does: selection calls no host code, so nothing can cancel while it runs.
 pub fn select_required(
     entries: &[Entry],
     policy: &Policy,
@@ -240,9 +241,6 @@ pub fn select_required(
         return Err(AssemblyError::Cancelled);
     }
     let required_entry_ids = required_ids(entries, policy.recent_message_retention_count())?;
-    if cancel.is_cancelled() {
-        return Err(AssemblyError::Cancelled);
-    }
     Ok(PreservationSelection {
         required_entry_ids,
         preservation_label: policy.preservation_label().to_owned(),
