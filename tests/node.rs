@@ -284,7 +284,7 @@ fn node_1_switch_and_options_must_agree() {
 
 /// SPEC NODE-2, NODE-3 (Composed before dispatch), EVT-2, EVT-3, EVT-4, EVT-5.
 #[test]
-fn node_2_evt_2_success_emits_started_completed_composed_then_dispatches() {
+fn node_2_evt_2_evt_4_success_emits_started_completed_composed_then_dispatches() {
     let sink = Arc::new(RecordingSink::default());
     let mut n = node(counting(), Some(&sink));
     let mut scope = RunScope::new();

@@ -196,7 +196,7 @@ fn ent_2_singular_digest_only_when_exactly_one() {
 }
 
 #[test]
-fn ent_3_message_text_concatenates_text_parts_without_separator() {
+fn ent_3_dep_19_message_text_concatenates_text_parts_without_separator() {
     // SPEC ENT-3 (DEP-19: the closed content model; `Part` has exactly three shapes, so no
     // other shape is representable in the model, and the wire format refuses unknown ones).
     let m = Message::new(

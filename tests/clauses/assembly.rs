@@ -304,7 +304,7 @@ fn asm_7_budget_spent_on_shrinking_proposals_then_fallback() {
 }
 
 #[test]
-fn asm_7_invalid_proposal_ends_the_loop_with_attempts_unused() {
+fn asm_7_dep_1_invalid_proposal_ends_the_loop_with_attempts_unused() {
     // SPEC ASM-7 (DEP-1): one bad proposal (drops required `s`) → straight to the fallback.
     let (r, rec) = ok(
         &pol(3),
@@ -336,7 +336,7 @@ fn asm_7_non_reducing_valid_proposal_ends_the_loop() {
 }
 
 #[test]
-fn asm_7_unhelpful_reducer_on_fitting_list_is_within_limit() {
+fn asm_7_dep_2_unhelpful_reducer_on_fitting_list_is_within_limit() {
     // SPEC ASM-7 (DEP-2): T=90 ≤ 95 ≤ H=100; the reducer echoes; the current list is kept.
     let p = table_policy(100, 10, 1, 3, &[("s", 10), ("c", 85)]);
     let (r, _) = ok(
@@ -351,7 +351,7 @@ fn asm_7_unhelpful_reducer_on_fitting_list_is_within_limit() {
 }
 
 #[test]
-fn asm_8_eviction_not_strictly_below_threshold_goes_to_reducer() {
+fn asm_8_dep_3_eviction_not_strictly_below_threshold_goes_to_reducer() {
     // SPEC ASM-8 (DEP-3): r(10) g(5) c(80) = 95; eviction → 90, not < T=90 → reducer; its
     // unhelpful answer keeps the evicted list: Reduced (the list shrank), 1 attempt.
     let p = table_policy(100, 10, 1, 3, &[("r", 10), ("g", 5), ("c", 80)]);
@@ -411,7 +411,7 @@ fn asm_9_fallback_keeps_optional_context_when_all_of_it_fits() {
 }
 
 #[test]
-fn asm_9_optional_context_is_all_or_nothing() {
+fn asm_9_dep_6_optional_context_is_all_or_nothing() {
     // SPEC ASM-9 (DEP-6): o1(60) + o2(60) do not fit together; o1 alone would, but is dropped.
     let list = vec![
         sys("s", "x"),
@@ -427,7 +427,7 @@ fn asm_9_optional_context_is_all_or_nothing() {
 }
 
 #[test]
-fn asm_12_irreducible_below_trigger_with_invalid_structure() {
+fn asm_12_dep_4_irreducible_below_trigger_with_invalid_structure() {
     // SPEC ASM-12(a) (DEP-4): stray(10) c(5) = 15 < T, but Verify(cur, cur) rejects.
     let list = vec![result("stray", &["zz"]), conv("c", "x")];
     let (r, rec, captures) = run(&pol(3), vec![(0, list)], vec![]);
@@ -640,7 +640,7 @@ fn asm_10_fallback_change_at_budget_is_churn() {
 }
 
 #[test]
-fn asm_11_restarts_exhausting_the_budget_skip_the_reducer() {
+fn asm_11_dep_5_restarts_exhausting_the_budget_skip_the_reducer() {
     // SPEC ASM-11 (DEP-5): M=1; the below-trigger restart consumes the only attempt; the new
     // snapshot is over the trigger; the reducer is skipped and the fallback runs.
     let l0 = vec![sys("s", "x"), conv("c", "x")];
@@ -653,7 +653,7 @@ fn asm_11_restarts_exhausting_the_budget_skip_the_reducer() {
 }
 
 #[test]
-fn asm_5_versions_compared_only_for_equality() {
+fn asm_5_snap_2_versions_compared_only_for_equality() {
     // SPEC ASM-5 / SNAP-2: a *decreasing* version is still a change.
     let l = vec![sys("s", "x"), conv("c", "x")];
     let (r, _) = ok(&pol(3), vec![(5, l.clone()), (3, l)], vec![]);
@@ -1005,7 +1005,7 @@ fn brg_3_minted_summary_ids() {
 }
 
 #[test]
-fn brg_3_fabricated_tool_content_is_a_contract_error() {
+fn brg_3_dep_10_fabricated_tool_content_is_a_contract_error() {
     // SPEC BRG-3 (DEP-10).
     let list = vec![sys("s", "x"), call("k", &["a"]), result("r", &["a"])];
     let fabricated = Message::new(

@@ -166,7 +166,7 @@ fn pol_3_cancellation_before_and_after_evaluation() {
 }
 
 #[test]
-fn pol_4_triggered_at_exactly_the_threshold() {
+fn pol_4_dep_20_triggered_at_exactly_the_threshold() {
     // SPEC POL-4 (DEP-20: the code's `>=`, not "exceeds").
     let p = text_policy(10, 4, 1, 1); // threshold 6
     let c = CancellationToken::new();

@@ -195,7 +195,7 @@ fn pre_1_1_required_kinds_and_never_required_kinds() {
 }
 
 #[test]
-fn pre_1_2_reference_less_recovered_bodies_are_required() {
+fn pre_1_2_dep_7_reference_less_recovered_bodies_are_required() {
     // SPEC PRE-1.2 (DEP-7): a body whose digest is not durable is required; a durable one not.
     let list = [
         aref("r", "durable"),
@@ -265,7 +265,7 @@ fn pre_1_duplicate_ids_are_argument_errors() {
 }
 
 #[test]
-fn pre_2_durable_set_from_references_and_tool_results_only() {
+fn pre_2_dep_8_durable_set_from_references_and_tool_results_only() {
     // SPEC PRE-2 (DEP-8): ArtifactReference + ToolExchange digests; a segment never makes
     // itself durable.
     let list = [
@@ -429,7 +429,7 @@ fn ver_1_required_entry_content_mismatch() {
 }
 
 #[test]
-fn ver_1_forged_structural_entry() {
+fn ver_1_dep_9_forged_structural_entry() {
     // SPEC VER-1 check 2 (DEP-9): new ids may only be ConversationalMessage or Summary.
     let original = [conv("c", "z")];
     assert!(check(
