@@ -1,0 +1,97 @@
+//! The named categorical enums of the vocabulary, declared from one list of variants each.
+//!
+//! Every categorical enum of the vocabulary (entry kinds, outcomes, stages, rejection reasons,
+//! error kinds, units, policy fields, and the diagnostics mirrors) has *stable names*: the
+//! reference implementation's identifiers, which the vectors and the wire format carry. Written by
+//! hand, each enum repeats its variant list three times (the declaration, `ALL`, the `name`
+//! table). [`named_enum!`] declares the enum and derives all three (plus `from_name` and the
+//! index into `ALL`) from the single list, so a variant cannot be missing from `ALL` or
+//! misspelled in its name.
+//!
+//! [`mirror_enum!`] declares a diagnostics mirror (SPEC DIA-2: a fixed one-to-one mirror of an
+//! internal enum) and generates the mapping `From<Internal> for Mirror`. The mapping is a `match`
+//! over the internal enum whose arms name the same variant on both sides, so the compiler checks
+//! the bijection: a variant added to either side without the other does not build.
+//!
+//! The `strum` crate offers the same through derives (`VariantArray`, `IntoStaticStr`,
+//! `Display`, `EnumString`); it is not used because it would still need `ALL` / `name` wrappers
+//! per enum (or leak its traits into every caller) and the mirror mapping is not among its
+//! derives, while these two short macros cover every case with no dependency.
+
+/// Declares a categorical enum with stable names: `ALL` (declaration order), `name`,
+/// `from_name` and `Display`, all derived from the one variant list.
+macro_rules! named_enum {
+    (
+        $(#[$doc:meta])*
+        pub enum $name:ident {
+            $($(#[$vdoc:meta])* $variant:ident),+ $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: [$name; [$(stringify!($variant)),+].len()] = [$($name::$variant),+];
+
+            /// The position in `ALL` (the declaration index).
+            pub const fn index(self) -> usize {
+                // Fieldless, no explicit discriminants: 0, 1, ... in declaration order, as `ALL`.
+                self as usize
+            }
+
+            /// The stable name (identical to the reference implementation's identifier).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => stringify!($variant)),+
+                }
+            }
+
+            /// The value whose stable name is `name`, if any.
+            pub fn from_name(name: &str) -> Option<$name> {
+                $name::ALL.into_iter().find(|value| value.name() == name)
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+/// Declares a diagnostics mirror of an internal enum (SPEC DIA-2) with [`named_enum!`], plus the
+/// fixed mapping `From<Internal>`, variant to same-named variant.
+macro_rules! mirror_enum {
+    (
+        $(#[$doc:meta])*
+        pub enum $name:ident mirrors $source:ident {
+            $($variant:ident),+ $(,)?
+        }
+    ) => {
+        $crate::names::named_enum! {
+            $(#[$doc])*
+            pub enum $name {
+                $(
+                    #[doc = concat!("Mirrors `", stringify!($source), "::", stringify!($variant), "`.")]
+                    $variant
+                ),+
+            }
+        }
+
+        impl From<$source> for $name {
+            /// The fixed one-to-one mapping (SPEC DIA-2).
+            fn from(value: $source) -> $name {
+                match value {
+                    $($source::$variant => $name::$variant),+
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use {mirror_enum, named_enum};
