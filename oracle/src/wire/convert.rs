@@ -58,18 +58,14 @@ impl WireError {
 }
 
 /// Why a case did not produce a regular result.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CaseError {
     /// The case is not valid wire input (exit 2).
-    Wire(WireError),
+    #[error(transparent)]
+    Wire(#[from] WireError),
     /// The SPEC rejects the input: this typed error is the answer.
+    #[error("the case is answered by a typed error")]
     Answer(ErrorOutput),
-}
-
-impl From<WireError> for CaseError {
-    fn from(e: WireError) -> CaseError {
-        CaseError::Wire(e)
-    }
 }
 
 fn wire<T>(path: &str, message: impl Into<String>) -> Result<T, CaseError> {
@@ -682,5 +678,22 @@ pub fn diagnostics_output(d: &Diagnostics) -> DiagnosticsOutput {
             })
             .collect(),
         final_sequence_valid: d.final_sequence_valid,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_kind_has_its_wire_kind() {
+        // `KindInput` is the wire's copy of the kind list (it carries the JSON schema); `kind` is
+        // exhaustive over it, and this walks `EntryKind::ALL` back through it: together, a kind
+        // added on either side without the other fails.
+        for k in EntryKind::ALL {
+            let wire: KindInput = serde_json::from_value(serde_json::json!(k.name()))
+                .unwrap_or_else(|e| panic!("{k} has no wire kind: {e}"));
+            assert_eq!(kind(wire), k);
+        }
     }
 }
