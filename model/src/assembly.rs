@@ -10,7 +10,7 @@ use crate::policy::Policy;
 use crate::snapshot::SnapshotError;
 use crate::verification::VerificationResult;
 
-crate::names::named_enum! {
+crate::names::named_enum_with_mirror! {
     /// Assembly outcomes: three successes, then two terminations (SPEC ASM-1).
     pub enum Outcome {
         /// Below the trigger threshold (or an unhelpful reducer on an unevicted list).
@@ -24,6 +24,9 @@ crate::names::named_enum! {
         /// Concurrent mutation exhausted the attempt budget (termination).
         ConcurrentMutationLimit,
     }
+    /// Mirror of the assembly outcome (SPEC DIA-2); terminations double as the termination
+    /// category.
+    mirror pub enum CompactionOutcome;
 }
 
 impl Outcome {
@@ -36,7 +39,7 @@ impl Outcome {
     }
 }
 
-crate::names::named_enum! {
+crate::names::named_enum_with_mirror! {
     /// Assembly stages, appended in execution order, repeats kept (SPEC ASM-2).
     pub enum Stage {
         /// One per snapshot capture.
@@ -50,6 +53,8 @@ crate::names::named_enum! {
         /// At most once, when the fallback starts.
         DeterministicFallback,
     }
+    /// Mirror of the assembly stage (SPEC DIA-2).
+    mirror pub enum StageCategory;
 }
 
 /// The assembler's result (SPEC ASM-3). Successes carry final entries and an accepted

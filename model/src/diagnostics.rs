@@ -1,8 +1,9 @@
 //! The privacy-safe diagnostics record (SPEC DIA-1 .. DIA-6).
 //!
 //! The record has no string fields: categorical enums (each a fixed one-to-one mirror of an
-//! internal enum, SPEC DIA-2, generated with its mapping by `names::mirror_enum!`), sizes, and
-//! per-category contributions.
+//! internal enum, SPEC DIA-2, declared with that enum from the same variant list, mapping
+//! included: [`Category`] beside `EntryKind`, [`CompactionOutcome`] beside `Outcome`,
+//! [`StageCategory`] beside `Stage`), sizes, and per-category contributions.
 //!
 //! [`Diagnostics::checked`] is the one constructor of a record from an assembly result: it maps
 //! the result (SPEC DIA-5) and checks the success / termination instance invariants (SPEC DIA-3,
@@ -10,49 +11,12 @@
 //! specification makes one pass per category, the engine one pass overall), so `spec::diagnostics`
 //! and the engine's `diagnostics` hand their own contributions function to it.
 
-use crate::assembly::{AssemblyError, AssemblyResult, Outcome, Stage};
-use crate::entry::{Entry, EntryKind};
+use crate::assembly::{AssemblyError, AssemblyResult};
+pub use crate::assembly::{CompactionOutcome, StageCategory};
+pub use crate::entry::Category;
+use crate::entry::Entry;
 use crate::estimator::{Estimator, MeasurementUnit};
-use crate::names::mirror_enum;
 use crate::policy::Policy;
-
-mirror_enum! {
-    /// Mirror of the assembly outcome (SPEC DIA-2); terminations double as the termination
-    /// category.
-    pub enum CompactionOutcome mirrors Outcome {
-        WithinLimit,
-        Reduced,
-        PreservationFallback,
-        Irreducible,
-        ConcurrentMutationLimit,
-    }
-}
-
-mirror_enum! {
-    /// Mirror of the assembly stage (SPEC DIA-2).
-    pub enum StageCategory mirrors Stage {
-        SnapshotCaptured,
-        RecoverableBodyEviction,
-        ReducerAttempt,
-        RestartedAfterMutation,
-        DeterministicFallback,
-    }
-}
-
-mirror_enum! {
-    /// Mirror of the entry kind (SPEC DIA-2); order drives contribution order (SPEC DIA-6).
-    pub enum Category mirrors EntryKind {
-        SystemInstruction,
-        AuthoritativeSessionState,
-        ApprovalSecurityState,
-        ToolExchange,
-        ArtifactReference,
-        ConversationalMessage,
-        Summary,
-        RecoverableContextSegment,
-        OptionalContext,
-    }
-}
 
 /// One category's share of the final list (SPEC DIA-6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

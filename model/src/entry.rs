@@ -128,7 +128,7 @@ impl std::borrow::Borrow<str> for EntryId {
     }
 }
 
-crate::names::named_enum! {
+crate::names::named_enum_with_mirror! {
     /// Entry kinds, in declaration order; the order is used by contributions (SPEC ENT-1, DIA-6).
     /// `EntryKind::ALL` is the one list of every kind.
     pub enum EntryKind {
@@ -151,6 +151,8 @@ crate::names::named_enum! {
         /// Optional context; never required, kept all-or-nothing by the fallback.
         OptionalContext,
     }
+    /// Mirror of the entry kind (SPEC DIA-2); order drives contribution order (SPEC DIA-6).
+    mirror pub enum Category;
 }
 
 /// A rehydrated artifact body together with the reference it was resolved from (SPEC ENT-6).

@@ -4,19 +4,20 @@
 //! error kinds, units, policy fields, and the diagnostics mirrors) has *stable names*: the
 //! reference implementation's identifiers, which the vectors and the wire format carry. Written by
 //! hand, each enum repeats its variant list three times (the declaration, `ALL`, the `name`
-//! table). [`named_enum!`] declares the enum and derives all three (plus `from_name` and the
-//! index into `ALL`) from the single list, so a variant cannot be missing from `ALL` or
+//! table). [`named_enum!`] declares the enum and derives all three (plus `NAMES`, `from_name`
+//! and the index into `ALL`) from the single list, so a variant cannot be missing from `ALL` or
 //! misspelled in its name.
 //!
-//! [`mirror_enum!`] declares a diagnostics mirror (SPEC DIA-2: a fixed one-to-one mirror of an
-//! internal enum) and generates the mapping `From<Internal> for Mirror`. The mapping is a `match`
-//! over the internal enum whose arms name the same variant on both sides, so the compiler checks
-//! the bijection: a variant added to either side without the other does not build.
+//! A diagnostics mirror (SPEC DIA-2: a fixed one-to-one mirror of an internal enum) is declared
+//! with the enum it mirrors, by [`named_enum_with_mirror!`] and a trailing
+//! `mirror pub enum Name;`: its variants come from the same list, and the macro generates the
+//! mapping `From<Internal> for Mirror`, variant to same-named variant. So `EntryKind` and
+//! `Category` (and `Outcome` / `CompactionOutcome`, `Stage` / `StageCategory`) share one list.
 //!
 //! The `strum` crate offers the same through derives (`VariantArray`, `IntoStaticStr`,
 //! `Display`, `EnumString`); it is not used because it would still need `ALL` / `name` wrappers
 //! per enum (or leak its traits into every caller) and the mirror mapping is not among its
-//! derives, while these two short macros cover every case with no dependency.
+//! derives, while this short macro covers every case with no dependency.
 
 /// Declares a categorical enum with stable names: `ALL` (declaration order), `name`,
 /// `from_name` and `Display`, all derived from the one variant list.
@@ -36,6 +37,10 @@ macro_rules! named_enum {
         impl $name {
             /// Every value, in declaration order.
             pub const ALL: [$name; [$(stringify!($variant)),+].len()] = [$($name::$variant),+];
+
+            /// Every stable name, in declaration order (`NAMES[i]` is `ALL[i].name()`).
+            pub const NAMES: [&'static str; [$(stringify!($variant)),+].len()] =
+                [$(stringify!($variant)),+];
 
             /// The position in `ALL` (the declaration index).
             pub const fn index(self) -> usize {
@@ -64,34 +69,43 @@ macro_rules! named_enum {
     };
 }
 
-/// Declares a diagnostics mirror of an internal enum (SPEC DIA-2) with [`named_enum!`], plus the
-/// fixed mapping `From<Internal>`, variant to same-named variant.
-macro_rules! mirror_enum {
+/// The mirror form of [`named_enum!`]: the enum, then its diagnostics mirror (SPEC DIA-2) with
+/// the same variants and the fixed mapping.
+macro_rules! named_enum_with_mirror {
     (
         $(#[$doc:meta])*
-        pub enum $name:ident mirrors $source:ident {
-            $($variant:ident),+ $(,)?
+        pub enum $name:ident {
+            $($(#[$vdoc:meta])* $variant:ident),+ $(,)?
         }
+        $(#[$mdoc:meta])*
+        mirror pub enum $mirror:ident;
     ) => {
         $crate::names::named_enum! {
             $(#[$doc])*
             pub enum $name {
+                $($(#[$vdoc])* $variant),+
+            }
+        }
+
+        $crate::names::named_enum! {
+            $(#[$mdoc])*
+            pub enum $mirror {
                 $(
-                    #[doc = concat!("Mirrors `", stringify!($source), "::", stringify!($variant), "`.")]
+                    #[doc = concat!("Mirrors `", stringify!($name), "::", stringify!($variant), "`.")]
                     $variant
                 ),+
             }
         }
 
-        impl From<$source> for $name {
+        impl From<$name> for $mirror {
             /// The fixed one-to-one mapping (SPEC DIA-2).
-            fn from(value: $source) -> $name {
+            fn from(value: $name) -> $mirror {
                 match value {
-                    $($source::$variant => $name::$variant),+
+                    $($name::$variant => $mirror::$variant),+
                 }
             }
         }
     };
 }
 
-pub(crate) use {mirror_enum, named_enum};
+pub(crate) use {named_enum, named_enum_with_mirror};
