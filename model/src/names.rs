@@ -17,10 +17,10 @@
 //! The `strum` crate offers the same through derives (`VariantArray`, `IntoStaticStr`,
 //! `Display`, `EnumString`); it is not used because it would still need `ALL` / `name` wrappers
 //! per enum (or leak its traits into every caller) and the mirror mapping is not among its
-//! derives, while this short macro covers every case with no dependency.
+//! derives, while these two short macros cover every case with no dependency.
 
-/// Declares a categorical enum with stable names: `ALL` (declaration order), `name`,
-/// `from_name` and `Display`, all derived from the one variant list.
+/// Declares a categorical enum with stable names: `ALL` and `NAMES` (declaration order), `name`,
+/// `from_name`, `index` and `Display`, all derived from the one variant list.
 macro_rules! named_enum {
     (
         $(#[$doc:meta])*
