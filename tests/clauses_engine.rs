@@ -12,7 +12,6 @@ use hybrid_compaction_model::*;
 #[path = "clauses/mod.rs"]
 mod clauses;
 
-use clauses::common::entry_of_kind;
 use clauses::{AdaptErrorView, Implementation};
 
 /// The implementation under test.
@@ -20,41 +19,6 @@ type Imp = Engine;
 
 /// The optimized engine.
 struct Engine;
-
-/// A valid policy measuring 1 per entry, for the synthetic results of the category maps.
-fn unit_policy() -> Policy {
-    Policy::new(PolicySpec {
-        hard_limit: 10,
-        trigger_margin: 1,
-        recent_message_retention_count: 1,
-        maximum_compaction_attempts: 1,
-        preservation_label: Some("test".into()),
-        preservation_version: 1,
-        estimator: Some(std::sync::Arc::new(ConstantEstimator(1))),
-    })
-    .expect("a valid policy")
-}
-
-/// The engine's diagnostics of an empty result with `outcome` and `stages` (SPEC DIA-5): a
-/// success carries an empty accepted list, a termination nothing.
-fn diagnostics_of(outcome: Outcome, stages: Vec<Stage>) -> Diagnostics {
-    let policy = unit_policy();
-    let success = outcome.is_success();
-    let accepted = engine::verify::verify(&[], &[], &policy).expect("empty lists verify");
-    let result = AssemblyResult {
-        outcome,
-        final_entries: success.then(Vec::new),
-        original_estimated_size: 0,
-        final_estimated_size: 0,
-        hard_limit: policy.hard_limit(),
-        attempt_count: 0,
-        stages,
-        required_entry_ids: Vec::new(),
-        latest_snapshot_version: 0,
-        final_verification: success.then_some(accepted),
-    };
-    engine::diagnostics::build(&result, &policy).expect("a well-formed result")
-}
 
 impl Implementation for Engine {
     type ContextEstimator = engine::estimate::Utf8ContextEstimator;
@@ -158,18 +122,6 @@ impl Implementation for Engine {
     }
     fn canonical_rendering(_message: &Message) -> Option<String> {
         None
-    }
-    fn outcome_category(outcome: Outcome) -> CompactionOutcome {
-        diagnostics_of(outcome, Vec::new()).outcome
-    }
-    fn stage_category(stage: Stage) -> StageCategory {
-        diagnostics_of(Outcome::Irreducible, vec![stage]).stages[0]
-    }
-    fn category_of(kind: EntryKind) -> Category {
-        let entries = [entry_of_kind("e", kind)];
-        engine::diagnostics::contributions(&entries, &ConstantEstimator(1))
-            .expect("one entry of size 1")[0]
-            .category
     }
     fn contributions(
         entries: &[Entry],

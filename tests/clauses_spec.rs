@@ -117,15 +117,6 @@ impl Implementation for Spec {
     fn canonical_rendering(message: &Message) -> Option<String> {
         Some(spec::classify::canonical_rendering(message))
     }
-    fn outcome_category(outcome: Outcome) -> CompactionOutcome {
-        spec::diagnostics::outcome_category(outcome)
-    }
-    fn stage_category(stage: Stage) -> StageCategory {
-        spec::diagnostics::stage_category(stage)
-    }
-    fn category_of(kind: EntryKind) -> Category {
-        spec::diagnostics::category_of(kind)
-    }
     fn contributions(
         entries: &[Entry],
         estimator: &dyn Estimator,

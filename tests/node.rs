@@ -892,7 +892,7 @@ impl IdSource for FixedIds {
     fn next_id(&self) -> AssemblyId {
         let mut n = self.0.lock().unwrap();
         *n += 1;
-        AssemblyId(*n)
+        AssemblyId::from_u128(*n)
     }
 }
 
@@ -915,16 +915,16 @@ fn evt_5_the_id_is_drawn_once_per_attempt_that_reaches_the_assembler() {
     assert_eq!(
         ids(&sink.events()),
         vec![
-            AssemblyId(1),
-            AssemblyId(1),
-            AssemblyId(1),
-            AssemblyId(2),
-            AssemblyId(2)
+            AssemblyId::from_u128(1),
+            AssemblyId::from_u128(1),
+            AssemblyId::from_u128(1),
+            AssemblyId::from_u128(2),
+            AssemblyId::from_u128(2)
         ]
     );
     assert_eq!(*source.0.lock().unwrap(), 2);
     assert_eq!(
-        AssemblyId(0x0123_4567_89ab_cdef_0011_2233_4455_6677).to_string(),
+        AssemblyId::from_u128(0x0123_4567_89ab_cdef_0011_2233_4455_6677).to_string(),
         "01234567-89ab-cdef-0011-223344556677"
     );
 }

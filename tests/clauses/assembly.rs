@@ -1260,18 +1260,18 @@ fn cls_2_content_hash_ids() {
 
 #[test]
 fn dia_2_mirror_enums_share_names_and_order() {
-    // SPEC DIA-2.
+    // SPEC DIA-2: the vocabulary's `From` mappings.
     for (i, o) in Outcome::ALL.iter().enumerate() {
-        assert_eq!(Imp::outcome_category(*o).name(), o.name());
-        assert_eq!(CompactionOutcome::ALL[i], Imp::outcome_category(*o));
+        assert_eq!(CompactionOutcome::from(*o).name(), o.name());
+        assert_eq!(CompactionOutcome::ALL[i], CompactionOutcome::from(*o));
     }
     for (i, st) in Stage::ALL.iter().enumerate() {
-        assert_eq!(Imp::stage_category(*st).name(), st.name());
-        assert_eq!(StageCategory::ALL[i], Imp::stage_category(*st));
+        assert_eq!(StageCategory::from(*st).name(), st.name());
+        assert_eq!(StageCategory::ALL[i], StageCategory::from(*st));
     }
     for (i, k) in EntryKind::ALL.iter().enumerate() {
-        assert_eq!(Imp::category_of(*k).name(), k.name());
-        assert_eq!(Category::ALL[i], Imp::category_of(*k));
+        assert_eq!(Category::from(*k).name(), k.name());
+        assert_eq!(Category::ALL[i], Category::from(*k));
     }
 }
 

@@ -156,12 +156,6 @@ pub trait Implementation {
     fn canonical_rendering(message: &Message) -> Option<String>;
 
     // ------------------------------------------------------------------ DIA --
-    /// The diagnostic outcome of an assembly outcome (SPEC DIA-2).
-    fn outcome_category(outcome: Outcome) -> CompactionOutcome;
-    /// The diagnostic stage of an assembly stage (SPEC DIA-2).
-    fn stage_category(stage: Stage) -> StageCategory;
-    /// The diagnostic category of an entry kind (SPEC DIA-2).
-    fn category_of(kind: EntryKind) -> Category;
     /// Per-category contributions (SPEC DIA-6).
     fn contributions(
         entries: &[Entry],

@@ -150,7 +150,7 @@ macro_rules! implementation {
                 $($p)::+::assemble::assemble(policy, provider, reducer, cancel)
             }
             fn bridge(&self, upstream: WireUpstream) -> Box<dyn Reducer> {
-                Box::new($($p)::+::bridge::Bridge { upstream })
+                Box::new($($p)::+::bridge::Bridge::new(upstream))
             }
             fn adapt(
                 &self,
