@@ -2,9 +2,9 @@
 //!
 //! Clause ids are the bold headings `**AREA-n — title.**` of the SPEC. A clause counts as covered
 //! when its id appears (as a whole token: `ASM-1` does not match inside `ASM-10`) in a Rust test
-//! source under `tests/` or `model/tests/`. Deliberate departures (`DEP-n`) are decisions rather
-//! than behaviours: each non-roadmap departure must instead name at least one existing normative
-//! clause, through which it is tested.
+//! source under `tests/`, `model/spec/tests/` or `oracle/tests/`. Deliberate departures (`DEP-n`)
+//! are decisions rather than behaviours: each non-roadmap departure must instead name at least one
+//! existing normative clause, through which it is tested.
 
 use std::collections::BTreeSet;
 use std::fs;
