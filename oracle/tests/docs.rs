@@ -109,7 +109,7 @@ fn parse_abridged(lines: &[String]) -> Json {
     let chars: Vec<char> = text.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
         if in_string {
-            in_string = !(c == '"' && !escaped);
+            in_string = c != '"' || escaped;
             escaped = c == '\\' && !escaped;
         } else if c == '"' {
             in_string = true;
