@@ -144,10 +144,11 @@ fn abridged_differences(shown: &Json, actual: &Json, path: &str, out: &mut Vec<S
 // ---------------------------------------------------------------------------------------------
 // The corpus
 
-/// Per topic (in file-name order, as the CLI runs them): the number of tests; and the number of
-/// tests per flag across the corpus.
+/// Per topic (in file-name order, as the CLI runs them): the number of tests; per topic, its
+/// `tcId`s; and the number of tests per flag across the corpus.
 struct Corpus {
     topics: Vec<(String, usize)>,
+    ids: BTreeMap<String, Vec<u64>>,
     flags: BTreeMap<String, usize>,
 }
 
@@ -160,6 +161,7 @@ fn corpus() -> Corpus {
     files.sort();
     let mut corpus = Corpus {
         topics: Vec::new(),
+        ids: BTreeMap::new(),
         flags: BTreeMap::new(),
     };
     for file in files {
@@ -167,9 +169,11 @@ fn corpus() -> Corpus {
         let v: Json = serde_json::from_str(&text).expect("vector file is JSON");
         let topic = v["topic"].as_str().expect("topic").to_owned();
         let n = v["numberOfTests"].as_u64().expect("numberOfTests") as usize;
-        corpus.topics.push((topic, n));
+        corpus.topics.push((topic.clone(), n));
+        let ids = corpus.ids.entry(topic).or_default();
         for group in v["testGroups"].as_array().expect("testGroups") {
             for test in group["tests"].as_array().expect("tests") {
+                ids.push(test["tcId"].as_u64().expect("tcId"));
                 for flag in test["flags"].as_array().expect("flags") {
                     let flag = flag.as_str().expect("flag").to_owned();
                     *corpus.flags.entry(flag).or_default() += 1;
@@ -450,6 +454,67 @@ fn wire_counts_match_the_corpus() {
         ],
     );
     assert_none("docs/WIRE.md's corpus counts are stale", &errors);
+}
+
+/// The text of `flat_text` between `start` and the next `end`.
+fn between<'a>(flat_text: &'a str, start: &str, end: char) -> &'a str {
+    let (_, rest) = flat_text
+        .split_once(start)
+        .unwrap_or_else(|| panic!("docs/WIRE.md no longer says \"{start}\""));
+    rest.split(end).next().unwrap_or_default()
+}
+
+/// The backticked words of `text`.
+fn backticked(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+#[test]
+fn wire_topics_and_tc_id_ranges_match_the_corpus() {
+    let wire = flat(&read("docs/WIRE.md"));
+    let corpus = corpus();
+    let mut errors = Vec::new();
+    let mut listed = backticked(between(&wire, "One file per topic: ", '.'));
+    let mut topics: Vec<&str> = corpus.topics.iter().map(|(t, _)| t.as_str()).collect();
+    listed.sort_unstable();
+    topics.sort_unstable();
+    if listed != topics {
+        errors.push(format!(
+            "docs/WIRE.md lists the topics {listed:?}; vectors/ has {topics:?}"
+        ));
+    }
+    // "`entries` 1001+, `artifacts` 1501+, ...": each topic's ids lie in [its start, next start).
+    let ranges = between(&wire, "each topic owns a range (", ')');
+    let mut starts: Vec<(u64, &str)> = ranges
+        .split(',')
+        .filter_map(|item| {
+            let topic = *backticked(item).first()?;
+            let start = item.rsplit('`').next()?.trim().strip_suffix('+')?;
+            Some((start.parse().ok()?, topic))
+        })
+        .collect();
+    starts.sort_unstable();
+    for (i, (start, topic)) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).map_or(u64::MAX, |(next, _)| *next);
+        let ids = corpus
+            .ids
+            .get(*topic)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for id in ids.iter().filter(|id| !(*start..end).contains(*id)) {
+            errors.push(format!(
+                "tcId {id} of `{topic}` is outside the range docs/WIRE.md gives it ({start}..{end})"
+            ));
+        }
+    }
+    if starts.len() != topics.len() {
+        errors.push(format!(
+            "docs/WIRE.md gives {} tcId ranges for {} topics",
+            starts.len(),
+            topics.len()
+        ));
+    }
+    assert_none("docs/WIRE.md's topics and tcId ranges are stale", &errors);
 }
 
 // ---------------------------------------------------------------------------------------------
