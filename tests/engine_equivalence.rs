@@ -1,4 +1,4 @@
-//! Engine == model, on generated inputs biased toward interesting states (issue 3 item 3).
+//! Engine == model, on generated inputs biased toward interesting states.
 //!
 //! Every public engine function is compared with its model counterpart on the same input:
 //! results must be equal as values (`AssemblyResult`, analyses, verification results, ... derive

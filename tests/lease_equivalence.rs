@@ -8,7 +8,7 @@
 //!   whole ledger must be equal after every step.
 //! * `run_scope_ops_match_sequential_spec` (proptest): the same with begin / ensure / end of run
 //!   scopes, so operations without a run are exercised too.
-//! * Scenario tests whose expected values are derived by hand from REFERENCE-SEMANTICS S55-S63.
+//! * Scenario tests whose expected values are derived by hand from the SPEC (LSE-1 .. LSE-10).
 //!
 //! Case counts: 256 by default; set `PROPTEST_CASES` for deep runs (e.g. 20000).
 
@@ -282,7 +282,7 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scenario tests: expected values derived by hand from REFERENCE-SEMANTICS S55-S63.
+// Scenario tests: expected values derived by hand from the SPEC (LSE-1 .. LSE-10).
 // ---------------------------------------------------------------------------------------------
 
 /// SPEC LSE-1, LSE-2: the four cases of TryReserve, on the model and the implementation.

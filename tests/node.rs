@@ -1,6 +1,5 @@
 //! The per-provider-call compaction node (`hybrid_compaction::node`), clause by clause
-//! (docs/SPEC-NODE.fragment.md: NODE-1 .. NODE-6, EVT-1 .. EVT-6; REFERENCE-SEMANTICS S51-S54,
-//! S70-S72).
+//! (`docs/SPEC.md` section 15: NODE-1 .. NODE-6, EVT-1 .. EVT-6; LSE-10 for the lease steps).
 //!
 //! Expected values are derived by hand from the SPEC: histories are measured with the
 //! host-defined `ConstantEstimator(10)` (every entry is 10 units), so sizes, thresholds and

@@ -86,7 +86,7 @@ impl Analysis {
         }
     }
 
-    /// Whether the list has no tool-structure defect (every S27.4 list empty).
+    /// Whether the list has no tool-structure defect (every list checked by VER-1 step 4 is empty).
     pub(crate) fn is_valid(&self) -> bool {
         self.orphaned_calls.is_empty()
             && self.orphan_results.is_empty()

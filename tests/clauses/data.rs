@@ -3,7 +3,7 @@
 //! clauses of this area (ENT, SNAP, POL-2, EST-5, ART) are tested once, in
 //! `model/tests/vocabulary.rs`.
 //!
-//! Expected values come from the SPEC text (and REFERENCE-SEMANTICS S1-S19, S78-S79), never from
+//! Expected values come from the SPEC text (ENT, SNAP, POL, EST and ART clauses), never from
 //! running the code under test.
 
 use std::sync::Arc;

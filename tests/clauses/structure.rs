@@ -1,7 +1,7 @@
 //! Clause tests for tool-exchange analysis, required preservation and the verifier
 //! (SPEC EXC-1 .. EXC-3, PRE-1 .. PRE-4, VER-1 .. VER-4; departures DEP-7, DEP-8, DEP-9).
 //!
-//! Expected values are worked out by hand from the SPEC text (REFERENCE-SEMANTICS S20-S30). The
+//! Expected values are worked out by hand from the SPEC text (EXC, PRE and VER clauses). The
 //! declaration order of rejection reasons (VER-3) is vocabulary, tested in
 //! `model/tests/vocabulary.rs`.
 

@@ -3,7 +3,7 @@
 //! Two sources of vectors:
 //!
 //! * **Hand-written topics** (`hand_*.rs`): cases written per SPEC clause, each with a
-//!   *partial expectation* computed by hand from REFERENCE-SEMANTICS (outcome, stages, attempt
+//!   *partial expectation* computed by hand from the SPEC's clauses (outcome, stages, attempt
 //!   count, sizes, ids, reasons, error kind...). Generation runs the model, and refuses to write
 //!   anything if the model's output does not contain the hand-computed expectation (JSON subset
 //!   match: every key of the expectation must be present with an equal value; arrays compare
