@@ -40,6 +40,10 @@ pub const DEFAULT_SEED: u64 = 20_261_130;
 /// Number of cases of the committed generated topic.
 pub const DEFAULT_COUNT: usize = 200;
 
+/// The largest `--count` the command accepts: the generated topic is built in memory before it
+/// is written, so the count is bounded (100000 cases is a few hundred MB at most).
+pub const MAX_COUNT: usize = 100_000;
+
 /// Every flag a vector may carry, with its meaning (written into each file's `notes`).
 pub const FLAGS: &[(&str, &str)] = &[
     ("HandWritten", "The case was written by hand for the cited clauses; its key expected fields were computed by hand from the SPEC and checked against the model at generation time."),
