@@ -280,11 +280,16 @@ impl Membership {
 /// Required ids of `entries` by position (SPEC PRE-1 .. PRE-3); duplicate ids are an error.
 pub fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, AssemblyError> {
     check_unique(entries)?;
+    Ok(required_ids_of(entries, retention))
+}
+
+/// `req(entries)` of a list whose ids are known to be unique (a snapshot's, SPEC SNAP-1).
+pub(crate) fn required_ids_of(entries: &[Entry], retention: i32) -> Vec<EntryId> {
     let kinds = kinds_of(entries);
     let analysis = analyze_kinds(entries, &kinds);
     let mut req = Required::default();
     required_into(entries, &kinds, None, &analysis, retention, &mut req);
-    Ok(req.ids(entries))
+    req.ids(entries)
 }
 
 /// `SelectRequiredPreservation` (SPEC PRE-4), checking cancellation before and after (ASM-16).
