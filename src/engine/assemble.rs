@@ -373,7 +373,7 @@ impl Run<'_> {
             let exit = if e < self.policy.trigger_threshold() {
                 self.below_trigger(e)?
             } else {
-                match self.evict()? {
+                match self.eviction()? {
                     ControlFlow::Break(exit) => exit,
                     ControlFlow::Continue(evicted) => match self.reducer_loop(evicted)? {
                         Some(exit) => exit,
@@ -408,7 +408,7 @@ impl Run<'_> {
     /// Eviction and the margin-restored rule (SPEC ASM-8): if something was evicted and the
     /// evicted list lands strictly below the trigger and verifies, it finalizes `Reduced`, a
     /// restart consuming an attempt (SPEC ASM-10). Otherwise it goes on to the reducer.
-    fn evict(&mut self) -> Result<ControlFlow<Exit, Candidate>, AssemblyError> {
+    fn eviction(&mut self) -> Result<ControlFlow<Exit, Candidate>, AssemblyError> {
         self.snap.ensure_facts();
         let snap = &self.snap;
         let kept = evicted_positions(&snap.entries, &snap.facts.kinds, Some(&snap.facts.refs));
