@@ -121,11 +121,16 @@ impl Analysis {
         }
         let calls: Vec<u32> = self.groups.iter().map(|g| g.call_pos).collect();
         debug_assert!(strictly_ascending(&calls), "groups out of order");
-        debug_assert!(self
-            .groups
-            .iter()
-            .all(|g| strictly_ascending(self.results_of(g))));
-        debug_assert!(strictly_ascending(&self.duplicate_result_call_ids));
+        debug_assert!(
+            self.groups
+                .iter()
+                .all(|g| strictly_ascending(self.results_of(g))),
+            "group results out of order"
+        );
+        debug_assert!(
+            strictly_ascending(&self.duplicate_result_call_ids),
+            "duplicate-result call ids out of first-occurrence order"
+        );
     }
 
     /// The same analysis for another list holding exactly the same `ToolExchange` entries in

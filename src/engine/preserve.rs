@@ -21,7 +21,9 @@ use super::NONE;
 /// Required positions of one list: a flag per position plus the ascending positions.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Required {
+    /// Per position: the entry is required.
     pub flags: Vec<bool>,
+    /// The required positions, strictly ascending (SPEC PRE-4: by position, each once).
     pub positions: Vec<u32>,
 }
 
