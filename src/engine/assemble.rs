@@ -1,8 +1,10 @@
 //! The assembler (SPEC ASM-1 .. ASM-16): the state machine of SPEC ASM-7 / ASM-9 over a
 //! per-snapshot index.
 //!
-//! The control flow is the model's, line for line (same captures, same version checks, same
-//! cancellation points, same attempt accounting), so the two agree on every stage list and
+//! The control flow is the model's, line for line and phase for phase (the same `Run` methods:
+//! `below_trigger`, `eviction`, `reducer_loop` / `preserve_current`, `fallback` /
+//! `fallback_candidate`, `finalize` / `recheck` / `check`; same captures, same version checks,
+//! same cancellation points, same attempt accounting), so the two agree on every stage list and
 //! error. What differs is the data work:
 //!
 //! * `cur` (the latest snapshot) carries lazily built derived data (`Snap`): per-entry sizes

@@ -1,10 +1,14 @@
 //! The assembler (SPEC ASM-1 .. ASM-16).
 //!
-//! [`assemble`] is the main procedure of SPEC ASM-7, transcribed line by line: the below-trigger
-//! path, eviction with the margin-restored rule (ASM-8), the bounded reducer loop, and the
-//! deterministic fallback (ASM-9). Every finalization or restart site goes through one version
-//! check (ASM-5, `Run::check`) whose attempt accounting follows the check-site table (ASM-10,
-//! ASM-11); an exhausted budget at a version change ends in churn termination (ASM-6).
+//! [`assemble`] is the main procedure of SPEC ASM-7, transcribed line by line, one method of
+//! `Run` per phase: the below-trigger path (`below_trigger`), eviction with the margin-restored
+//! rule (`eviction`, ASM-8), the bounded reducer loop (`reducer_loop`, with `preserve_current`
+//! after an invalid or non-progressing proposal), and the deterministic fallback (`fallback`,
+//! ASM-9, trying its extended and required-only candidates through one `fallback_candidate`).
+//! Every finalization or restart site (`finalize` / `recheck`) goes through one version check
+//! (ASM-5, `Run::check`) whose attempt accounting follows the check-site table (ASM-10, ASM-11);
+//! an exhausted budget at a version change ends in churn termination (ASM-6). A phase ends the
+//! pass with an `Exit`: the run's result, or a restart of the site's loop.
 //!
 //! Cancellation is observed only at the explicit `check cancellation` lines of ASM-7 / ASM-9
 //! (SPEC ASM-16) and is an error, never an outcome. Sizes and required ids computed inside the
