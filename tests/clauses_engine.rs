@@ -66,6 +66,14 @@ impl Implementation for Engine {
     ) -> Result<VerificationResult, AssemblyError> {
         engine::verify::verify(original, proposed, policy)
     }
+    fn verify_cancellable(
+        original: &[Entry],
+        proposed: &[Entry],
+        policy: &Policy,
+        cancel: &CancellationToken,
+    ) -> Result<VerificationResult, AssemblyError> {
+        engine::verify::verify_cancellable(original, proposed, policy, cancel)
+    }
     fn structurally_equal(a: &Message, b: &Message) -> bool {
         engine::verify::structurally_equal(a, b)
     }

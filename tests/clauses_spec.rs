@@ -60,6 +60,14 @@ impl Implementation for Spec {
     ) -> Result<VerificationResult, AssemblyError> {
         spec::verify::verify(original, proposed, policy)
     }
+    fn verify_cancellable(
+        original: &[Entry],
+        proposed: &[Entry],
+        policy: &Policy,
+        cancel: &CancellationToken,
+    ) -> Result<VerificationResult, AssemblyError> {
+        spec::verify::verify_cancellable(original, proposed, policy, cancel)
+    }
     fn structurally_equal(a: &Message, b: &Message) -> bool {
         spec::verify::structurally_equal(a, b)
     }

@@ -1,11 +1,13 @@
 //! Cooperative cancellation (SPEC ASM-16).
 //!
 //! A [`CancellationToken`] is a shared flag. Spec functions observe it only at the check points
-//! their clauses name; once set it stays set. Scripted providers and reducers may set it at a
+//! their clauses name (ASM-16 lists them); once set it stays set. Scripted providers and reducers may set it at a
 //! chosen capture or attempt, which is how vectors name a cancellation point.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+use crate::assembly::AssemblyError;
 
 /// A shared, monotone cancellation flag. Clones observe the same flag.
 #[derive(Debug, Clone, Default)]
@@ -32,5 +34,14 @@ impl CancellationToken {
     /// Whether cancellation was requested.
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)
+    }
+
+    /// `check cancellation` (SPEC ASM-16): the `Cancelled` error once cancellation was requested.
+    pub fn check(&self) -> Result<(), AssemblyError> {
+        if self.is_cancelled() {
+            Err(AssemblyError::Cancelled)
+        } else {
+            Ok(())
+        }
     }
 }

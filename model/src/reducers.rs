@@ -75,7 +75,8 @@ impl Reducer for ScriptedReducer {
             ScriptStep::Propose(items) => {
                 // One id index per call, so a proposal of n kept ids costs O(n), not O(n^2).
                 // The first entry with an id wins, as a positional search would find it.
-                let mut by_id: HashMap<&str, &Entry> = HashMap::with_capacity(request.entries.len());
+                let mut by_id: HashMap<&str, &Entry> =
+                    HashMap::with_capacity(request.entries.len());
                 for entry in request.entries {
                     by_id.entry(entry.id().as_str()).or_insert(entry);
                 }

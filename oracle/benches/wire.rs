@@ -67,7 +67,12 @@ fn bench(c: &mut Criterion, name: &str, sizes: &[usize], make: fn(usize) -> Stri
 
 fn oracle_paths(c: &mut Criterion) {
     bench(c, "verify_ids", &[10_000, 100_000, 1_000_000], verify_case);
-    bench(c, "assemble_scripted", &[1_000, 10_000, 100_000], assemble_case);
+    bench(
+        c,
+        "assemble_scripted",
+        &[1_000, 10_000, 100_000],
+        assemble_case,
+    );
 }
 
 /// The criterion group (in a private module: `criterion_group!` declares a public function).

@@ -4,7 +4,7 @@
 //! The control flow is the model's, line for line and phase for phase (the same `Run` methods:
 //! `below_trigger`, `eviction`, `reducer_loop` / `preserve_current`, `fallback` /
 //! `fallback_candidate`, `finalize` / `recheck` / `check`; same captures, same version checks,
-//! same cancellation points, same attempt accounting), so the two agree on every stage list and
+//! the same observable cancellation, same attempt accounting), so the two agree on every stage list and
 //! error. What differs is the data work:
 //!
 //! * `cur` (the latest snapshot) carries lazily built derived data (`Snap`): per-entry sizes
@@ -109,12 +109,12 @@ impl Assembler {
         cancel: &CancellationToken,
     ) -> Result<AssemblyResult, AssemblyError> {
         // check cancellation
-        if cancel.is_cancelled() {
-            return Err(AssemblyError::Cancelled);
-        }
-        // s0 = capture(); anchor = size(s0.entries)
+        cancel.check()?;
+        // s0 = capture(); anchor = size(s0.entries): `size` is `Evaluate`, which observes a
+        // cancellation raised during the capture (SPEC ASM-16).
         let stages = vec![Stage::SnapshotCaptured];
         let s0 = provider.capture()?;
+        cancel.check()?;
         let latest_version = s0.version();
         let snap = Snap::new(s0);
         self.sizes.reset(snap.entries.len());
@@ -603,13 +603,9 @@ impl Run<'_> {
         })
     }
 
-    /// `check cancellation` (SPEC ASM-16): only at the lines where the model checks.
+    /// `check cancellation` (SPEC ASM-16).
     fn check_cancellation(&self) -> Result<(), AssemblyError> {
-        if self.cancel.is_cancelled() {
-            Err(AssemblyError::Cancelled)
-        } else {
-            Ok(())
-        }
+        self.cancel.check()
     }
 
     fn retention(&self) -> i32 {
@@ -764,10 +760,16 @@ impl Run<'_> {
         })
     }
 
-    /// `capture()` always appends `SnapshotCaptured` (SPEC ASM-2, ASM-14).
+    /// `capture()` always appends `SnapshotCaptured` (SPEC ASM-2, ASM-14). A cancellation raised
+    /// during the capture is observed as soon as it returns: in the SPEC, every capture is
+    /// followed by a computation that checks the token (`size`, `req` or `Verify` of the result
+    /// being built, or an explicit check) before anything else can fail, and the engine's own
+    /// computations read no host code that could cancel (SPEC ASM-15, ASM-16).
     fn capture(&mut self) -> Result<Snapshot, AssemblyError> {
         self.stages.push(Stage::SnapshotCaptured);
-        Ok(self.provider.capture()?)
+        let s = self.provider.capture()?;
+        self.check_cancellation()?;
+        Ok(s)
     }
 
     /// The shared version check (SPEC ASM-5): stable, churn (budget exhausted: nothing mutated,

@@ -14,6 +14,7 @@
 use std::collections::BTreeSet;
 
 use hybrid_compaction_model::assembly::AssemblyError;
+use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::message::{Message, Part};
 use hybrid_compaction_model::policy::Policy;
@@ -423,7 +424,19 @@ pub(crate) fn index_of(entries: &[Entry]) -> FxHashMap<EntryId, u32> {
     map
 }
 
-/// `Verify(original, proposed)` (SPEC VER-1, VER-3).
+/// `Verify(original, proposed)` observing a cancellation token (SPEC VER-5): checked on entry,
+/// before any other check.
+pub fn verify_cancellable(
+    original: &[Entry],
+    proposed: &[Entry],
+    policy: &Policy,
+    cancel: &CancellationToken,
+) -> Result<VerificationResult, AssemblyError> {
+    cancel.check()?;
+    verify(original, proposed, policy)
+}
+
+/// `Verify(original, proposed)` (SPEC VER-1, VER-3), without a cancellation token.
 pub fn verify(
     original: &[Entry],
     proposed: &[Entry],

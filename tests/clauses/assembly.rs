@@ -777,43 +777,169 @@ fn asm_16_cancelled_during_assembly_is_an_error_not_an_outcome() {
     assert_eq!(provider.captures(), 1);
 }
 
+/// Runs the assembler with a cancellation raised during capture `k` (0-based).
+fn cancel_at_capture(
+    policy: &Policy,
+    steps: Vec<(i64, Vec<Entry>)>,
+    script: Vec<ScriptStep>,
+    k: usize,
+) -> Result<AssemblyResult, AssemblyError> {
+    let token = CancellationToken::new();
+    let mut provider = ScriptedProvider::new(steps).cancel_at_capture(k, token.clone());
+    let mut reducer = ScriptedReducer::new(script);
+    let out = Imp::assemble(policy, &mut provider, &mut reducer, &token);
+    assert!(token.is_cancelled(), "capture {k} was reached");
+    out
+}
+
 #[test]
-fn asm_16_cancellation_only_at_the_named_points() {
-    // Set during a *finalization* capture: no check follows a stable finalization, so the
-    // success stands (cancellation is observed only at the explicit check lines).
-    let token = CancellationToken::new();
-    let mut provider = ScriptedProvider::new(vec![(0, vec![sys("s", "x"), conv("c", "x")])])
-        .cancel_at_capture(1, token.clone());
-    let mut reducer = ScriptedReducer::new(vec![]);
-    let r = Imp::assemble(&pol(3), &mut provider, &mut reducer, &token).unwrap();
-    assert_eq!(r.outcome, Outcome::WithinLimit);
-    assert!(token.is_cancelled());
-    // Set during the post-reducer capture: observed before Verify.
-    let token = CancellationToken::new();
-    let mut provider =
-        ScriptedProvider::new(vec![(0, long_list())]).cancel_at_capture(1, token.clone());
-    let mut reducer = ScriptedReducer::new(vec![keep(&["s", "c"])]);
-    let err = Imp::assemble(&pol(3), &mut provider, &mut reducer, &token).unwrap_err();
-    assert_eq!(err, AssemblyError::Cancelled);
-    // Set during a fallback capture that restarts: observed at the top of the fallback loop.
-    let token = CancellationToken::new();
-    let l0 = vec![sys("s", "x"), conv("a", "x"), conv("c", "x")];
-    let l1 = vec![sys("s", "x"), conv("c", "x")];
-    let mut provider = ScriptedProvider::new(vec![(0, l0.clone()), (0, l0), (1, l1)])
-        .cancel_at_capture(2, token.clone());
-    let mut reducer = ScriptedReducer::new(vec![keep(&["c"])]);
-    let err = Imp::assemble(&pol(3), &mut provider, &mut reducer, &token).unwrap_err();
-    assert_eq!(err, AssemblyError::Cancelled);
-    // Set during a restarting below-trigger capture: observed at the top of the outer loop.
-    let token = CancellationToken::new();
-    let l = vec![conv("c", "x")];
-    let mut provider =
-        ScriptedProvider::new(vec![(0, l.clone()), (1, l)]).cancel_at_capture(1, token.clone());
-    let mut reducer = ScriptedReducer::new(vec![]);
+fn asm_16_a_cancellation_raised_during_any_capture_is_observed() {
+    // SPEC ASM-16: `size` is `Evaluate` (checks before and after), `req` and `Verify` check on
+    // entry, and every capture is followed by one of them or by an explicit check, including
+    // the computations that build success and churn results (ASM-6, ASM-13).
+    // Each case: (what, policy, schedule, script, capture index, outcome without cancellation).
+    let fits = vec![sys("s", "x"), opt("o1", "x"), opt("o", "x")]; // 90: triggers, fits H = 100
+    let evictable = vec![aref("r", "body"), seg("g", "body"), conv("c", "x")];
+    let churn = vec![
+        (0, vec![conv("c", "x")]),
+        (1, vec![conv("c", "x"), sys("s", "x")]),
+        (2, vec![conv("c", "x"), sys("s", "x"), conv("a", "x")]),
+    ];
+    let restart = vec![(0, vec![conv("c", "x")]), (1, vec![conv("c", "x")])];
+    let cases: Vec<(
+        &str,
+        Policy,
+        Vec<(i64, Vec<Entry>)>,
+        Vec<ScriptStep>,
+        usize,
+        Outcome,
+    )> = vec![
+        (
+            "below-trigger success",
+            pol(3),
+            vec![(0, vec![conv("c", "x")])],
+            vec![],
+            1,
+            Outcome::WithinLimit,
+        ),
+        (
+            "below-trigger restart",
+            pol(3),
+            restart,
+            vec![],
+            1,
+            Outcome::WithinLimit,
+        ),
+        (
+            "churn-ending capture",
+            pol(1),
+            churn,
+            vec![],
+            2,
+            Outcome::ConcurrentMutationLimit,
+        ),
+        (
+            "margin-restored eviction",
+            pol(3),
+            vec![(0, evictable)],
+            vec![],
+            1,
+            Outcome::Reduced,
+        ),
+        (
+            "post-reducer capture",
+            pol(3),
+            vec![(0, long_list())],
+            vec![keep(&["s", "c"])],
+            1,
+            Outcome::Reduced,
+        ),
+        (
+            "reduced-proposal success",
+            pol(3),
+            vec![(0, long_list())],
+            vec![keep(&["s", "c"])],
+            2,
+            Outcome::Reduced,
+        ),
+        (
+            "preserve-current",
+            pol(3),
+            vec![(0, fits)],
+            vec![keep(&["o"])],
+            2,
+            Outcome::WithinLimit,
+        ),
+        (
+            "fallback candidate",
+            pol(3),
+            vec![(0, long_list())],
+            vec![ScriptStep::Echo],
+            2,
+            Outcome::PreservationFallback,
+        ),
+    ];
+    for (what, policy, steps, script, k, uncancelled) in cases {
+        let (plain, _, _) = run(&policy, steps.clone(), script.clone());
+        assert_eq!(plain.expect(what).outcome, uncancelled, "{what}");
+        assert_eq!(
+            cancel_at_capture(&policy, steps, script, k).unwrap_err(),
+            AssemblyError::Cancelled,
+            "{what}: cancellation at capture {k}"
+        );
+    }
+}
+
+#[test]
+fn asm_16_pol_3_the_smallest_example_and_cancellation_before_an_estimator_error() {
+    // H = 10, margin 5, every entry measures 1, one user entry, no reducer step, the token set
+    // during capture 1 (the below-trigger finalization): Cancelled, not WithinLimit.
+    let policy = Policy::new(spec(10, 5, 1, 3, std::sync::Arc::new(ConstantEstimator(1)))).unwrap();
+    let steps = vec![(0, vec![conv("u", "hi")])];
     assert_eq!(
-        Imp::assemble(&pol(3), &mut provider, &mut reducer, &token).unwrap_err(),
+        cancel_at_capture(&policy, steps, vec![], 1).unwrap_err(),
         AssemblyError::Cancelled
     );
+    // The initial capture sets the token and the snapshot holds a negative estimate: `Evaluate`
+    // checks before summing, so the answer is Cancelled, not the estimator's error.
+    let negative = table_policy(100, 10, 1, 3, &[("c", -1)]);
+    let steps = vec![(0, vec![conv("c", "x")])];
+    let (plain, _, _) = run(&negative, steps.clone(), vec![]);
+    assert!(matches!(plain, Err(AssemblyError::NegativeEstimate { .. })));
+    assert_eq!(
+        cancel_at_capture(&negative, steps, vec![], 0).unwrap_err(),
+        AssemblyError::Cancelled
+    );
+}
+
+#[test]
+fn asm_16_a_cancelled_token_fails_before_any_capture() {
+    let token = CancellationToken::cancelled();
+    let mut provider = ScriptedProvider::new(vec![(0, long_list())]);
+    let mut reducer = ScriptedReducer::new(vec![]);
+    let err = Imp::assemble(&pol(3), &mut provider, &mut reducer, &token).unwrap_err();
+    assert_eq!(err, AssemblyError::Cancelled);
+    assert_eq!(provider.captures(), 0);
+}
+
+#[test]
+fn ver_5_verify_checks_cancellation_first() {
+    // SPEC VER-5: a cancelled token is the Cancelled error, even before duplicate ids (VER-1).
+    let list = vec![conv("c", "x")];
+    let dup = vec![conv("c", "x"), conv("c", "y")];
+    let token = CancellationToken::cancelled();
+    assert_eq!(
+        Imp::verify_cancellable(&list, &dup, &pol(3), &token).unwrap_err(),
+        AssemblyError::Cancelled
+    );
+    let live = CancellationToken::new();
+    assert!(Imp::verify_cancellable(&list, &list, &pol(3), &live)
+        .unwrap()
+        .is_accepted());
+    assert!(matches!(
+        Imp::verify_cancellable(&list, &dup, &pol(3), &live),
+        Err(AssemblyError::DuplicateEntryId { .. })
+    ));
 }
 
 // --------------------------------------------------------------- errors ----

@@ -116,6 +116,13 @@ pub trait Implementation {
         proposed: &[Entry],
         policy: &Policy,
     ) -> Result<VerificationResult, AssemblyError>;
+    /// `Verify` observing a cancellation token (SPEC VER-5).
+    fn verify_cancellable(
+        original: &[Entry],
+        proposed: &[Entry],
+        policy: &Policy,
+        cancel: &CancellationToken,
+    ) -> Result<VerificationResult, AssemblyError>;
     /// Structural equality (SPEC VER-2).
     fn structurally_equal(a: &Message, b: &Message) -> bool;
 

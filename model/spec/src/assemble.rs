@@ -10,9 +10,11 @@
 //! an exhausted budget at a version change ends in churn termination (ASM-6). A phase ends the
 //! pass with an `Exit`: the run's result, or a restart of the site's loop.
 //!
-//! Cancellation is observed only at the explicit `check cancellation` lines of ASM-7 / ASM-9
-//! (SPEC ASM-16) and is an error, never an outcome. Sizes and required ids computed inside the
-//! assembler do not observe cancellation.
+//! Cancellation (SPEC ASM-16) is an error, never an outcome. It is observed at the explicit
+//! `check cancellation` lines of ASM-7 / ASM-9 and inside every computation of the procedure
+//! that the SPEC names: `size(L)` is `Evaluate(L)` (checks before and after summing, POL-3),
+//! `req(L)` is the required selection (checks on entry, PRE-4) and `Verify` checks on entry
+//! (VER-5), including the computations that build success and churn results (ASM-6, ASM-13).
 //!
 //! Notation as in the SPEC: `size(L)` is the checked sum of the policy estimator ([`size`]),
 //! `req(L)` the required ids of `L` ([`required_ids`]), `T` the trigger threshold, `H` the hard
@@ -21,9 +23,9 @@
 
 use std::ops::ControlFlow;
 
-use crate::estimate::size;
+use crate::estimate::evaluate;
 use crate::preserve::{durable_digests, required_ids, segment_is_durable};
-use crate::verify::verify;
+use crate::verify::verify_cancellable;
 use hybrid_compaction_model::assembly::{
     AssemblyError, AssemblyResult, Outcome, Reducer, ReductionRequest, Stage,
 };
@@ -117,7 +119,7 @@ impl Run<'_> {
 
     /// Below the trigger (SPEC ASM-7): no eviction, no reducer.
     fn below_trigger(&mut self, e: i32) -> Result<Exit, AssemblyError> {
-        let v = verify(&self.cur, &self.cur, self.policy)?;
+        let v = self.verify(&self.cur)?;
         if !v.is_accepted() {
             // SPEC ASM-12 (a): invalid tool structure under the threshold.
             let r = self.req(&self.cur)?;
@@ -311,23 +313,23 @@ impl Run<'_> {
 
     /// `check cancellation` (SPEC ASM-16): a cancellation is an error, never an outcome.
     fn check_cancellation(&self) -> Result<(), AssemblyError> {
-        if self.cancel.is_cancelled() {
-            Err(AssemblyError::Cancelled)
-        } else {
-            Ok(())
-        }
+        self.cancel.check()
     }
 
+    /// `size(L)` = `Evaluate(L)`: check cancellation, sum, check again (SPEC POL-3, ASM-16).
     fn size(&self, entries: &[Entry]) -> Result<i32, AssemblyError> {
-        size(entries, self.policy.estimator())
+        Ok(evaluate(entries, self.policy, self.cancel)?.estimated_size)
     }
 
+    /// `req(L)`: the required selection, which checks cancellation on entry (SPEC PRE-4, ASM-16).
     fn req(&self, entries: &[Entry]) -> Result<Vec<EntryId>, AssemblyError> {
+        self.check_cancellation()?;
         required_ids(entries, self.policy.recent_message_retention_count())
     }
 
+    /// `Verify(cur, proposed)`, which checks cancellation on entry (SPEC VER-5, ASM-16).
     fn verify(&self, proposed: &[Entry]) -> Result<VerificationResult, AssemblyError> {
-        verify(&self.cur, proposed, self.policy)
+        verify_cancellable(&self.cur, proposed, self.policy, self.cancel)
     }
 
     /// `capture()` always appends `SnapshotCaptured` (SPEC ASM-2, ASM-14).
@@ -435,13 +437,11 @@ pub fn assemble(
     cancel: &CancellationToken,
 ) -> Result<AssemblyResult, AssemblyError> {
     // check cancellation
-    if cancel.is_cancelled() {
-        return Err(AssemblyError::Cancelled);
-    }
+    cancel.check()?;
     // s0 = capture(); anchor = size(s0.entries)
     let stages = vec![Stage::SnapshotCaptured];
     let s0 = provider.capture()?;
-    let anchor = size(s0.entries(), policy.estimator())?;
+    let anchor = evaluate(s0.entries(), policy, cancel)?.estimated_size;
     let mut run = Run {
         policy,
         provider,

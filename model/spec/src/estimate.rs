@@ -226,14 +226,10 @@ pub fn evaluate(
     cancel: &CancellationToken,
 ) -> Result<TriggerEvaluation, AssemblyError> {
     // SPEC POL-3 / ASM-16: cancellation before the sum.
-    if cancel.is_cancelled() {
-        return Err(AssemblyError::Cancelled);
-    }
+    cancel.check()?;
     let estimated_size = size(entries, policy.estimator())?;
     // SPEC POL-3 / ASM-16: and after it.
-    if cancel.is_cancelled() {
-        return Err(AssemblyError::Cancelled);
-    }
+    cancel.check()?;
     let trigger_threshold = policy.trigger_threshold();
     Ok(TriggerEvaluation {
         estimated_size,

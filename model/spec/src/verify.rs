@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use crate::exchange::analyze;
 use crate::preserve::{check_unique_ids, required_ids};
 use hybrid_compaction_model::assembly::AssemblyError;
+use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::message::{FunctionCall, Message, Part};
 use hybrid_compaction_model::policy::Policy;
@@ -151,7 +152,20 @@ fn find(list: &[Entry], id: &EntryId) -> Option<usize> {
     list.iter().position(|e| e.id() == id)
 }
 
-/// `Verify(original, proposed)` (SPEC VER-1, VER-3).
+/// `Verify(original, proposed)` observing a cancellation token (SPEC VER-5): the token is
+/// checked on entry, before any other check, and a cancelled token is the `Cancelled` error.
+/// This is the verifier the assembler calls (SPEC ASM-16).
+pub fn verify_cancellable(
+    original: &[Entry],
+    proposed: &[Entry],
+    policy: &Policy,
+    cancel: &CancellationToken,
+) -> Result<VerificationResult, AssemblyError> {
+    cancel.check()?;
+    verify(original, proposed, policy)
+}
+
+/// `Verify(original, proposed)` (SPEC VER-1, VER-3), without a cancellation token.
 pub fn verify(
     original: &[Entry],
     proposed: &[Entry],

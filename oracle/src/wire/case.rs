@@ -83,6 +83,9 @@ pub struct VerifyCase {
     pub original: Vec<EntryInput>,
     /// The proposal: entries, or a string naming an original entry to copy unchanged.
     pub proposed: Vec<ProposedItem>,
+    /// Only `before` is meaningful here: the verifier checks the token first (SPEC VER-5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel: Option<String>,
 }
 
 /// One proposed entry: a copy of an original entry (by id) or a new entry.

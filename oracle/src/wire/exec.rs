@@ -68,6 +68,14 @@ pub trait Implementation: Sync {
         proposed: &[Entry],
         policy: &Policy,
     ) -> Result<VerificationResult, AssemblyError>;
+    /// `Verify` observing a cancellation token (SPEC VER-5).
+    fn verify_cancellable(
+        &self,
+        original: &[Entry],
+        proposed: &[Entry],
+        policy: &Policy,
+        cancel: &CancellationToken,
+    ) -> Result<VerificationResult, AssemblyError>;
     /// Assembly (SPEC ASM-7).
     fn assemble(
         &self,
@@ -139,6 +147,15 @@ macro_rules! implementation {
                 policy: &Policy,
             ) -> Result<VerificationResult, AssemblyError> {
                 $($p)::+::verify::verify(original, proposed, policy)
+            }
+            fn verify_cancellable(
+                &self,
+                original: &[Entry],
+                proposed: &[Entry],
+                policy: &Policy,
+                cancel: &CancellationToken,
+            ) -> Result<VerificationResult, AssemblyError> {
+                $($p)::+::verify::verify_cancellable(original, proposed, policy, cancel)
             }
             fn assemble(
                 &self,
@@ -385,10 +402,17 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
             })
         }
         Case::Verify(c) => {
+            let point = convert::cancel_point(c.cancel.as_ref(), "$.cancel")?;
+            let token = token_for(point, "$.cancel", false)?;
             let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
             let original = convert::entries(&c.original, "$.original")?;
             let proposed = proposed_entries(&original, &c.proposed)?;
-            let v = imp.verify(&original, &proposed, &p).map_err(answer_of)?;
+            let v = match point {
+                // SPEC VER-5: with a token, the verifier checks it first.
+                Some(_) => imp.verify_cancellable(&original, &proposed, &p, &token),
+                None => imp.verify(&original, &proposed, &p),
+            }
+            .map_err(answer_of)?;
             Ok(Output {
                 verification: Some(convert::verification_output(&v)),
                 ..Output::default()
@@ -409,12 +433,17 @@ fn proposed_entries(original: &[Entry], items: &[ProposedItem]) -> Result<Vec<En
     let mut proposed = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         proposed.push(match item {
-            ProposedItem::Same(id) => by_id.get(id.as_str()).map(|e| (*e).clone()).ok_or_else(|| {
-                WireError::new(
-                    format!("$.proposed[{i}]"),
-                    format!("no original entry with id {id:?}"),
-                )
-            })?,
+            ProposedItem::Same(id) => {
+                by_id
+                    .get(id.as_str())
+                    .map(|e| (*e).clone())
+                    .ok_or_else(|| {
+                        WireError::new(
+                            format!("$.proposed[{i}]"),
+                            format!("no original entry with id {id:?}"),
+                        )
+                    })?
+            }
             ProposedItem::Entry(e) => convert::entry(e, &format!("$.proposed[{i}]"))?,
         });
     }
