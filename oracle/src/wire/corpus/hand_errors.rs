@@ -1,7 +1,7 @@
 //! Hand-written vectors: typed errors of an assembly (ERR-1, ASM-4) and cancellation points
-//! (ASM-16). Cancellation is observed only at the explicit check points of S37 / S39: a token
-//! set during a capture that is followed by a return is never observed, and an error is never
-//! an outcome.
+//! (ASM-16, VER-5). `size` is `Evaluate`, `req` and `Verify` check on entry, so a token set
+//! during any capture that returns a snapshot is observed before the assembly can return: the
+//! answer is `Cancelled`, and an error is never an outcome.
 
 use serde_json::{json, Value as Json};
 
@@ -132,10 +132,15 @@ pub fn errors() -> Vec<HandGroup> {
         None,
         vec![
             t("cancelled before the assembly starts", &["ASM-16", "ERR-1"], with_cancel(run(p(3, &[]), a(), vec![]), "before"), err("Cancelled")).flags(&["Cancellation"]),
-            t("cancelled during the initial capture: observed at the top of the outer loop", &["ASM-16"],
+            t("cancelled during the initial capture: observed by the anchor's Evaluate", &["ASM-16", "POL-3"],
                 with_cancel(run(p(3, &[]), a(), vec![]), "capture:0"), err("Cancelled")).flags(&["Cancellation"]),
-            t("cancelled during the final capture of a below-trigger success: not observed", &["ASM-16"],
-                with_cancel(run(p(3, &[]), a(), vec![]), "capture:1"), asm("WithinLimit", Some(&["s", "u1", "u2"]), 30, 30, 0, "SS", &["s", "u2"])).flags(&["Cancellation"]),
+            t("cancelled during the final capture of a below-trigger success: observed by req(cur) of the success", &["ASM-16", "ASM-13"],
+                with_cancel(run(p(3, &[]), a(), vec![]), "capture:1"), err("Cancelled")).flags(&["Cancellation"]),
+            t("the smallest example: constant size 1, H 10, margin 5, one user entry, cancelled at capture 1", &["ASM-16"],
+                with_cancel(json!({"op": "assemble", "policy": policy_const(10, 5, 1, 3, 1), "entries": [conv("u", "hi")]}), "capture:1"),
+                err("Cancelled")).flags(&["Cancellation"]),
+            t("cancelled during the initial capture of a snapshot with a negative estimate: Evaluate checks before summing", &["ASM-16", "POL-3"],
+                with_cancel(run(p(3, &[("u1", -1)]), a(), vec![]), "capture:0"), err("Cancelled")).flags(&["Cancellation"]),
             t("cancelled during a restarting capture: observed at the top of the outer loop", &["ASM-16", "ASM-5"],
                 with_cancel(sched(p(3, &[]), vec![json!({"version": 0, "entries": a()}), json!({"version": 1})], vec![]), "capture:1"),
                 err("Cancelled")).flags(&["Cancellation", "Churn"]),
@@ -143,21 +148,27 @@ pub fn errors() -> Vec<HandGroup> {
                 with_cancel(run(f(), a(), vec![keep(&["s", "u2"])]), "reducer:0"), err("Cancelled")).flags(&["Cancellation"]),
             t("cancelled during the post-reducer capture: observed before verification", &["ASM-16"],
                 with_cancel(run(f(), a(), vec![keep(&["s", "u2"])]), "capture:1"), err("Cancelled")).flags(&["Cancellation"]),
-            t("cancelled during the final capture of a reduced proposal: not observed", &["ASM-16"],
+            t("cancelled during the final capture of a reduced proposal: observed by req(cur) of the success", &["ASM-16", "ASM-13"],
                 with_cancel(run(f(), a(), vec![keep(&["s", "u2"])]), "capture:2"),
-                asm("Reduced", Some(&["s", "u2"]), 90, 40, 1, "SRSS", &["s", "u2"])).flags(&["Cancellation"]),
-            t("cancelled during the final capture of a margin-restored eviction: not observed", &["ASM-16", "ASM-8"],
+                err("Cancelled")).flags(&["Cancellation"]),
+            t("cancelled during the final capture of a margin-restored eviction: observed by req(cur) of the success", &["ASM-16", "ASM-8"],
                 with_cancel(run(p(3, &[("b", 60)]), vec![artref("x", "doc"), body("b", "doc"), conv("u1", "a"), conv("u2", "b")], vec![]), "capture:1"),
-                asm("Reduced", Some(&["x", "u1", "u2"]), 90, 30, 0, "SES", &["x", "u2"])).flags(&["Cancellation"]),
+                err("Cancelled")).flags(&["Cancellation"]),
+            t("cancelled during the final capture after a non-progressing proposal: observed by req(cur) of the success", &["ASM-16", "ASM-7"],
+                with_cancel(run(f(), a(), vec![json!("echo")]), "capture:2"),
+                err("Cancelled")).flags(&["Cancellation"]),
             t("cancelled during a fallback restart capture: observed at the top of the fallback loop", &["ASM-16", "ASM-9"],
                 with_cancel(sched(p(3, &[("u1", 50), ("u2", 50)]), vec![json!({"version": 0, "entries": a()}), json!({"version": 0}), json!({"version": 1})], vec![keep(&["u2"])]), "capture:2"),
                 err("Cancelled")).flags(&["Cancellation", "Churn"]),
-            t("cancelled during the final capture of the fallback: not observed", &["ASM-16", "ASM-9"],
+            t("cancelled during the final capture of the fallback: observed by req(cur) of the success", &["ASM-16", "ASM-9"],
                 with_cancel(run(p(3, &[("u1", 50), ("u2", 50)]), a(), vec![keep(&["u2"])]), "capture:2"),
-                asm("PreservationFallback", Some(&["s", "u2"]), 110, 60, 1, "SRSFS", &["s", "u2"])).flags(&["Cancellation"]),
-            t("cancelled during a churning capture: the churn termination is returned, not an error", &["ASM-16", "ASM-6"],
+                err("Cancelled")).flags(&["Cancellation"]),
+            t("cancelled during a churning capture: observed by the size of the observed snapshot", &["ASM-16", "ASM-6"],
                 with_cancel(sched(p(1, &[]), vec![json!({"version": 0, "entries": a()}), json!({"version": 1}), json!({"version": 2})], vec![]), "capture:2"),
-                json!({"assembly": {"outcome": "ConcurrentMutationLimit", "attemptCount": 1}})).flags(&["Cancellation", "Churn"]),
+                err("Cancelled")).flags(&["Cancellation", "Churn"]),
+            t("verify with a cancelled token: Cancelled, checked before duplicate ids", &["VER-5", "VER-1"],
+                json!({"op": "verify", "policy": f(), "original": a(), "proposed": ["s", "s"], "cancel": "before"}),
+                err("Cancelled")).flags(&["Cancellation"]),
             t("a cancellation point that is never reached has no effect", &["ASM-16"],
                 with_cancel(run(f(), a(), vec![keep(&["s", "u2"])]), "reducer:1"),
                 asm("Reduced", Some(&["s", "u2"]), 90, 40, 1, "SRSS", &["s", "u2"])).flags(&["Cancellation"]),
