@@ -22,9 +22,14 @@
 
 pub mod analysis;
 pub mod artifact;
+pub mod artifact_diagnostics;
+pub mod artifact_record;
 pub mod assembly;
 pub mod cancel;
+pub mod capability;
 pub mod classifier;
+pub mod composition;
+pub mod configuration;
 pub mod diagnostics;
 pub mod entry;
 pub mod error;
@@ -32,12 +37,17 @@ pub mod estimator;
 pub mod integration;
 pub mod lease;
 pub mod message;
+mod named;
+pub mod offload;
 pub mod policy;
 pub mod reducers;
+pub mod rehydration;
 pub mod selection;
 pub mod snapshot;
+pub mod trust;
 pub mod value;
 pub mod verification;
+pub mod workspace;
 
 pub use analysis::{ToolExchangeAnalysis, ToolGroup};
 pub use artifact::{ArtifactError, ArtifactReference, Digest};
