@@ -29,13 +29,21 @@
 #![warn(missing_debug_implementations)]
 
 pub mod assemble;
+pub mod attribution;
 pub mod bridge;
+pub mod capability;
 pub mod classify;
+pub mod composition;
+pub mod configuration;
 pub mod diagnostics;
 pub mod estimate;
 pub mod exchange;
 pub mod lease;
+pub mod offload;
 pub mod preserve;
+pub mod record;
+pub mod rehydrate;
+pub mod trust;
 pub mod verify;
 
 /// The sanctioned augmentation helper (SPEC SNAP-4) is vocabulary shared by every side.
