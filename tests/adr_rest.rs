@@ -1124,17 +1124,14 @@ fn off_2_off_3_the_decision_table_row_by_row() {
         run.result.as_ref().unwrap().diagnostics.content(),
         ArtifactContent::RecoverableContextSegment
     );
-    // Row 2: at the threshold (10 bytes) inline; 11 bytes is above.
-    let run = run_offload(
-        tool_result(&"€".repeat(3)[..9].to_string()),
-        10,
-        None,
-        None,
-        false,
-    );
-    assert_eq!(decided(&run), (O::Inline, R::BelowThreshold, false));
-    let run = run_offload(tool_result("0123456789"), 10, None, None, false);
-    assert_eq!(decided(&run), (O::Inline, R::BelowThreshold, false));
+    // Row 2: below (9 bytes) and at (10 bytes) the threshold inline; 11 bytes ("€€€" + "é",
+    // 4 chars) is above.
+    for inline in ["€€€", "0123456789", "€€€a"] {
+        let run = run_offload(tool_result(inline), 10, None, None, false);
+        assert_eq!(decided(&run), (O::Inline, R::BelowThreshold, false));
+    }
+    let run = run_offload(tool_result("€€€é"), 10, None, None, false);
+    assert_eq!(decided(&run), (O::Failed, R::NoAuthorizedWorkspace, false));
     // Row 3: above, without a binding or without a workspace.
     let run = run_offload(
         tool_result(&big),
@@ -1147,8 +1144,10 @@ fn off_2_off_3_the_decision_table_row_by_row() {
     let run = run_offload(tool_result(&big), 10, Some(&g), None, false);
     assert_eq!(decided(&run), (O::Failed, R::NoAuthorizedWorkspace, false));
     // Row 5: read failure, identical body, different body.
-    let mut w = ScriptedWorkspace::default();
-    w.fail_read = true;
+    let w = ScriptedWorkspace {
+        fail_read: true,
+        ..ScriptedWorkspace::default()
+    };
     let run = run_offload(tool_result(&big), 10, Some(&g), Some(w), false);
     assert_eq!(decided(&run), (O::Failed, R::WorkspaceReadFailed, false));
     let run = run_offload(
@@ -1844,7 +1843,7 @@ fn cfg_4_every_call_reassembles_from_the_full_history() {
         panic!("installed")
     };
     let mut history: Vec<Message> = vec![Message::text("system", "s")];
-    history.extend((0..11).map(|i| Message::text("user", &format!("u{i}"))));
+    history.extend((0..11).map(|i| Message::text("user", format!("u{i}"))));
     let before = history.clone();
     let token = CancellationToken::new();
     let first = node.call(&mut RunScope::new(), &history, &token).unwrap();
