@@ -7,6 +7,10 @@
 //! [`reducers::UpstreamReducer`], [`classifier::Classifier`]). Code both implementations need
 //! identically lives here once: construction rules (ENT-5, SNAP-1, POL-2), the sanctioned
 //! augmentation helper ([`integration::augment`], SNAP-4), the host-defined estimators (EST-5).
+//! The rest of ADR-0007 (SPEC sections 16-18) adds capabilities, composition statuses, trust
+//! bindings, the workspace seam, validated reference records (ARF-2) and validated artifact
+//! diagnostics with their UTF-8 byte attribution (ATR-1, ATR-2), rehydration, offload and the
+//! public configuration of ADR-0011.
 //!
 //! Two implementations read and write this vocabulary:
 //! * the executable specification, crate `hybrid-compaction-spec`: the functions a reviewer
