@@ -1855,3 +1855,34 @@ fn cfg_4_every_call_reassembles_from_the_full_history() {
     assert_eq!(second.diagnostics.original_size, 130);
     assert_eq!(node.client().0, [4, 4]);
 }
+
+proptest! {
+    /// SPEC OFF-2, ATR-1: for any text, the observed size and the attribution count UTF-8 bytes
+    /// (never chars or UTF-16 units), whichever row decides.
+    #[test]
+    fn off_2_atr_1_observed_sizes_are_utf8_bytes_for_any_text(
+        text in "\\PC{1,40}",
+        threshold in 1i64..120,
+        offloadable in any::<bool>(),
+    ) {
+        let g = guard();
+        let run = run_offload(
+            tool_result(&text),
+            threshold,
+            offloadable.then_some(&g),
+            offloadable.then(ScriptedWorkspace::default),
+            false,
+        );
+        let d = run.result.unwrap().diagnostics;
+        let bytes = text.len() as i64;
+        prop_assert_eq!(d.observed_utf8_byte_size(), Some(bytes));
+        prop_assert_eq!(d.attribution().input_utf8_bytes, bytes);
+        let expected_output = match d.outcome() {
+            ArtifactOutcome::Inline => Some(bytes),
+            ArtifactOutcome::Offloaded => Some(82),
+            _ => None,
+        };
+        prop_assert_eq!(d.attribution().output_utf8_bytes, expected_output);
+        prop_assert_eq!(d.outcome() == ArtifactOutcome::Inline, bytes <= threshold);
+    }
+}
