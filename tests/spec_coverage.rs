@@ -28,7 +28,7 @@ use files::rust_sources;
 /// Areas whose clauses are normative behaviour and must be named by a test.
 const NORMATIVE_AREAS: &[&str] = &[
     "ENT", "SNAP", "POL", "EST", "EXC", "PRE", "VER", "ASM", "BRG", "CLS", "DIA", "ART", "ERR",
-    "LSE", "NODE", "EVT",
+    "LSE", "NODE", "EVT", "CMP", "CAP", "TRU", "ARF", "RHY", "OFF", "ATR", "CFG",
 ];
 
 /// Clauses (normative and departures) that no vector cites today. The wire format cannot express
@@ -38,7 +38,10 @@ const KNOWN_WITHOUT_VECTORS: &[&str] = &[
     "LSE-1", "LSE-2", "LSE-3", "LSE-4", "LSE-5", "LSE-6", "LSE-7", "LSE-8", "LSE-9", "LSE-10",
     "NODE-1", "NODE-2", "NODE-3", "NODE-4", "NODE-5", "NODE-6", "EVT-1", "EVT-2", "EVT-3", "EVT-4",
     "EVT-5", "EVT-6", "DEP-11", "DEP-12", "DEP-13", "DEP-14", "DEP-15", "DEP-16", "DEP-17",
-    "DEP-18",
+    "DEP-18", // The rest of ADR-0007 (sections 16-18): wire operations come later.
+    "CMP-1", "CMP-2", "CMP-3", "CMP-4", "CAP-1", "CAP-2", "CAP-3", "CAP-4", "TRU-1", "TRU-2",
+    "TRU-3", "ARF-1", "ARF-2", "ARF-3", "RHY-1", "RHY-2", "RHY-3", "RHY-4", "OFF-1", "OFF-2",
+    "OFF-3", "ATR-1", "ATR-2", "ATR-3", "ATR-4", "CFG-1", "CFG-2", "CFG-3", "CFG-4",
 ];
 
 /// Every clause-id token (`AREA-n`, AREA uppercase ASCII) in `text`, as written.

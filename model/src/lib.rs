@@ -10,6 +10,10 @@
 //! the adaptation error ([`classifier::AdaptError`], CLS-1), the bridge around a pluggable BRG-2
 //! search ([`bridge::Bridge`]), the checked diagnostics constructor
 //! ([`diagnostics::Diagnostics::checked`], DIA-3 .. DIA-5), and the enum name tables.
+//! The rest of ADR-0007 (SPEC sections 16-18) adds capabilities, composition statuses, trust
+//! bindings, the workspace seam, validated reference records (ARF-2) and validated artifact
+//! diagnostics with their UTF-8 byte attribution (ATR-1, ATR-2), rehydration, offload and the
+//! public configuration of ADR-0011.
 //!
 //! Two implementations read and write this vocabulary:
 //! * the executable specification, crate `hybrid-compaction-spec`: the functions a reviewer
@@ -25,10 +29,15 @@
 
 pub mod analysis;
 pub mod artifact;
+pub mod artifact_diagnostics;
+pub mod artifact_record;
 pub mod assembly;
 pub mod bridge;
 pub mod cancel;
+pub mod capability;
 pub mod classifier;
+pub mod composition;
+pub mod configuration;
 pub mod diagnostics;
 pub mod entry;
 pub mod error;
@@ -37,12 +46,17 @@ pub mod integration;
 pub mod lease;
 pub mod message;
 mod names;
+mod named;
+pub mod offload;
 pub mod policy;
 pub mod reducers;
+pub mod rehydration;
 pub mod selection;
 pub mod snapshot;
+pub mod trust;
 pub mod value;
 pub mod verification;
+pub mod workspace;
 
 pub use analysis::{ToolExchangeAnalysis, ToolGroup};
 pub use artifact::{ArtifactError, ArtifactReference, Digest};

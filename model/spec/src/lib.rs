@@ -2,7 +2,10 @@
 //!
 //! One module per concept of `docs/SPEC.md`: estimation, tool-exchange analysis, required
 //! preservation, verification, assembly, the reducer bridge, classification, diagnostics and the
-//! sequential lease rules. Every function is written to be held against the SPEC text:
+//! sequential lease rules; and the rest of ADR-0007 (SPEC sections 16-18): capability resolution,
+//! composition, trust revalidation, reference records, rehydration, offload, attribution and the
+//! public configuration of ADR-0011. Hosts inject the workspace, the trust accessor, the event
+//! sink and the node factory as small traits, so tests script every failure. Every function is written to be held against the SPEC text:
 //! straightforward loops, no caching, no indexes, each rule citing its clause (`// SPEC ASM-7`).
 //!
 //! The vocabulary these functions read and return (entries, policy, snapshots, outcomes, ...)
@@ -29,13 +32,21 @@
 #![warn(missing_debug_implementations)]
 
 pub mod assemble;
+pub mod attribution;
 pub mod bridge;
+pub mod capability;
 pub mod classify;
+pub mod composition;
+pub mod configuration;
 pub mod diagnostics;
 pub mod estimate;
 pub mod exchange;
 pub mod lease;
+pub mod offload;
 pub mod preserve;
+pub mod record;
+pub mod rehydrate;
+pub mod trust;
 pub mod verify;
 
 /// The sanctioned augmentation helper (SPEC SNAP-4) is vocabulary shared by every side.
