@@ -233,15 +233,26 @@ fn quietly<T>(f: impl FnOnce() -> T) -> T {
     r
 }
 
-/// Entry point used by `main.rs`.
+/// Entry point used by `main.rs`: the process arguments, the process exit code.
 pub fn main() -> ExitCode {
+    ExitCode::from(main_with_args(std::env::args_os()))
+}
+
+/// The command run on `args` (the first one is the program name), returning the exit code of
+/// the table above. For hosts that embed the command, such as the Python package's
+/// `hybrid-compaction` console script; it prints to this process's stdout and stderr.
+pub fn main_with_args<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     install_panic_hook();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return if e.use_stderr() { 2 } else { 0 };
         }
     };
     let mut stdout = Vec::new();
@@ -262,14 +273,14 @@ pub fn main() -> ExitCode {
     if print_stdout {
         let mut out = std::io::stdout().lock();
         if out.write_all(&stdout).and_then(|()| out.flush()).is_err() {
-            return ExitCode::from(1);
+            return 1;
         }
     }
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(f) => {
             eprintln!("hybrid-compaction: error: {}", f.message);
-            ExitCode::from(f.code)
+            f.code
         }
     }
 }
