@@ -184,3 +184,11 @@ def test_python_dash_m_is_the_command():
                          capture_output=True, text=True)
     assert out.returncode == 0
     assert json.loads(out.stdout) == hc.schema("case")
+
+
+@pytest.mark.skipif(os.environ.get("HYBRID_COMPACTION_REQUIRE_INSTALLED") != "1",
+                    reason="only CI insists on testing the installed wheel")
+def test_the_installed_wheel_is_under_test():
+    # CI installs the built wheel into a fresh venv; the source tree must not shadow it.
+    source = os.path.join("python", "hybrid_compaction")
+    assert source not in hc.__file__ and "site-packages" in hc.__file__, hc.__file__
