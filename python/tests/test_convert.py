@@ -36,10 +36,9 @@ def test_openai_messages_map_the_closed_content_model():
         "role": "assistant",
         "parts": [
             {"call": {"callId": "call_1", "name": "weather",
-                      "arguments": {"city": {"raw": '"Paris"'}, "days": {"raw": "1"}}}},
+                      "arguments": {"city": "Paris", "days": {"raw": "1"}}}},
             {"call": {"callId": "call_2", "name": "weather",
-                      "arguments": {"city": {"raw": '"Oslo"'},
-                                    "opts": {"raw": '{"units":"C","alerts":true}'}}}},
+                      "arguments": {"city": "Oslo", "opts": {"map": {"units": "C", "alerts": True}}}}},
         ],
     }
     assert ms[3] == {"role": "tool", "parts": [{"result": {"callId": "call_1", "value": "Paris: 18C, sun"}}]}
@@ -95,11 +94,11 @@ def test_a_transcript_over_the_trigger():
 
 def test_developer_is_system_and_refusals_are_text():
     ms = hc.openai_messages([
-        {"role": "developer", "content": [{"type": "text", "text": "rules"}]},
-        {"role": "assistant", "content": None, "refusal": "I can't help with that."},
+        {"role": "developer", "content": [{"type": "text", "text": "rules"}, "more"]},
+        {"role": "assistant", "content": [{"type": "refusal", "refusal": "I can't help with that."}]},
     ])
     assert ms == [
-        {"role": "system", "parts": [{"text": "rules"}]},
+        {"role": "system", "parts": [{"text": "rules"}, {"text": "more"}]},
         {"role": "assistant", "parts": [{"text": "I can't help with that."}]},
     ]
     assert hc.from_openai([{"role": "developer", "content": "rules"}])[0]["kind"] == "SystemInstruction"
@@ -118,8 +117,11 @@ def test_images_are_outside_the_closed_content_model():
     "message, where",
     [
         ({"content": "no role"}, "messages[0].role"),
-        ({"role": "function", "name": "f", "content": "x"}, "messages[0]"),
-        ({"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}}, "messages[0]"),
+        ({"role": "assistant", "tool_calls": [{"id": "k", "type": "function",
+          "function": {"name": "f"}}]}, "messages[0].tool_calls[0].function.arguments"),
+        ({"role": "assistant", "tool_calls": [{"id": "k", "type": "function",
+          "function": {"name": "f", "arguments": '{"x": NaN}'}}]}, "messages[0].tool_calls[0].function.arguments"),
+        ({"role": "user", "content": 3}, "messages[0].content"),
         ({"role": "assistant", "tool_calls": [{"id": "k", "type": "function",
           "function": {"name": "f", "arguments": "{not json"}}]}, "messages[0].tool_calls[0].function.arguments"),
         ({"role": "assistant", "tool_calls": [{"id": "k", "type": "function",
@@ -133,12 +135,43 @@ def test_what_the_spec_cannot_express_is_a_value_error(message, where):
     assert str(e.value).startswith(where)
 
 
-def test_empty_arguments_and_placeholder_content():
+def test_legacy_function_calling_is_not_supported():
+    for m in ({"role": "function", "name": "f", "content": "x"},
+              {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}}):
+        assert hc.openai_messages([m])[0]["parts"] == [{"unsupported": "function_call"}]
+        with pytest.raises(hc.SpecError) as e:
+            hc.from_openai([m])
+        assert e.value.kind == "NotSupported"
+
+
+def test_empty_arguments_and_empty_content():
+    # TRN-2: a content string is one text part, even an empty one; blank arguments are absent.
     ms = hc.openai_messages([{"role": "assistant", "content": "", "tool_calls": [
-        {"id": "k", "type": "function", "function": {"name": "now", "arguments": ""}},
+        {"id": "k", "type": "function", "function": {"name": "now", "arguments": " "}},
         {"id": "j", "type": "function", "function": {"name": "now", "arguments": "{}"}}]}])
-    assert ms[0]["parts"] == [{"call": {"callId": "k", "name": "now"}},
+    assert ms[0]["parts"] == [{"text": ""}, {"call": {"callId": "k", "name": "now"}},
                               {"call": {"callId": "j", "name": "now", "arguments": {}}}]
+    tool = hc.openai_messages([{"role": "tool", "tool_call_id": "k", "content": None}])
+    assert tool[0]["parts"] == [{"result": {"callId": "k", "value": ""}}]
+
+
+@pytest.mark.parametrize(
+    "text, raw",
+    [
+        ("1", "1"), ("-7", "-7"), ("18446744073709551615", "18446744073709551615"),
+        ("1.0", "1.0"), ("1.50", "1.5"), ("1e2", "100.0"), ("2.5", "2.5"), ("-0.0", "-0.0"),
+        ("0.0001", "0.0001"), ("0.00001234", "0.00001234"), ("1e-7", "1e-7"),
+        ("1.5e-7", "1.5e-7"), ("1e16", "1e16"), ("1234e13", "1.234e16"),
+        ("123456789012345680", "123456789012345680"), ("1e300", "1e300"),
+        ("18446744073709551616", "1.8446744073709552e19"),
+    ],
+)
+def test_argument_numbers_are_raw_json_in_the_oracle_s_rendering(text, raw):
+    # TRN-1: a number becomes raw JSON holding its text as the oracle's JSON reader (serde_json,
+    # shortest round-trip floats) renders it.
+    ms = hc.openai_messages([{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "k", "type": "function", "function": {"name": "f", "arguments": f'{{"n": {text}}}'}}]}])
+    assert ms[0]["parts"][0]["call"]["arguments"] == {"n": {"raw": raw}}
 
 
 def test_wire_value_tags_what_json_cannot_say():
@@ -164,18 +197,50 @@ def test_langchain_duck_typed_without_langchain_installed():
             self.type, self.content = type, content
             self.__dict__.update(kw)
 
-    ms = hc.langchain_messages([
+    objects = [
         Msg("system", "rules"),
-        Msg("ai", "", tool_calls=[{"name": "f", "args": {"q": "x"}, "id": "k"}]),
-        Msg("tool", "found", tool_call_id="k"),
-    ])
-    assert ms == [
-        {"role": "system", "parts": [{"text": "rules"}]},
-        {"role": "assistant", "parts": [{"call": {"callId": "k", "name": "f", "arguments": {"q": {"raw": '"x"'}}}}]},
-        {"role": "tool", "parts": [{"result": {"callId": "k", "value": "found"}}]},
+        Msg("ai", "", tool_calls=[{"name": "f", "args": {"q": "x", "n": 2}, "id": "k"}]),
+        Msg("tool", [{"type": "text", "text": "found"}], tool_call_id="k"),
+        Msg("chat", "be careful", role="developer"),
     ]
+    expected = [
+        {"role": "system", "parts": [{"text": "rules"}]},
+        {"role": "assistant", "parts": [{"text": ""}, {"call": {"callId": "k", "name": "f",
+                                                                "arguments": {"q": "x", "n": {"raw": "2"}}}}]},
+        {"role": "tool", "parts": [{"result": {"callId": "k", "value": "found"}}]},
+        {"role": "system", "parts": [{"text": "be careful"}]},
+    ]
+    assert hc.langchain_messages(objects) == expected
+    # The dict forms: model_dump() and messages_to_dict() items.
+    dumps = [{"type": o.type, **{k: v for k, v in vars(o).items() if k != "type"}} for o in objects]
+    assert hc.langchain_messages(dumps) == expected
+    assert hc.langchain_messages([{"type": d["type"], "data": d} for d in dumps]) == expected
+    assert hc.langchain_messages([Msg("function", "x")])[0]["parts"] == [{"unsupported": "function"}]
     with pytest.raises(ValueError):
-        hc.langchain_messages([Msg("function", "x")])
+        hc.langchain_messages([Msg("nope", "x")])
+
+
+def test_langchain_ids_are_the_entry_ids_when_given():
+    # TRN-5: a LangChain message's own non-blank id is its entry id; the others keep CLS-2 ids.
+    ms = [{"type": "human", "content": "hi", "id": "run-1"}, {"type": "ai", "content": "hello", "id": " "}]
+    entries = hc.from_langchain(ms)
+    assert entries[0]["id"] == "run-1"
+    assert entries[1]["id"] == hc.from_openai([{"role": "user", "content": "hi"},
+                                               {"role": "assistant", "content": "hello"}])[1]["id"]
+
+
+def test_given_ids_and_overrides():
+    ms = [{"role": "system", "content": "rules"}, {"role": "user", "content": "state: paid"},
+          {"role": "user", "content": "hi"}]
+    entries = hc.from_openai(ms, ids=["s", None, "u"], overrides={1: "AuthoritativeSessionState"})
+    assert [e["id"] for e in entries][::2] == ["s", "u"]
+    assert [e["kind"] for e in entries] == ["SystemInstruction", "AuthoritativeSessionState",
+                                            "ConversationalMessage"]
+    with pytest.raises(hc.SpecError) as e:
+        hc.from_openai(ms, overrides={1: "ToolExchange"})
+    assert e.value.kind == "InvalidOperation"
+    with pytest.raises(ValueError):
+        hc.from_openai(ms, ids=["s"])
 
 
 def test_langchain_objects_convert_like_their_openai_equivalents():
@@ -192,8 +257,12 @@ def test_langchain_objects_convert_like_their_openai_equivalents():
         lc.AIMessage("Paris 18C and sunny; Oslo 9C with rain."),
         lc.HumanMessage("Thanks! And Rome?"),
     ]
-    assert hc.langchain_messages(messages) == hc.openai_messages(TRANSCRIPT)
-    assert hc.from_langchain(messages) == hc.from_openai(TRANSCRIPT)
+    # AIMessage content is a string, "" when the message only calls tools (TRN-4: one text part).
+    openai = [dict(m) for m in TRANSCRIPT]
+    openai[2]["content"] = ""
+    assert hc.langchain_messages(messages) == hc.openai_messages(openai)
+    assert hc.from_langchain(messages) == hc.from_openai(openai)
+    assert hc.langchain_messages([m.model_dump() for m in messages]) == hc.openai_messages(openai)
     # And LangChain's own OpenAI conversion agrees with ours.
     if hasattr(lc, "convert_to_openai_messages"):
-        assert hc.openai_messages(lc.convert_to_openai_messages(messages)) == hc.openai_messages(TRANSCRIPT)
+        assert hc.openai_messages(lc.convert_to_openai_messages(messages)) == hc.openai_messages(openai)
