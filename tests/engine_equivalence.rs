@@ -1,4 +1,4 @@
-//! Engine == model, on generated inputs biased toward interesting states (issue 3 item 3).
+//! Engine == model, on generated inputs biased toward interesting states.
 //!
 //! Every public engine function is compared with its model counterpart on the same input:
 //! results must be equal as values (`AssemblyResult`, analyses, verification results, ... derive
@@ -625,11 +625,11 @@ proptest! {
             entries: &entries, required_entry_ids: &[], policy: &policy, attempt_number: 1,
         };
         use hybrid_compaction_model::assembly::Reducer;
-        let mut m = spec::bridge::Bridge { upstream: ScriptedUpstreamReducer::new(vec![step.clone()]) };
-        let mut e = engine::bridge::Bridge { upstream: ScriptedUpstreamReducer::new(vec![step]) };
+        let mut m = spec::bridge::Bridge::new(ScriptedUpstreamReducer::new(vec![step.clone()]));
+        let mut e = engine::bridge::Bridge::new(ScriptedUpstreamReducer::new(vec![step]));
         prop_assert_same!(e.reduce(&request), m.reduce(&request));
-        let mut m = spec::bridge::Bridge { upstream: MessageCountingReducer { target_count: target } };
-        let mut e = engine::bridge::Bridge { upstream: MessageCountingReducer { target_count: target } };
+        let mut m = spec::bridge::Bridge::new(MessageCountingReducer { target_count: target });
+        let mut e = engine::bridge::Bridge::new(MessageCountingReducer { target_count: target });
         prop_assert_same!(e.reduce(&request), m.reduce(&request));
     }
 

@@ -1,4 +1,4 @@
-//! Engine vs model over a growing history: a `proptest-state-machine` test (issue 3 item 3).
+//! Engine vs model over a growing history: a `proptest-state-machine` test.
 //!
 //! The reference state is a conversation history that grows by appended segments (user turns,
 //! tool exchanges with several calls, references, recovered bodies...). A *provider call*

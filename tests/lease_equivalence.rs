@@ -8,7 +8,7 @@
 //!   whole ledger must be equal after every step.
 //! * `run_scope_ops_match_sequential_spec` (proptest): the same with begin / ensure / end of run
 //!   scopes, so operations without a run are exercised too.
-//! * Scenario tests whose expected values are derived by hand from REFERENCE-SEMANTICS S55-S63.
+//! * Scenario tests whose expected values are derived by hand from the SPEC (LSE-1 .. LSE-10).
 //!
 //! Case counts: 256 by default; set `PROPTEST_CASES` for deep runs (e.g. 20000).
 
@@ -282,12 +282,12 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scenario tests: expected values derived by hand from REFERENCE-SEMANTICS S55-S63.
+// Scenario tests: expected values derived by hand from the SPEC (LSE-1 .. LSE-10).
 // ---------------------------------------------------------------------------------------------
 
 /// SPEC LSE-1, LSE-2: the four cases of TryReserve, on the model and the implementation.
 #[test]
-fn lse_2_try_reserve_cases() {
+fn lse_1_lse_2_try_reserve_cases() {
     let (a, b) = (LeaseId(1), LeaseId(2));
     let d = digest(0);
     let mut spec = RunState::new();
@@ -318,7 +318,7 @@ fn lse_2_try_reserve_cases() {
 /// SPEC LSE-3: complete unreserves every digest of the lease, delivers only the forwarded
 /// ones, bumps each once; unowned forwarded digests are ignored; other leases untouched.
 #[test]
-fn lse_3_complete_delivers_only_forwarded_owned_digests() {
+fn lse_3_dep_12_complete_delivers_only_forwarded_owned_digests() {
     let (a, b) = (LeaseId(1), LeaseId(2));
     let (d0, d1, d2) = (digest(0), digest(1), digest(2));
     for forward_owned_by_other in [false, true] {
@@ -475,7 +475,7 @@ fn lse_6_run_scopes_nest_and_restore() {
 /// SPEC LSE-7: one call at a time per run; an already-cancelled token and a cancellation while
 /// waiting both give `Cancelled` and leave no trace; runs never block each other.
 #[test]
-fn lse_7_gate_serializes_calls_and_cancellation_leaves_no_trace() {
+fn lse_7_dep_11_gate_serializes_calls_and_cancellation_leaves_no_trace() {
     // Sequential model of one gate step.
     let mut gate = Gate::default();
     assert_eq!(gate.step(false), Ok(GateStep::Admitted));
@@ -529,7 +529,7 @@ fn with_segments(segs: &[usize]) -> StaticProvider {
 /// another lease releasing a filtered body bumps it (and the body is then kept); an inner
 /// version change bumps it.
 #[test]
-fn lse_8_effective_version_rule() {
+fn lse_8_dep_13_effective_version_rule() {
     let run = Run::new();
     let (a, b) = (LeaseId(1), LeaseId(2));
     let d = digest(0);

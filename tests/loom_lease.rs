@@ -2,80 +2,25 @@
 //! the lease-filtering provider (SPEC LSE-1 .. LSE-9). See `docs/LOOM.md`.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test 'loom_*' -- --nocapture`.
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p hybrid-compaction --test 'loom_*' -- --nocapture`.
 //! Without `--cfg loom` this file compiles to nothing.
 #![cfg(loom)]
 
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 
 use hybrid_compaction::lease::{LeaseError, LeaseId, Run, RunScope};
-use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
+use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::cancel::CancellationToken;
-use hybrid_compaction_model::entry::{Entry, EntryKind, RecoverableSegment};
+use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
 use loom::sync::atomic::AtomicUsize as LoomAtomicUsize;
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 
-/// Runs `f` under loom with the given preemption bound (unless `LOOM_MAX_PREEMPTIONS` overrides
-/// it) and reports how many interleavings were explored.
-fn model(
-    name: &'static str,
-    bound: usize,
-    counter: &'static AtomicUsize,
-    f: impl Fn() + Sync + Send + 'static,
-) {
-    let mut builder = loom::model::Builder::new();
-    if std::env::var_os("LOOM_MAX_PREEMPTIONS").is_none() {
-        builder.preemption_bound = Some(bound);
-    }
-    counter.store(0, SeqCst);
-    failure_report::set(name, counter);
-    let started = std::time::Instant::now();
-    builder.check(move || {
-        counter.fetch_add(1, SeqCst);
-        f();
-    });
-    eprintln!(
-        "loom model {name}: {} interleavings explored (preemption bound {:?}) in {:.1?}",
-        counter.load(SeqCst),
-        builder.preemption_bound,
-        started.elapsed()
-    );
-}
-
-/// Reports, when an interleaving fails, which model failed after how many interleavings (the
-/// "caught after N" figure of a seeded bug in `docs/LOOM.md`). loom runs every thread of an
-/// execution as a coroutine on the thread that called `check`, so a thread-local names the model.
-mod failure_report {
-    use std::cell::Cell;
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use std::sync::Once;
-
-    thread_local! {
-        static CURRENT: Cell<Option<(&'static str, &'static AtomicUsize)>> =
-            const { Cell::new(None) };
-    }
-
-    /// Names the model this test thread is checking; installs the panic hook once.
-    pub fn set(name: &'static str, counter: &'static AtomicUsize) {
-        static HOOK: Once = Once::new();
-        HOOK.call_once(|| {
-            let previous = std::panic::take_hook();
-            std::panic::set_hook(Box::new(move |info| {
-                if let Some((name, counter)) = CURRENT.with(Cell::get) {
-                    eprintln!(
-                        "loom model {name}: failing interleaving found after {} interleavings",
-                        counter.load(SeqCst)
-                    );
-                }
-                previous(info);
-            }));
-        });
-        CURRENT.with(|c| c.set(Some((name, counter))));
-    }
-}
+#[path = "support/loom.rs"]
+mod harness;
+use harness::{explore, recovered_body};
 
 fn digest(name: &str) -> Digest {
     Digest::of(name)
@@ -132,8 +77,6 @@ fn racing_call(
     took
 }
 
-static A_ITERS: AtomicUsize = AtomicUsize::new(0);
-
 /// Model (a): three calls of one run, no gate (the coordinator must be safe on its own: defence
 /// in depth, SPEC LSE-7 note), race to reserve overlapping digests; one commits delivering `x`
 /// (and releasing `y`, reserved but evicted), one fails (releases), one commits delivering both.
@@ -143,7 +86,7 @@ static A_ITERS: AtomicUsize = AtomicUsize::new(0);
 /// reservable again, a delivered one is not (SPEC LSE-2, LSE-9).
 #[test]
 fn a_coordinator_calls_race_on_overlapping_digests() {
-    model("a_coordinator_race", 3, &A_ITERS, || {
+    explore("a_coordinator_race", 3, || {
         let x = digest("x");
         let y = digest("y");
         let run = Run::new();
@@ -175,8 +118,6 @@ fn a_coordinator_calls_race_on_overlapping_digests() {
     });
 }
 
-static B_ITERS: AtomicUsize = AtomicUsize::new(0);
-
 /// Model (b): the one-call gate (SPEC LSE-7). The main call holds the slot; two more calls of the
 /// same run arrive; one of them is cancelled (set and woken by the main thread, still holding the
 /// slot) while it waits or before it arrives. Checks: at most one call is ever inside (an atomic
@@ -187,7 +128,7 @@ static B_ITERS: AtomicUsize = AtomicUsize::new(0);
 /// leases were handed out.
 #[test]
 fn b_gate_admits_one_call_and_cancelled_waiter_leaves_no_trace() {
-    model("b_gate_cancel", 3, &B_ITERS, || {
+    explore("b_gate_cancel", 3, || {
         let d = digest("body");
         let run = Run::new();
         let inside = Arc::new(LoomAtomicUsize::new(0));
@@ -256,8 +197,6 @@ fn b_gate_admits_one_call_and_cancelled_waiter_leaves_no_trace() {
     });
 }
 
-static C_ITERS: AtomicUsize = AtomicUsize::new(0);
-
 /// Model (c): concurrent runs never affect each other (SPEC LSE-6, LSE-7). The root flow has an
 /// active run; two child flows each begin their own run and make a call delivering the same
 /// digest. Call 1 keeps its gate slot until call 2 has finished its whole call (so a gate or lock
@@ -265,7 +204,7 @@ static C_ITERS: AtomicUsize = AtomicUsize::new(0);
 /// digest in their own run; the root run is untouched; each flow's run is restored on scope end.
 #[test]
 fn c_concurrent_runs_are_independent() {
-    model("c_runs_independent", 3, &C_ITERS, || {
+    explore("c_runs_independent", 3, || {
         let d = digest("shared body");
         let mut root = RunScope::new();
         let root_guard = root.begin_run();
@@ -323,19 +262,6 @@ fn c_concurrent_runs_are_independent() {
     });
 }
 
-fn body_entry(id: &str, body: &str) -> Entry {
-    Entry::recoverable(
-        id,
-        RecoverableSegment {
-            reference: ArtifactReference::to_content(body),
-            body: body.to_owned(),
-        },
-    )
-    .unwrap()
-}
-
-static E_ITERS: AtomicUsize = AtomicUsize::new(0);
-
 /// Model (e): two calls of one run capture the same recoverable body through their filtering
 /// providers, concurrently and without the gate (SPEC LSE-8, defence in depth). Call A captures
 /// and then fails (releases); call B captures twice. Checks: the body is kept by at most one
@@ -345,8 +271,8 @@ static E_ITERS: AtomicUsize = AtomicUsize::new(0);
 /// a restart that picks it up); B commits what it kept, so the body is delivered at most once.
 #[test]
 fn e_filtering_provider_release_forces_restart() {
-    model("e_filter_release", 3, &E_ITERS, || {
-        let seg = body_entry("seg", "the body");
+    explore("e_filter_release", 3, || {
+        let seg = recovered_body("seg", "the body");
         let d = Digest::of("the body");
         let other = Entry::new(
             "m",

@@ -16,7 +16,7 @@
 //! * if no capture saw a version change, there is no restart and no `ConcurrentMutationLimit`.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test 'loom_*' -- --nocapture`.
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p hybrid-compaction --test 'loom_*' -- --nocapture`.
 #![cfg(loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -24,12 +24,12 @@ use std::sync::Arc as StdArc;
 
 use hybrid_compaction::engine::assemble::assemble as engine_assemble;
 use hybrid_compaction::lease::Run;
-use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
+use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::assembly::{
     AssemblyResult, Outcome, Reducer, ReducerError, ReductionRequest, Stage,
 };
 use hybrid_compaction_model::cancel::CancellationToken;
-use hybrid_compaction_model::entry::{Entry, EntryKind, RecoverableSegment};
+use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::estimator::ConstantEstimator;
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
@@ -41,37 +41,9 @@ use hybrid_compaction_spec::verify::verify as model_verify;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
-/// Reports, when an interleaving fails, which model failed after how many interleavings (the
-/// "caught after N" figure of a seeded bug in `docs/LOOM.md`). loom runs every thread of an
-/// execution as a coroutine on the thread that called `check`, so a thread-local names the model.
-mod failure_report {
-    use std::cell::Cell;
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use std::sync::Once;
-
-    thread_local! {
-        static CURRENT: Cell<Option<(&'static str, &'static AtomicUsize)>> =
-            const { Cell::new(None) };
-    }
-
-    /// Names the model this test thread is checking; installs the panic hook once.
-    pub fn set(name: &'static str, counter: &'static AtomicUsize) {
-        static HOOK: Once = Once::new();
-        HOOK.call_once(|| {
-            let previous = std::panic::take_hook();
-            std::panic::set_hook(Box::new(move |info| {
-                if let Some((name, counter)) = CURRENT.with(Cell::get) {
-                    eprintln!(
-                        "loom model {name}: failing interleaving found after {} interleavings",
-                        counter.load(SeqCst)
-                    );
-                }
-                previous(info);
-            }));
-        });
-        CURRENT.with(|c| c.set(Some((name, counter))));
-    }
-}
+#[path = "support/loom.rs"]
+mod harness;
+use harness::{explore, recovered_body};
 
 /// The shared, mutable history: `(version, entries)`.
 #[derive(Clone)]
@@ -220,14 +192,7 @@ fn check_result(policy: &Policy, seen: &[(i64, Vec<Entry>)], result: &AssemblyRe
 /// The recovered body in the history: reference-less (no `ArtifactReference` entry names it),
 /// hence required and never evicted (SPEC PRE-1), so a call that succeeds forwards it.
 fn body() -> Entry {
-    Entry::recoverable(
-        "seg",
-        RecoverableSegment {
-            reference: ArtifactReference::to_content(BODY),
-            body: BODY.to_owned(),
-        },
-    )
-    .unwrap()
+    recovered_body("seg", BODY)
 }
 
 const BODY: &str = "recovered body";
@@ -278,26 +243,18 @@ fn provider_call(run: &Run, history: &SharedHistory, policy: &Policy) -> (Outcom
 }
 
 /// Runs model (d): a writer appending `appends` entries, and `calls` provider calls of one run
-/// (the first on the model's main thread, the others spawned).
+/// (the first on the model's main thread, the others spawned). Returns the set of outcomes
+/// reached across all interleavings, one bit per outcome ([`outcome_bit`]).
 fn restart_model(
     name: &'static str,
     max_attempts: i32,
     appends: usize,
     calls: usize,
     bound: usize,
-    counter: &'static AtomicUsize,
-    outcomes: &'static AtomicUsize,
-) {
-    let mut builder = loom::model::Builder::new();
-    if std::env::var_os("LOOM_MAX_PREEMPTIONS").is_none() {
-        builder.preemption_bound = Some(bound);
-    }
-    counter.store(0, SeqCst);
-    failure_report::set(name, counter);
-    outcomes.store(0, SeqCst);
-    let started = std::time::Instant::now();
-    builder.check(move || {
-        counter.fetch_add(1, SeqCst);
+) -> usize {
+    let outcomes = StdArc::new(AtomicUsize::new(0));
+    let reached = outcomes.clone();
+    explore(name, bound, move || {
         let history = SharedHistory(Arc::new(Mutex::new((0, vec![body(), message(0)]))));
         let writer = {
             let history = history.clone();
@@ -328,32 +285,25 @@ fn restart_model(
         assert_eq!(run.is_delivered(Digest::of(BODY)), deliveries == 1);
         assert_eq!(run.reserved_by(Digest::of(BODY)), None);
         for (o, _) in results {
-            outcomes.fetch_or(outcome_bit(o), SeqCst);
+            reached.fetch_or(outcome_bit(o), SeqCst);
         }
     });
+    let bits = outcomes.load(SeqCst);
     let seen: Vec<&str> = Outcome::ALL
         .iter()
-        .filter(|o| outcomes.load(SeqCst) & outcome_bit(**o) != 0)
+        .filter(|o| bits & outcome_bit(**o) != 0)
         .map(|o| o.name())
         .collect();
-    eprintln!(
-        "loom model {name}: {} interleavings explored (preemption bound {:?}) in {:.1?}; outcomes {seen:?}",
-        counter.load(SeqCst),
-        builder.preemption_bound,
-        started.elapsed()
-    );
+    eprintln!("loom model {name}: outcomes {seen:?}");
+    bits
 }
-
-static D1_ITERS: AtomicUsize = AtomicUsize::new(0);
-static D1_OUTCOMES: AtomicUsize = AtomicUsize::new(0);
 
 /// Model (d), budget 1, one call, three appends: a single restart spends the budget, so a
 /// further mutation seen at a later check is `ConcurrentMutationLimit` (SPEC ASM-6, ASM-10,
 /// ASM-11).
 #[test]
 fn d_mutation_restart_budget_1() {
-    restart_model("d_restart_m1", 1, 3, 1, 3, &D1_ITERS, &D1_OUTCOMES);
-    let o = D1_OUTCOMES.load(SeqCst);
+    let o = restart_model("d_restart_m1", 1, 3, 1, 3);
     assert_ne!(
         o & outcome_bit(Outcome::ConcurrentMutationLimit),
         0,
@@ -366,24 +316,12 @@ fn d_mutation_restart_budget_1() {
     );
 }
 
-static D2_ITERS: AtomicUsize = AtomicUsize::new(0);
-static D2_OUTCOMES: AtomicUsize = AtomicUsize::new(0);
-
 /// Model (d), budget 2, two calls of one run through the gate and two appends: restarts and
 /// reducer attempts share the budget (SPEC ASM-11), and the recovered body reaches the provider
 /// at most once (SPEC LSE-9).
 #[test]
 fn d_mutation_restart_budget_2_two_calls() {
-    restart_model(
-        "d_restart_m2_two_calls",
-        2,
-        3,
-        2,
-        3,
-        &D2_ITERS,
-        &D2_OUTCOMES,
-    );
-    let o = D2_OUTCOMES.load(SeqCst);
+    let o = restart_model("d_restart_m2_two_calls", 2, 3, 2, 3);
     for outcome in [
         Outcome::WithinLimit,
         Outcome::Reduced,

@@ -1,6 +1,5 @@
 //! The per-provider-call compaction node (`hybrid_compaction::node`), clause by clause
-//! (docs/SPEC-NODE.fragment.md: NODE-1 .. NODE-6, EVT-1 .. EVT-6; REFERENCE-SEMANTICS S51-S54,
-//! S70-S72).
+//! (`docs/SPEC.md` section 15: NODE-1 .. NODE-6, EVT-1 .. EVT-6; LSE-10 for the lease steps).
 //!
 //! Expected values are derived by hand from the SPEC: histories are measured with the
 //! host-defined `ConstantEstimator(10)` (every entry is 10 units), so sizes, thresholds and
@@ -284,7 +283,7 @@ fn node_1_switch_and_options_must_agree() {
 
 /// SPEC NODE-2, NODE-3 (Composed before dispatch), EVT-2, EVT-3, EVT-4, EVT-5.
 #[test]
-fn node_2_evt_2_success_emits_started_completed_composed_then_dispatches() {
+fn node_2_evt_2_evt_4_success_emits_started_completed_composed_then_dispatches() {
     let sink = Arc::new(RecordingSink::default());
     let mut n = node(counting(), Some(&sink));
     let mut scope = RunScope::new();
@@ -892,7 +891,7 @@ impl IdSource for FixedIds {
     fn next_id(&self) -> AssemblyId {
         let mut n = self.0.lock().unwrap();
         *n += 1;
-        AssemblyId(*n)
+        AssemblyId::from_u128(*n)
     }
 }
 
@@ -915,16 +914,16 @@ fn evt_5_the_id_is_drawn_once_per_attempt_that_reaches_the_assembler() {
     assert_eq!(
         ids(&sink.events()),
         vec![
-            AssemblyId(1),
-            AssemblyId(1),
-            AssemblyId(1),
-            AssemblyId(2),
-            AssemblyId(2)
+            AssemblyId::from_u128(1),
+            AssemblyId::from_u128(1),
+            AssemblyId::from_u128(1),
+            AssemblyId::from_u128(2),
+            AssemblyId::from_u128(2)
         ]
     );
     assert_eq!(*source.0.lock().unwrap(), 2);
     assert_eq!(
-        AssemblyId(0x0123_4567_89ab_cdef_0011_2233_4455_6677).to_string(),
+        AssemblyId::from_u128(0x0123_4567_89ab_cdef_0011_2233_4455_6677).to_string(),
         "01234567-89ab-cdef-0011-223344556677"
     );
 }

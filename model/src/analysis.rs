@@ -46,7 +46,7 @@ pub struct ToolExchangeAnalysis {
 }
 
 impl ToolExchangeAnalysis {
-    /// Whether the list has no tool-structure defect of any kind (every S27.4 list empty).
+    /// Whether the list has no tool-structure defect of any kind (every list checked by VER-1 step 4 is empty).
     pub fn is_sequence_valid(&self) -> bool {
         self.orphaned_call_entry_ids.is_empty()
             && self.orphan_result_entry_ids.is_empty()

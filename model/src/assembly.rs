@@ -4,39 +4,32 @@
 //! These types are shared by the model (`spec::assemble`) and the engine, so their results can be
 //! compared field by field.
 
-use std::fmt;
-
 use crate::entry::{Entry, EntryId};
 use crate::error::ErrorKind;
 use crate::policy::Policy;
 use crate::snapshot::SnapshotError;
 use crate::verification::VerificationResult;
 
-/// Assembly outcomes: three successes, then two terminations (SPEC ASM-1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Outcome {
-    /// Below the trigger threshold (or an unhelpful reducer on an unevicted list).
-    WithinLimit,
-    /// Eviction or an accepted reducer proposal brought the list within bounds.
-    Reduced,
-    /// The deterministic preservation-only fallback produced the list.
-    PreservationFallback,
-    /// Required content cannot be made to fit or verify (termination).
-    Irreducible,
-    /// Concurrent mutation exhausted the attempt budget (termination).
-    ConcurrentMutationLimit,
+crate::names::named_enum_with_mirror! {
+    /// Assembly outcomes: three successes, then two terminations (SPEC ASM-1).
+    pub enum Outcome {
+        /// Below the trigger threshold (or an unhelpful reducer on an unevicted list).
+        WithinLimit,
+        /// Eviction or an accepted reducer proposal brought the list within bounds.
+        Reduced,
+        /// The deterministic preservation-only fallback produced the list.
+        PreservationFallback,
+        /// Required content cannot be made to fit or verify (termination).
+        Irreducible,
+        /// Concurrent mutation exhausted the attempt budget (termination).
+        ConcurrentMutationLimit,
+    }
+    /// Mirror of the assembly outcome (SPEC DIA-2); terminations double as the termination
+    /// category.
+    mirror pub enum CompactionOutcome;
 }
 
 impl Outcome {
-    /// Every outcome, in declaration order.
-    pub const ALL: [Outcome; 5] = [
-        Outcome::WithinLimit,
-        Outcome::Reduced,
-        Outcome::PreservationFallback,
-        Outcome::Irreducible,
-        Outcome::ConcurrentMutationLimit,
-    ];
-
     /// Whether this is a success outcome.
     pub fn is_success(self) -> bool {
         matches!(
@@ -44,66 +37,24 @@ impl Outcome {
             Outcome::WithinLimit | Outcome::Reduced | Outcome::PreservationFallback
         )
     }
-
-    /// The stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::WithinLimit => "WithinLimit",
-            Outcome::Reduced => "Reduced",
-            Outcome::PreservationFallback => "PreservationFallback",
-            Outcome::Irreducible => "Irreducible",
-            Outcome::ConcurrentMutationLimit => "ConcurrentMutationLimit",
-        }
-    }
 }
 
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+crate::names::named_enum_with_mirror! {
+    /// Assembly stages, appended in execution order, repeats kept (SPEC ASM-2).
+    pub enum Stage {
+        /// One per snapshot capture.
+        SnapshotCaptured,
+        /// Once per pass in which eviction removed something.
+        RecoverableBodyEviction,
+        /// One per reducer invocation, appended before the call.
+        ReducerAttempt,
+        /// One per consumed restart (none for churn).
+        RestartedAfterMutation,
+        /// At most once, when the fallback starts.
+        DeterministicFallback,
     }
-}
-
-/// Assembly stages, appended in execution order, repeats kept (SPEC ASM-2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Stage {
-    /// One per snapshot capture.
-    SnapshotCaptured,
-    /// Once per pass in which eviction removed something.
-    RecoverableBodyEviction,
-    /// One per reducer invocation, appended before the call.
-    ReducerAttempt,
-    /// One per consumed restart (none for churn).
-    RestartedAfterMutation,
-    /// At most once, when the fallback starts.
-    DeterministicFallback,
-}
-
-impl Stage {
-    /// Every stage, in declaration order.
-    pub const ALL: [Stage; 5] = [
-        Stage::SnapshotCaptured,
-        Stage::RecoverableBodyEviction,
-        Stage::ReducerAttempt,
-        Stage::RestartedAfterMutation,
-        Stage::DeterministicFallback,
-    ];
-
-    /// The stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Stage::SnapshotCaptured => "SnapshotCaptured",
-            Stage::RecoverableBodyEviction => "RecoverableBodyEviction",
-            Stage::ReducerAttempt => "ReducerAttempt",
-            Stage::RestartedAfterMutation => "RestartedAfterMutation",
-            Stage::DeterministicFallback => "DeterministicFallback",
-        }
-    }
-}
-
-impl fmt::Display for Stage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+    /// Mirror of the assembly stage (SPEC DIA-2).
+    mirror pub enum StageCategory;
 }
 
 /// The assembler's result (SPEC ASM-3). Successes carry final entries and an accepted
@@ -224,13 +175,13 @@ pub enum AssemblyError {
     },
     /// A snapshot capture failed (SPEC SNAP-1).
     #[error("snapshot capture failed: {0}")]
-    Snapshot(SnapshotError),
+    Snapshot(#[from] SnapshotError),
     /// The reducer returned nothing (SPEC ASM-4).
     #[error("reducer returned no proposal")]
     ReducerReturnedNothing,
     /// The reducer failed or broke its contract (SPEC ASM-4, BRG-1, BRG-3).
     #[error(transparent)]
-    Reducer(ReducerError),
+    Reducer(#[from] ReducerError),
     /// A diagnostics invariant failed (SPEC DIA-3, DIA-4); names the invariant.
     #[error("diagnostics invariant violated: {0}")]
     DiagnosticsInvariant(&'static str),
@@ -260,17 +211,5 @@ impl AssemblyError {
             AssemblyError::Snapshot(SnapshotError::DuplicateEntryId(id)) => Some(id),
             _ => None,
         }
-    }
-}
-
-impl From<SnapshotError> for AssemblyError {
-    fn from(e: SnapshotError) -> AssemblyError {
-        AssemblyError::Snapshot(e)
-    }
-}
-
-impl From<ReducerError> for AssemblyError {
-    fn from(e: ReducerError) -> AssemblyError {
-        AssemblyError::Reducer(e)
     }
 }

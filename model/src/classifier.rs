@@ -1,9 +1,11 @@
-//! The message-classifier seam used by message adaptation (SPEC CLS-1).
+//! The message-classifier seam and the adaptation error (SPEC CLS-1).
 //!
 //! A classifier yields each message's entry id and may override its kind. The default
-//! content-hash classifier (SPEC CLS-2) lives in `spec::classify`.
+//! content-hash classifier (SPEC CLS-2) and `adapt` itself are implemented by the specification
+//! (`spec::classify`) and the engine; both report failures with the one [`AdaptError`] here.
 
-use crate::entry::EntryKind;
+use crate::entry::{EntryError, EntryKind};
+use crate::error::ErrorKind;
 use crate::message::Message;
 
 /// Classifies adapted messages (SPEC CLS-1).
@@ -12,4 +14,37 @@ pub trait Classifier {
     fn entry_id(&mut self, messages: &[Message], index: usize) -> String;
     /// An optional kind override for `messages[index]` (consulted per SPEC CLS-1 step 3).
     fn override_kind(&mut self, messages: &[Message], index: usize) -> Option<EntryKind>;
+}
+
+/// Why message adaptation failed (SPEC CLS-1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdaptError {
+    /// The classifier override named a kind it may not choose (`ToolExchange`,
+    /// `RecoverableContextSegment`, `SystemInstruction`): an invalid-operation error.
+    #[error("classifier override {kind} is not allowed (message {index})")]
+    ForbiddenOverride {
+        /// 0-based index of the message.
+        index: usize,
+        /// The refused kind.
+        kind: EntryKind,
+    },
+    /// Entry construction (SPEC ENT-5) refused the adapted message.
+    #[error("message {index}: {source}")]
+    Entry {
+        /// 0-based index of the message.
+        index: usize,
+        /// The construction error.
+        source: EntryError,
+    },
+}
+
+impl AdaptError {
+    /// The language-neutral category (SPEC ERR-1).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AdaptError::ForbiddenOverride { .. } => ErrorKind::InvalidOperation,
+            AdaptError::Entry { source, .. } => source.kind(),
+        }
+    }
 }

@@ -1,93 +1,22 @@
 //! The privacy-safe diagnostics record (SPEC DIA-1 .. DIA-6).
 //!
 //! The record has no string fields: categorical enums (each a fixed one-to-one mirror of an
-//! internal enum, SPEC DIA-2), sizes, and per-category contributions. It is built by
-//! `spec::diagnostics::build` (and independently by the engine) from an assembly result.
+//! internal enum, SPEC DIA-2, declared with that enum from the same variant list, mapping
+//! included: [`Category`] beside `EntryKind`, [`CompactionOutcome`] beside `Outcome`,
+//! [`StageCategory`] beside `Stage`), sizes, and per-category contributions.
+//!
+//! [`Diagnostics::checked`] is the one constructor of a record from an assembly result: it maps
+//! the result (SPEC DIA-5) and checks the success / termination instance invariants (SPEC DIA-3,
+//! DIA-4). Only the contributions (SPEC DIA-6) differ between the two implementations (the
+//! specification makes one pass per category, the engine one pass overall), so `spec::diagnostics`
+//! and the engine's `diagnostics` hand their own contributions function to it.
 
-use std::fmt;
-
-use crate::estimator::MeasurementUnit;
-
-macro_rules! mirror_enum {
-    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident),+ $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum $name { $($(#[$vdoc])* $variant),+ }
-
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The stable name (identical to the reference implementation's identifier).
-            pub fn name(self) -> &'static str {
-                match self { $($name::$variant => stringify!($variant)),+ }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.name())
-            }
-        }
-    };
-}
-
-mirror_enum! {
-    /// Mirror of the assembly outcome (SPEC DIA-2); terminations double as the termination
-    /// category.
-    CompactionOutcome {
-        /// Mirrors `Outcome::WithinLimit`.
-        WithinLimit,
-        /// Mirrors `Outcome::Reduced`.
-        Reduced,
-        /// Mirrors `Outcome::PreservationFallback`.
-        PreservationFallback,
-        /// Mirrors `Outcome::Irreducible`.
-        Irreducible,
-        /// Mirrors `Outcome::ConcurrentMutationLimit`.
-        ConcurrentMutationLimit,
-    }
-}
-
-mirror_enum! {
-    /// Mirror of the assembly stage (SPEC DIA-2).
-    StageCategory {
-        /// Mirrors `Stage::SnapshotCaptured`.
-        SnapshotCaptured,
-        /// Mirrors `Stage::RecoverableBodyEviction`.
-        RecoverableBodyEviction,
-        /// Mirrors `Stage::ReducerAttempt`.
-        ReducerAttempt,
-        /// Mirrors `Stage::RestartedAfterMutation`.
-        RestartedAfterMutation,
-        /// Mirrors `Stage::DeterministicFallback`.
-        DeterministicFallback,
-    }
-}
-
-mirror_enum! {
-    /// Mirror of the entry kind (SPEC DIA-2); order drives contribution order (SPEC DIA-6).
-    Category {
-        /// Mirrors `EntryKind::SystemInstruction`.
-        SystemInstruction,
-        /// Mirrors `EntryKind::AuthoritativeSessionState`.
-        AuthoritativeSessionState,
-        /// Mirrors `EntryKind::ApprovalSecurityState`.
-        ApprovalSecurityState,
-        /// Mirrors `EntryKind::ToolExchange`.
-        ToolExchange,
-        /// Mirrors `EntryKind::ArtifactReference`.
-        ArtifactReference,
-        /// Mirrors `EntryKind::ConversationalMessage`.
-        ConversationalMessage,
-        /// Mirrors `EntryKind::Summary`.
-        Summary,
-        /// Mirrors `EntryKind::RecoverableContextSegment`.
-        RecoverableContextSegment,
-        /// Mirrors `EntryKind::OptionalContext`.
-        OptionalContext,
-    }
-}
+use crate::assembly::{AssemblyError, AssemblyResult};
+pub use crate::assembly::{CompactionOutcome, StageCategory};
+pub use crate::entry::Category;
+use crate::entry::Entry;
+use crate::estimator::{Estimator, MeasurementUnit};
+use crate::policy::Policy;
 
 /// One category's share of the final list (SPEC DIA-6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,4 +52,88 @@ pub struct Diagnostics {
     pub category_contributions: Vec<Contribution>,
     /// `Some(true)` on success, `None` on termination.
     pub final_sequence_valid: Option<bool>,
+}
+
+impl Diagnostics {
+    /// The record of `result` under `policy` (SPEC DIA-5), checked against the instance
+    /// invariants of SPEC DIA-3 (success) and DIA-4 (termination); a broken invariant is an
+    /// invalid-operation error naming it.
+    ///
+    /// `contributions` computes SPEC DIA-6 over the final entries with the policy's estimator (the
+    /// same instance that governed the policy decision). It runs only for a success whose size,
+    /// verification and final entries passed, so every error surfaces in the SPEC's check order.
+    pub fn checked(
+        result: &AssemblyResult,
+        policy: &Policy,
+        contributions: impl FnOnce(&[Entry], &dyn Estimator) -> Result<Vec<Contribution>, AssemblyError>,
+    ) -> Result<Diagnostics, AssemblyError> {
+        let invariant = AssemblyError::DiagnosticsInvariant;
+        // All numbers >= 0 (DIA-3, DIA-4).
+        if result.original_estimated_size < 0
+            || result.final_estimated_size < 0
+            || result.hard_limit < 0
+            || result.attempt_count < 0
+            || policy.trigger_threshold() < 0
+        {
+            return Err(invariant("numbers must be non-negative"));
+        }
+        let (category_contributions, final_sequence_valid) = if result.outcome.is_success() {
+            // SPEC DIA-3: success instance.
+            if result.final_estimated_size > result.hard_limit {
+                return Err(invariant("success final size exceeds the hard limit"));
+            }
+            if !result
+                .final_verification
+                .as_ref()
+                .is_some_and(|v| v.is_accepted())
+            {
+                return Err(invariant("success requires an accepted verification"));
+            }
+            let entries = result
+                .final_entries
+                .as_ref()
+                .ok_or(invariant("success requires final entries"))?;
+            let contributions = contributions(entries, policy.estimator())?;
+            check_contributions(&contributions, result.final_estimated_size)?;
+            (contributions, Some(true))
+        } else {
+            // SPEC DIA-4: termination instance: no contributions, validity unknown.
+            (Vec::new(), None)
+        };
+        Ok(Diagnostics {
+            outcome: result.outcome.into(),
+            // SPEC DIA-5: the policy estimator's unit; threshold from the policy.
+            measurement_unit: policy.estimator().unit(),
+            original_size: result.original_estimated_size,
+            final_size: result.final_estimated_size,
+            trigger_threshold: policy.trigger_threshold(),
+            hard_limit: result.hard_limit,
+            attempt_count: result.attempt_count,
+            stages: result.stages.iter().map(|&s| s.into()).collect(),
+            category_contributions,
+            final_sequence_valid,
+        })
+    }
+}
+
+/// SPEC DIA-3: every contribution has size >= 0 and at least one entry, and the sizes sum
+/// (checked) to the final size.
+fn check_contributions(
+    contributions: &[Contribution],
+    final_size: i32,
+) -> Result<(), AssemblyError> {
+    let invariant = AssemblyError::DiagnosticsInvariant;
+    let mut total: i32 = 0;
+    for c in contributions {
+        if c.size < 0 || c.entry_count < 1 {
+            return Err(invariant("contribution size/entry count out of range"));
+        }
+        total = total
+            .checked_add(c.size)
+            .ok_or(AssemblyError::SizeOverflow)?;
+    }
+    if total != final_size {
+        return Err(invariant("contributions do not sum to the final size"));
+    }
+    Ok(())
 }

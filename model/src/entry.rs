@@ -128,68 +128,31 @@ impl std::borrow::Borrow<str> for EntryId {
     }
 }
 
-/// Entry kinds, in declaration order; the order is used by contributions (SPEC ENT-1, DIA-6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum EntryKind {
-    /// System instructions; always required.
-    SystemInstruction,
-    /// Authoritative session state; always required.
-    AuthoritativeSessionState,
-    /// Approval / security state; always required.
-    ApprovalSecurityState,
-    /// A tool call or tool result message.
-    ToolExchange,
-    /// A message whose text is exactly one artifact reference; always required.
-    ArtifactReference,
-    /// Ordinary conversation; one recency unit each.
-    ConversationalMessage,
-    /// A reducer-produced summary; never required.
-    Summary,
-    /// A rehydrated artifact body; evictable when its reference is durable.
-    RecoverableContextSegment,
-    /// Optional context; never required, kept all-or-nothing by the fallback.
-    OptionalContext,
-}
-
-impl EntryKind {
-    /// Every kind, in declaration order (SPEC ENT-1).
-    pub const ALL: [EntryKind; 9] = [
-        EntryKind::SystemInstruction,
-        EntryKind::AuthoritativeSessionState,
-        EntryKind::ApprovalSecurityState,
-        EntryKind::ToolExchange,
-        EntryKind::ArtifactReference,
-        EntryKind::ConversationalMessage,
-        EntryKind::Summary,
-        EntryKind::RecoverableContextSegment,
-        EntryKind::OptionalContext,
-    ];
-
-    /// The stable name (identical to the reference implementation's identifier).
-    pub fn name(self) -> &'static str {
-        match self {
-            EntryKind::SystemInstruction => "SystemInstruction",
-            EntryKind::AuthoritativeSessionState => "AuthoritativeSessionState",
-            EntryKind::ApprovalSecurityState => "ApprovalSecurityState",
-            EntryKind::ToolExchange => "ToolExchange",
-            EntryKind::ArtifactReference => "ArtifactReference",
-            EntryKind::ConversationalMessage => "ConversationalMessage",
-            EntryKind::Summary => "Summary",
-            EntryKind::RecoverableContextSegment => "RecoverableContextSegment",
-            EntryKind::OptionalContext => "OptionalContext",
-        }
+crate::names::named_enum_with_mirror! {
+    /// Entry kinds, in declaration order; the order is used by contributions (SPEC ENT-1, DIA-6).
+    /// `EntryKind::ALL` is the one list of every kind.
+    pub enum EntryKind {
+        /// System instructions; always required.
+        SystemInstruction,
+        /// Authoritative session state; always required.
+        AuthoritativeSessionState,
+        /// Approval / security state; always required.
+        ApprovalSecurityState,
+        /// A tool call or tool result message.
+        ToolExchange,
+        /// A message whose text is exactly one artifact reference; always required.
+        ArtifactReference,
+        /// Ordinary conversation; one recency unit each.
+        ConversationalMessage,
+        /// A reducer-produced summary; never required.
+        Summary,
+        /// A rehydrated artifact body; evictable when its reference is durable.
+        RecoverableContextSegment,
+        /// Optional context; never required, kept all-or-nothing by the fallback.
+        OptionalContext,
     }
-
-    /// Parses a stable name.
-    pub fn from_name(name: &str) -> Option<EntryKind> {
-        EntryKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-}
-
-impl fmt::Display for EntryKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+    /// Mirror of the entry kind (SPEC DIA-2); order drives contribution order (SPEC DIA-6).
+    mirror pub enum Category;
 }
 
 /// A rehydrated artifact body together with the reference it was resolved from (SPEC ENT-6).

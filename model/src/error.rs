@@ -5,63 +5,26 @@
 //! implementation raises, so another implementation can compare categories without comparing
 //! exception types or texts.
 
-use std::fmt;
-
-/// The language-neutral category of an error (SPEC ERR-1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ErrorKind {
-    /// A numeric input outside its allowed range (.NET `ArgumentOutOfRangeException`).
-    OutOfRange,
-    /// A required input is absent (.NET `ArgumentNullException`).
-    NullArgument,
-    /// An input is malformed or inconsistent (.NET `ArgumentException`).
-    InvalidArgument,
-    /// An operation cannot proceed in the current state (.NET `InvalidOperationException`).
-    InvalidOperation,
-    /// A checked 32-bit sum overflowed (.NET `OverflowException`).
-    Overflow,
-    /// The operation observed cancellation (.NET `OperationCanceledException`).
-    Cancelled,
-    /// The upstream reducer broke the bridge contract (SPEC BRG-1, BRG-3).
-    ReducerContract,
-    /// The upstream reducer itself failed; its error propagates unchanged (SPEC ASM-4).
-    ReducerFailed,
-    /// A content shape outside the closed content model (.NET `NotSupportedException`).
-    NotSupported,
-}
-
-impl ErrorKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 9] = [
-        ErrorKind::OutOfRange,
-        ErrorKind::NullArgument,
-        ErrorKind::InvalidArgument,
-        ErrorKind::InvalidOperation,
-        ErrorKind::Overflow,
-        ErrorKind::Cancelled,
-        ErrorKind::ReducerContract,
-        ErrorKind::ReducerFailed,
-        ErrorKind::NotSupported,
-    ];
-
-    /// The stable name used in vectors and diagnostics.
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::OutOfRange => "OutOfRange",
-            ErrorKind::NullArgument => "NullArgument",
-            ErrorKind::InvalidArgument => "InvalidArgument",
-            ErrorKind::InvalidOperation => "InvalidOperation",
-            ErrorKind::Overflow => "Overflow",
-            ErrorKind::Cancelled => "Cancelled",
-            ErrorKind::ReducerContract => "ReducerContract",
-            ErrorKind::ReducerFailed => "ReducerFailed",
-            ErrorKind::NotSupported => "NotSupported",
-        }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+crate::names::named_enum! {
+    /// The language-neutral category of an error (SPEC ERR-1).
+    pub enum ErrorKind {
+        /// A numeric input outside its allowed range (.NET `ArgumentOutOfRangeException`).
+        OutOfRange,
+        /// A required input is absent (.NET `ArgumentNullException`).
+        NullArgument,
+        /// An input is malformed or inconsistent (.NET `ArgumentException`).
+        InvalidArgument,
+        /// An operation cannot proceed in the current state (.NET `InvalidOperationException`).
+        InvalidOperation,
+        /// A checked 32-bit sum overflowed (.NET `OverflowException`).
+        Overflow,
+        /// The operation observed cancellation (.NET `OperationCanceledException`).
+        Cancelled,
+        /// The upstream reducer broke the bridge contract (SPEC BRG-1, BRG-3).
+        ReducerContract,
+        /// The upstream reducer itself failed; its error propagates unchanged (SPEC ASM-4).
+        ReducerFailed,
+        /// A content shape outside the closed content model (.NET `NotSupportedException`).
+        NotSupported,
     }
 }

@@ -10,31 +10,15 @@ use std::fmt;
 
 use crate::entry::Entry;
 
-/// The unit every size is expressed in (SPEC EST-1), in declaration order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum MeasurementUnit {
-    /// UTF-8 bytes.
-    Utf8Bytes,
-    /// Estimated provider tokens (no shipped estimator declares it).
-    EstimatedTokens,
-    /// Units defined by the host (constant / table test estimators).
-    HostDefinedUnits,
-}
-
-impl MeasurementUnit {
-    /// The stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            MeasurementUnit::Utf8Bytes => "Utf8Bytes",
-            MeasurementUnit::EstimatedTokens => "EstimatedTokens",
-            MeasurementUnit::HostDefinedUnits => "HostDefinedUnits",
-        }
-    }
-}
-
-impl fmt::Display for MeasurementUnit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+crate::names::named_enum! {
+    /// The unit every size is expressed in (SPEC EST-1), in declaration order.
+    pub enum MeasurementUnit {
+        /// UTF-8 bytes.
+        Utf8Bytes,
+        /// Estimated provider tokens (no shipped estimator declares it).
+        EstimatedTokens,
+        /// Units defined by the host (constant / table test estimators).
+        HostDefinedUnits,
     }
 }
 

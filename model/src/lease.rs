@@ -6,7 +6,7 @@
 //! sees, and at the end either *completes* the lease (marking the forwarded digests delivered) or
 //! *releases* it (giving every reservation back). Digests reuse [`crate::artifact::Digest`], which
 //! is well-formed by construction, so the "blank digest" argument error of the reference
-//! implementation (REFERENCE-SEMANTICS S56) is unrepresentable here (SPEC LSE-2).
+//! implementation (C# S56) is unrepresentable here (SPEC LSE-2).
 //!
 //! The sequential rules live in [`crate::spec::lease`]; the concurrent implementation (run scopes,
 //! one lock per run, the one-call gate, the filtering provider) lives in the root crate's `lease`

@@ -6,7 +6,10 @@
 //! assembly ([`estimator::Estimator`], [`snapshot::SnapshotProvider`], [`assembly::Reducer`],
 //! [`reducers::UpstreamReducer`], [`classifier::Classifier`]). Code both implementations need
 //! identically lives here once: construction rules (ENT-5, SNAP-1, POL-2), the sanctioned
-//! augmentation helper ([`integration::augment`], SNAP-4), the host-defined estimators (EST-5).
+//! augmentation helper ([`integration::augment`], SNAP-4), the host-defined estimators (EST-5),
+//! the adaptation error ([`classifier::AdaptError`], CLS-1), the bridge around a pluggable BRG-2
+//! search ([`bridge::Bridge`]), the checked diagnostics constructor
+//! ([`diagnostics::Diagnostics::checked`], DIA-3 .. DIA-5), and the enum name tables.
 //!
 //! Two implementations read and write this vocabulary:
 //! * the executable specification, crate `hybrid-compaction-spec`: the functions a reviewer
@@ -23,6 +26,7 @@
 pub mod analysis;
 pub mod artifact;
 pub mod assembly;
+pub mod bridge;
 pub mod cancel;
 pub mod classifier;
 pub mod diagnostics;
@@ -32,6 +36,7 @@ pub mod estimator;
 pub mod integration;
 pub mod lease;
 pub mod message;
+mod names;
 pub mod policy;
 pub mod reducers;
 pub mod selection;
@@ -46,7 +51,7 @@ pub use assembly::{
     ReductionRequest, Stage,
 };
 pub use cancel::CancellationToken;
-pub use classifier::Classifier;
+pub use classifier::{AdaptError, Classifier};
 pub use diagnostics::{Category, CompactionOutcome, Contribution, Diagnostics, StageCategory};
 pub use entry::{Entry, EntryError, EntryId, EntryKind, RecoverableSegment};
 pub use error::ErrorKind;

@@ -50,43 +50,23 @@ impl fmt::Debug for PolicySpec {
     }
 }
 
-/// The policy field a validation error names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PolicyField {
-    /// `HardLimit`.
-    HardLimit,
-    /// `TriggerMargin`.
-    TriggerMargin,
-    /// `RecentMessageRetentionCount`.
-    RecentMessageRetentionCount,
-    /// `MaximumCompactionAttempts`.
-    MaximumCompactionAttempts,
-    /// `PreservationLabel`.
-    PreservationLabel,
-    /// `PreservationVersion`.
-    PreservationVersion,
-    /// `SizeEstimator`.
-    SizeEstimator,
-}
-
-impl PolicyField {
-    /// The reference implementation's member name.
-    pub fn name(self) -> &'static str {
-        match self {
-            PolicyField::HardLimit => "HardLimit",
-            PolicyField::TriggerMargin => "TriggerMargin",
-            PolicyField::RecentMessageRetentionCount => "RecentMessageRetentionCount",
-            PolicyField::MaximumCompactionAttempts => "MaximumCompactionAttempts",
-            PolicyField::PreservationLabel => "PreservationLabel",
-            PolicyField::PreservationVersion => "PreservationVersion",
-            PolicyField::SizeEstimator => "SizeEstimator",
-        }
-    }
-}
-
-impl fmt::Display for PolicyField {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+crate::names::named_enum! {
+    /// The policy field a validation error names.
+    pub enum PolicyField {
+        /// `HardLimit`.
+        HardLimit,
+        /// `TriggerMargin`.
+        TriggerMargin,
+        /// `RecentMessageRetentionCount`.
+        RecentMessageRetentionCount,
+        /// `MaximumCompactionAttempts`.
+        MaximumCompactionAttempts,
+        /// `PreservationLabel`.
+        PreservationLabel,
+        /// `PreservationVersion`.
+        PreservationVersion,
+        /// `SizeEstimator`.
+        SizeEstimator,
     }
 }
 

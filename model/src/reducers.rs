@@ -8,6 +8,8 @@
 //!   others.
 //! - [`ScriptedUpstreamReducer`]: message-level script, for bridge tests and vectors.
 
+use std::collections::HashMap;
+
 use crate::assembly::{Reducer, ReducerError, ReductionRequest};
 use crate::cancel::CancellationToken;
 use crate::entry::Entry;
@@ -71,14 +73,20 @@ impl Reducer for ScriptedReducer {
             ScriptStep::Nothing => Ok(None),
             ScriptStep::Fail(message) => Err(ReducerError::Failed(message.clone())),
             ScriptStep::Propose(items) => {
+                // One id index per call, so a proposal of n kept ids costs O(n), not O(n^2).
+                // The first entry with an id wins, as a positional search would find it.
+                let mut by_id: HashMap<&str, &Entry> = HashMap::with_capacity(request.entries.len());
+                for entry in request.entries {
+                    by_id.entry(entry.id().as_str()).or_insert(entry);
+                }
                 let mut out = Vec::with_capacity(items.len());
                 for item in items {
                     match item {
                         ProposalItem::New(entry) => out.push(entry.clone()),
                         ProposalItem::Keep(id) => {
-                            let found = request.entries.iter().find(|e| e.id().as_str() == id);
+                            let found = by_id.get(id.as_str());
                             match found {
-                                Some(entry) => out.push(entry.clone()),
+                                Some(entry) => out.push((*entry).clone()),
                                 None => {
                                     return Err(ReducerError::Failed(format!(
                                         "scripted reducer: no request entry `{id}`"

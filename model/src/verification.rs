@@ -2,94 +2,45 @@
 //! (SPEC VER-1, VER-3).
 
 use std::collections::BTreeSet;
-use std::fmt;
 
 use crate::entry::EntryId;
 
-/// Verification outcome (SPEC VER-3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum VerificationOutcome {
-    /// Every check passed.
-    Accepted,
-    /// At least one rejection reason.
-    Rejected,
-}
-
-impl VerificationOutcome {
-    /// The stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            VerificationOutcome::Accepted => "Accepted",
-            VerificationOutcome::Rejected => "Rejected",
-        }
+crate::names::named_enum! {
+    /// Verification outcome (SPEC VER-3).
+    pub enum VerificationOutcome {
+        /// Every check passed.
+        Accepted,
+        /// At least one rejection reason.
+        Rejected,
     }
 }
 
-/// Rejection reasons, in declaration order (SPEC VER-3). Reasons are *reported* in check order
-/// (SPEC VER-1), which differs from this declaration order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum RejectionReason {
-    /// A required entry is absent from the proposal.
-    MissingRequiredEntry,
-    /// Required entries appear out of their original order.
-    RequiredEntryOutOfOrder,
-    /// A required entry's message changed.
-    RequiredEntryContentMismatch,
-    /// A call entry without all its results.
-    OrphanedToolCall,
-    /// A result without its call.
-    OrphanedToolResult,
-    /// A call id declared twice.
-    DuplicateToolCall,
-    /// A call id answered twice.
-    DuplicateToolResult,
-    /// A result before its call.
-    ReorderedToolGroup,
-    /// One result entry answering calls of several call entries.
-    CrossGroupToolResult,
-    /// A new entry with a structural kind (not `ConversationalMessage` / `Summary`).
-    ForgedStructuralEntry,
-    /// A retained original entry whose kind or (non-required) content changed.
-    RetainedOriginalEntryMutated,
-}
-
-impl RejectionReason {
-    /// Every reason, in declaration order.
-    pub const ALL: [RejectionReason; 11] = [
-        RejectionReason::MissingRequiredEntry,
-        RejectionReason::RequiredEntryOutOfOrder,
-        RejectionReason::RequiredEntryContentMismatch,
-        RejectionReason::OrphanedToolCall,
-        RejectionReason::OrphanedToolResult,
-        RejectionReason::DuplicateToolCall,
-        RejectionReason::DuplicateToolResult,
-        RejectionReason::ReorderedToolGroup,
-        RejectionReason::CrossGroupToolResult,
-        RejectionReason::ForgedStructuralEntry,
-        RejectionReason::RetainedOriginalEntryMutated,
-    ];
-
-    /// The stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            RejectionReason::MissingRequiredEntry => "MissingRequiredEntry",
-            RejectionReason::RequiredEntryOutOfOrder => "RequiredEntryOutOfOrder",
-            RejectionReason::RequiredEntryContentMismatch => "RequiredEntryContentMismatch",
-            RejectionReason::OrphanedToolCall => "OrphanedToolCall",
-            RejectionReason::OrphanedToolResult => "OrphanedToolResult",
-            RejectionReason::DuplicateToolCall => "DuplicateToolCall",
-            RejectionReason::DuplicateToolResult => "DuplicateToolResult",
-            RejectionReason::ReorderedToolGroup => "ReorderedToolGroup",
-            RejectionReason::CrossGroupToolResult => "CrossGroupToolResult",
-            RejectionReason::ForgedStructuralEntry => "ForgedStructuralEntry",
-            RejectionReason::RetainedOriginalEntryMutated => "RetainedOriginalEntryMutated",
-        }
-    }
-}
-
-impl fmt::Display for RejectionReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+crate::names::named_enum! {
+    /// Rejection reasons, in declaration order (SPEC VER-3). Reasons are *reported* in check order
+    /// (SPEC VER-1), which differs from this declaration order.
+    pub enum RejectionReason {
+        /// A required entry is absent from the proposal.
+        MissingRequiredEntry,
+        /// Required entries appear out of their original order.
+        RequiredEntryOutOfOrder,
+        /// A required entry's message changed.
+        RequiredEntryContentMismatch,
+        /// A call entry without all its results.
+        OrphanedToolCall,
+        /// A result without its call.
+        OrphanedToolResult,
+        /// A call id declared twice.
+        DuplicateToolCall,
+        /// A call id answered twice.
+        DuplicateToolResult,
+        /// A result before its call.
+        ReorderedToolGroup,
+        /// One result entry answering calls of several call entries.
+        CrossGroupToolResult,
+        /// A new entry with a structural kind (not `ConversationalMessage` / `Summary`).
+        ForgedStructuralEntry,
+        /// A retained original entry whose kind or (non-required) content changed.
+        RetainedOriginalEntryMutated,
     }
 }
 

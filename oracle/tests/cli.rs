@@ -289,6 +289,30 @@ fn vectors_generate_reproduces_the_committed_files() {
     );
 }
 
+#[test]
+fn vectors_generate_bounds_the_count() {
+    for count in ["18446744073709551615", "100001", "0", "-1", "ten"] {
+        let flag = format!("--count={count}");
+        let o = run(&["vectors", "generate", &flag, "--out", "-"], b"");
+        assert_invalid(&o, count);
+        assert!(o.stderr.contains("--count"), "{count}: {}", o.stderr);
+        assert!(o.stderr.contains("1 to 100000"), "{count}: {}", o.stderr);
+    }
+}
+
+#[test]
+fn usage_errors_are_one_line() {
+    for args in [
+        vec!["bogus"],
+        vec!["run"],
+        vec!["run", "--bogus", "-"],
+        vec!["vectors", "--nope"],
+        vec![],
+    ] {
+        assert_invalid(&run(&args, b""), &format!("{args:?}"));
+    }
+}
+
 // ---------------------------------------------------------------- schema, help
 
 #[test]

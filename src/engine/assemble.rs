@@ -1,8 +1,10 @@
 //! The assembler (SPEC ASM-1 .. ASM-16): the state machine of SPEC ASM-7 / ASM-9 over a
 //! per-snapshot index.
 //!
-//! The control flow is the model's, line for line (same captures, same version checks, same
-//! cancellation points, same attempt accounting), so the two agree on every stage list and
+//! The control flow is the model's, line for line and phase for phase (the same `Run` methods:
+//! `below_trigger`, `eviction`, `reducer_loop` / `preserve_current`, `fallback` /
+//! `fallback_candidate`, `finalize` / `recheck` / `check`; same captures, same version checks,
+//! same cancellation points, same attempt accounting), so the two agree on every stage list and
 //! error. What differs is the data work:
 //!
 //! * `cur` (the latest snapshot) carries lazily built derived data (`Snap`): per-entry sizes
@@ -35,11 +37,16 @@ use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::snapshot::{Snapshot, SnapshotProvider};
 use hybrid_compaction_model::verification::VerificationResult;
 
+use std::ops::ControlFlow;
+
 use super::estimate::{size, SizeCache};
 use super::exchange::{analyze_kinds, kinds_of, Analysis, AnalysisBuilder};
 use super::hash::FxHashMap;
-use super::preserve::{durable_set_kinds, is_durable, required_into, Required};
-use super::verify::{entry_has_nan, judge, judge_self, map_proposal, same_tool_sequence, Original};
+use super::preserve::{durable_set_kinds, is_durable, required_ids_of, required_into, Required};
+use super::verify::{
+    clear_inverse, entry_has_nan, fill_inverse, judge, judge_self, map_proposal,
+    same_tool_sequence, Original,
+};
 use super::NONE;
 
 /// Eviction (SPEC ASM-8): drop every recoverable segment whose digest is durable.
@@ -145,16 +152,46 @@ impl std::ops::Deref for Cur {
     }
 }
 
+/// Per-position facts of `cur`, gathered in one pass (fused with the first full estimation), so
+/// later passes read these compact arrays instead of the entries.
+#[derive(Default)]
+struct Facts {
+    /// The entry kinds.
+    kinds: Vec<EntryKind>,
+    /// The message holds a NaN (it differs from itself, SPEC VER-2).
+    nan: Vec<bool>,
+    /// The entry carries artifact-reference digests (SPEC ENT-5.2, ENT-5.3).
+    refs: Vec<bool>,
+}
+
+impl Facts {
+    /// Empties the arrays, with room for `n` entries.
+    fn clear_for(&mut self, n: usize) {
+        self.kinds.clear();
+        self.nan.clear();
+        self.refs.clear();
+        self.kinds.reserve(n);
+        self.nan.reserve(n);
+        self.refs.reserve(n);
+    }
+
+    /// Appends the facts of the next entry and returns its kind.
+    #[inline]
+    fn push(&mut self, e: &Entry) -> EntryKind {
+        let kind = e.kind();
+        self.kinds.push(kind);
+        self.nan.push(entry_has_nan(e, kind));
+        self.refs.push(!e.artifact_reference_digests().is_empty());
+        kind
+    }
+}
+
 /// The latest snapshot `cur` and its lazily derived data.
 struct Snap {
     entries: Cur,
-    /// Per-position kinds and NaN flags, gathered in one pass (fused with the first full
-    /// estimation), so later passes read these compact arrays instead of the entries.
-    kinds: Vec<EntryKind>,
-    nan: Vec<bool>,
-    /// Per position: the entry carries artifact-reference digests (SPEC ENT-5.2, ENT-5.3).
-    refs: Vec<bool>,
-    facts: bool,
+    facts: Facts,
+    /// `facts` holds every entry of `cur`.
+    gathered: bool,
     total: Option<i32>,
     analysis: Option<Analysis>,
     required: Option<Required>,
@@ -166,10 +203,8 @@ impl Snap {
     fn new(snapshot: Snapshot) -> Snap {
         Snap {
             entries: Cur(snapshot),
-            kinds: Vec::new(),
-            nan: Vec::new(),
-            refs: Vec::new(),
-            facts: false,
+            facts: Facts::default(),
+            gathered: false,
             total: None,
             analysis: None,
             required: None,
@@ -178,24 +213,16 @@ impl Snap {
         }
     }
 
-    /// Gathers kinds and NaN flags (when the full estimation pass did not already).
+    /// Gathers the per-position facts (when the full estimation pass did not already).
     fn ensure_facts(&mut self) {
-        if self.facts {
+        if self.gathered {
             return;
         }
-        self.kinds.clear();
-        self.nan.clear();
-        self.refs.clear();
-        self.kinds.reserve(self.entries.len());
-        self.nan.reserve(self.entries.len());
-        self.refs.reserve(self.entries.len());
+        self.facts.clear_for(self.entries.len());
         for e in self.entries.iter() {
-            let kind = e.kind();
-            self.kinds.push(kind);
-            self.nan.push(entry_has_nan(e, kind));
-            self.refs.push(!e.artifact_reference_digests().is_empty());
+            self.facts.push(e);
         }
-        self.facts = true;
+        self.gathered = true;
     }
 
     /// Builds the analysis and required selection of `cur` once (snapshots have unique ids).
@@ -206,13 +233,13 @@ impl Snap {
         self.ensure_facts();
         let analysis = match self.analysis.take() {
             Some(a) => a,
-            None => analyze_kinds(&self.entries, &self.kinds),
+            None => analyze_kinds(&self.entries, &self.facts.kinds),
         };
         let mut required = Required::default();
         required_into(
             &self.entries,
-            &self.kinds,
-            Some(&self.refs),
+            &self.facts.kinds,
+            Some(&self.facts.refs),
             &analysis,
             retention,
             &mut required,
@@ -222,65 +249,105 @@ impl Snap {
         self.analysis = Some(analysis);
     }
 
+    /// The required selection of `cur` (after [`Snap::ensure_required`]).
+    fn required(&self) -> &Required {
+        self.required.as_ref().expect("ensure_required ran")
+    }
+
     fn original(&self) -> Original<'_> {
         Original {
             entries: &self.entries,
-            kinds: &self.kinds,
-            nan: Some(&self.nan),
-            required: self.required.as_ref().expect("ensure_required ran"),
+            kinds: &self.facts.kinds,
+            nan: Some(&self.facts.nan),
+            required: self.required(),
             required_ids: self.required_ids.as_deref().unwrap_or(&[]),
             analysis: self.analysis.as_ref().expect("ensure_required ran"),
         }
     }
 }
 
-/// A candidate built from `cur`: entries plus their `cur` positions.
+/// A candidate built from `cur` (the evicted list, a fallback candidate): entries, their `cur`
+/// positions, and its size.
 struct Candidate {
     entries: Vec<Entry>,
     pos: Vec<u32>,
+    size: i32,
 }
 
 impl Candidate {
-    fn from_positions(cur: &[Entry], pos: Vec<u32>) -> Candidate {
+    fn from_positions(cur: &[Entry], pos: Vec<u32>, size: i32) -> Candidate {
         Candidate {
             entries: pos.iter().map(|&p| cur[p as usize].clone()).collect(),
             pos,
+            size,
         }
     }
 }
 
-/// The working list of the reducer loop: the evicted list (a `cur` candidate) or an accepted
-/// proposal.
+/// An accepted reducer proposal kept as the working list (SPEC ASM-7 `work = p`). Accepted means
+/// every retained entry kept its kind, so kinds can be read from `cur`.
+struct Proposal {
+    entries: Vec<Entry>,
+    /// Per entry: its `cur` position, or `NONE` for a new entry.
+    positions: Vec<u32>,
+    /// Its `ToolExchange` entries are exactly `cur`'s (same allocations, same order), so its
+    /// tool analysis is `cur`'s, translated to its positions.
+    same_tools: bool,
+}
+
+/// The working list of the reducer loop: the evicted list or an accepted proposal.
 enum Work {
     Evicted(Candidate),
-    /// An accepted proposal, its `cur` positions (`NONE` for new entries), and whether its tool
-    /// entries are exactly `cur`'s. Accepted means every retained entry kept its kind, so kinds
-    /// can be read from `cur`.
-    Proposal(Vec<Entry>, Vec<u32>, bool),
+    Proposal(Proposal),
 }
 
 impl Work {
     fn entries(&self) -> &[Entry] {
         match self {
             Work::Evicted(c) => &c.entries,
-            Work::Proposal(p, _, _) => p,
+            Work::Proposal(p) => &p.entries,
         }
     }
 
     fn into_entries(self) -> Vec<Entry> {
         match self {
             Work::Evicted(c) => c.entries,
-            Work::Proposal(p, _, _) => p,
+            Work::Proposal(p) => p.entries,
         }
     }
 }
 
+/// A reducer proposal judged against `cur`: `Verify(cur, p)` then `size(p)` (SPEC ASM-7).
+struct Judged {
+    verification: VerificationResult,
+    size: i32,
+    /// As [`Proposal::same_tools`].
+    same_tools: bool,
+}
+
+/// The result of the shared version check (SPEC ASM-5).
 enum Check {
+    /// The observed version equals the latest consumed one.
     Stable,
+    /// A version change with the budget exhausted: churn termination for this snapshot.
     Churn(Snapshot),
+    /// A version change consumed as a restart; `cur` and `latest_version` were updated.
     Restarted,
 }
 
+/// How a finalization or restart site ended the current pass (SPEC ASM-5, ASM-10).
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one value per pass, moved a few times: boxing would only add an allocation"
+)]
+enum Exit {
+    /// The run is over: a success or a termination.
+    Done(AssemblyResult),
+    /// A consumed restart: resume at the top of the site's loop (OUTER, or the fallback's).
+    Restart,
+}
+
+/// The state of one assembly run (SPEC ASM-7), borrowing the [`Assembler`]'s buffers.
 struct Run<'a> {
     policy: &'a Policy,
     provider: &'a mut dyn SnapshotProvider,
@@ -290,13 +357,252 @@ struct Run<'a> {
     inv: &'a mut Vec<u32>,
     pos: &'a mut Vec<u32>,
     snap: Snap,
+    /// `OriginalEstimatedSize` for the whole run: the size of the first snapshot.
     anchor: i32,
     latest_version: i64,
     attempts: i32,
     stages: Vec<Stage>,
 }
 
+/// The procedure of SPEC ASM-7 / ASM-9, one method per phase.
 impl Run<'_> {
+    /// SPEC ASM-7 after the initial capture: the OUTER loop over the phases.
+    fn run(&mut self) -> Result<AssemblyResult, AssemblyError> {
+        loop {
+            self.check_cancellation()?;
+            let e = self.cur_size()?;
+            // SPEC POL-4: `>=` triggers.
+            let exit = if e < self.policy.trigger_threshold() {
+                self.below_trigger(e)?
+            } else {
+                match self.eviction()? {
+                    ControlFlow::Break(exit) => exit,
+                    ControlFlow::Continue(evicted) => match self.reducer_loop(evicted)? {
+                        Some(exit) => exit,
+                        None => return self.fallback(),
+                    },
+                }
+            };
+            match exit {
+                Exit::Done(result) => return Ok(result),
+                Exit::Restart => continue,
+            }
+        }
+    }
+
+    /// Below the trigger (SPEC ASM-7): no eviction, no reducer. `Verify(cur, cur)` rejected is
+    /// `Irreducible` (SPEC ASM-12 (a)); accepted finalizes `WithinLimit`, a restart consuming
+    /// an attempt (SPEC ASM-10).
+    fn below_trigger(&mut self, e: i32) -> Result<Exit, AssemblyError> {
+        let v = self.verify_self();
+        if !v.is_accepted() {
+            return Ok(Exit::Done(self.irreducible(e)));
+        }
+        self.finalize(true, |run| {
+            // `cur` is not needed any more: hand its entries over (no copy); the required ids
+            // are taken first, as `success` reads them from `cur`.
+            let required = run.take_required_ids();
+            let entries = std::mem::take(&mut run.snap.entries).0.into_entries();
+            run.finish(Outcome::WithinLimit, entries, e, v, required)
+        })
+    }
+
+    /// Eviction and the margin-restored rule (SPEC ASM-8): if something was evicted and the
+    /// evicted list lands strictly below the trigger and verifies, it finalizes `Reduced`, a
+    /// restart consuming an attempt (SPEC ASM-10). Otherwise it goes on to the reducer.
+    fn eviction(&mut self) -> Result<ControlFlow<Exit, Candidate>, AssemblyError> {
+        self.snap.ensure_facts();
+        let snap = &self.snap;
+        let kept = evicted_positions(&snap.entries, &snap.facts.kinds, Some(&snap.facts.refs));
+        let evicted_any = kept.len() != self.snap.entries.len();
+        let es = self.positions_size(&kept)?;
+        let ev = Candidate::from_positions(&self.snap.entries, kept, es);
+        if evicted_any {
+            self.stages.push(Stage::RecoverableBodyEviction);
+        }
+        if evicted_any && es < self.policy.trigger_threshold() {
+            let v = self.verify_candidate(&ev);
+            if v.is_accepted() {
+                let exit =
+                    self.finalize(true, |run| run.success(Outcome::Reduced, ev.entries, es, v))?;
+                return Ok(ControlFlow::Break(exit));
+            }
+        }
+        Ok(ControlFlow::Continue(ev))
+    }
+
+    /// The bounded reducer loop (SPEC ASM-7, ASM-11) from the evicted list. `None`: on to the
+    /// fallback (SPEC ASM-9), any remaining attempts unused.
+    fn reducer_loop(&mut self, evicted: Candidate) -> Result<Option<Exit>, AssemblyError> {
+        let mut ws = evicted.size;
+        let mut work = Work::Evicted(evicted);
+        while self.attempts < self.policy.maximum_compaction_attempts() {
+            self.attempts += 1;
+            self.check_cancellation()?;
+            self.stages.push(Stage::ReducerAttempt);
+            let p = self.reduce(&work)?;
+            self.check_cancellation()?;
+            // SPEC ASM-10: post-reducer recheck, a restart does not consume.
+            if let Some(exit) = self.recheck(false)? {
+                return Ok(Some(exit));
+            }
+            self.check_cancellation()?;
+            let judged = self.verify_proposal(&p)?;
+            if !judged.verification.is_accepted() || judged.size >= ws {
+                return self.preserve_current(work, ws);
+            }
+            if judged.size <= self.policy.hard_limit() {
+                // SPEC ASM-10: reduced-proposal success, a restart does not consume.
+                let Judged {
+                    verification, size, ..
+                } = judged;
+                let exit = self.finalize(false, |run| {
+                    run.success(Outcome::Reduced, p, size, verification)
+                })?;
+                return Ok(Some(exit));
+            }
+            // Valid, strictly smaller, still over the hard limit: try again.
+            ws = judged.size;
+            work = Work::Proposal(Proposal {
+                entries: p,
+                positions: self.pos.clone(),
+                same_tools: judged.same_tools,
+            });
+        }
+        Ok(None)
+    }
+
+    /// One reducer call (SPEC ASM-4): the request carries `req(work)`; reducer errors propagate
+    /// unchanged, and returning nothing is an error.
+    fn reduce(&mut self, work: &Work) -> Result<Vec<Entry>, AssemblyError> {
+        let required = match work {
+            // req(evicted) is req(cur) (see the module docs).
+            Work::Evicted(_) => self.cur_required_ids(),
+            Work::Proposal(p) => self.proposal_required_ids(p),
+        };
+        let request = ReductionRequest {
+            entries: work.entries(),
+            required_entry_ids: &required,
+            policy: self.policy,
+            attempt_number: self.attempts,
+        };
+        self.reducer
+            .reduce(&request)?
+            .ok_or(AssemblyError::ReducerReturnedNothing)
+    }
+
+    /// After an invalid or non-progressing proposal (SPEC ASM-7): the working list itself, if
+    /// it fits (`ws <= H`) and `Verify(cur, work)` accepts, a restart not consuming (SPEC
+    /// ASM-10). `None`: on to the fallback.
+    fn preserve_current(&mut self, work: Work, ws: i32) -> Result<Option<Exit>, AssemblyError> {
+        if ws > self.policy.hard_limit() {
+            return Ok(None);
+        }
+        let pv = match &work {
+            Work::Evicted(c) => self.verify_candidate(c),
+            Work::Proposal(p) => self.verify_proposal(&p.entries)?.verification,
+        };
+        if !pv.is_accepted() {
+            return Ok(None);
+        }
+        let exit = self.finalize(false, |run| {
+            let outcome = if work.entries().len() == run.snap.entries.len() {
+                Outcome::WithinLimit
+            } else {
+                Outcome::Reduced
+            };
+            run.success(outcome, work.into_entries(), ws, pv)
+        })?;
+        Ok(Some(exit))
+    }
+
+    /// The deterministic fallback (SPEC ASM-9): the extended candidate (required plus all
+    /// optional context, all-or-nothing, DEP-6) when `cur` has optional context, then the
+    /// required-only one, then `Irreducible` with the required-only size (SPEC ASM-12 (b)).
+    /// Its restarts loop inside it.
+    fn fallback(&mut self) -> Result<AssemblyResult, AssemblyError> {
+        self.stages.push(Stage::DeterministicFallback);
+        loop {
+            self.check_cancellation()?;
+            self.snap.ensure_required(self.retention());
+            if self.snap.facts.kinds.contains(&EntryKind::OptionalContext) {
+                let pos = self.extended_positions();
+                match self.fallback_candidate(pos)? {
+                    ControlFlow::Break(Exit::Done(result)) => return Ok(result),
+                    ControlFlow::Break(Exit::Restart) => continue,
+                    ControlFlow::Continue(_) => {}
+                }
+            }
+            let pos = self.snap.required().positions.clone();
+            let cs = match self.fallback_candidate(pos)? {
+                ControlFlow::Break(Exit::Done(result)) => return Ok(result),
+                ControlFlow::Break(Exit::Restart) => continue,
+                ControlFlow::Continue(cs) => cs,
+            };
+            self.check_cancellation()?;
+            return Ok(self.irreducible(cs));
+        }
+    }
+
+    /// The positions of `r ∪ {OptionalContext entries of cur}` (SPEC ASM-9), in list order.
+    fn extended_positions(&self) -> Vec<u32> {
+        let flags = &self.snap.required().flags;
+        self.snap
+            .facts
+            .kinds
+            .iter()
+            .enumerate()
+            .filter(|(i, k)| flags[*i] || **k == EntryKind::OptionalContext)
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+
+    /// One fallback candidate (SPEC ASM-9), the entries of `cur` at `pos`: if `cs = size(c)`
+    /// fits and `Verify(cur, c)` accepts, the finalization site, a restart consuming an attempt
+    /// and resuming inside the fallback (SPEC ASM-10). `Continue(cs)`: not taken.
+    fn fallback_candidate(
+        &mut self,
+        pos: Vec<u32>,
+    ) -> Result<ControlFlow<Exit, i32>, AssemblyError> {
+        let cs = self.positions_size(&pos)?;
+        if cs > self.policy.hard_limit() {
+            return Ok(ControlFlow::Continue(cs));
+        }
+        let c = Candidate::from_positions(&self.snap.entries, pos, cs);
+        let v = self.verify_candidate(&c);
+        if !v.is_accepted() {
+            return Ok(ControlFlow::Continue(cs));
+        }
+        let exit = self.finalize(true, |run| {
+            run.success(Outcome::PreservationFallback, c.entries, cs, v)
+        })?;
+        Ok(ControlFlow::Break(exit))
+    }
+
+    /// A finalization site (SPEC ASM-5, ASM-10): `s = capture()` and the version check; when
+    /// stable, the success `stable` builds.
+    fn finalize(
+        &mut self,
+        consumes: bool,
+        stable: impl FnOnce(&mut Self) -> AssemblyResult,
+    ) -> Result<Exit, AssemblyError> {
+        Ok(match self.recheck(consumes)? {
+            Some(exit) => exit,
+            None => Exit::Done(stable(self)),
+        })
+    }
+
+    /// `s = capture(); check(s, consumes)` (SPEC ASM-5): `None` when stable, else churn
+    /// termination (SPEC ASM-6) or a consumed restart.
+    fn recheck(&mut self, consumes: bool) -> Result<Option<Exit>, AssemblyError> {
+        let s = self.capture()?;
+        Ok(match self.check(s, consumes) {
+            Check::Stable => None,
+            Check::Restarted => Some(Exit::Restart),
+            Check::Churn(s) => Some(Exit::Done(self.churn(s)?)),
+        })
+    }
+
     /// `check cancellation` (SPEC ASM-16): only at the lines where the model checks.
     fn check_cancellation(&self) -> Result<(), AssemblyError> {
         if self.cancel.is_cancelled() {
@@ -315,46 +621,41 @@ impl Run<'_> {
         if let Some(t) = self.snap.total {
             return Ok(t);
         }
-        let n = self.snap.entries.len();
-        let t = if self.snap.facts {
+        let t = if self.snap.gathered {
+            let n = self.snap.entries.len();
             self.sizes
                 .sum_positions(&self.snap.entries, 0..n, self.policy.estimator())?
         } else {
-            // One pass: estimate each entry and gather its kind and NaN flag, and intern the
-            // call ids of tool entries (the hashing pass of the tool analysis), while it is in
-            // cache (the first full pass over a snapshot).
-            let snap = &mut self.snap;
-            snap.kinds.clear();
-            snap.nan.clear();
-            snap.refs.clear();
-            let entries: &[Entry] = &snap.entries;
-            snap.kinds.reserve(entries.len());
-            snap.nan.reserve(entries.len());
-            snap.refs.reserve(entries.len());
-            let mut tools = (snap.analysis.is_none())
-                .then(|| AnalysisBuilder::with_capacity(entries.len() / 4));
-            let mut total: i32 = 0;
-            for (i, e) in entries.iter().enumerate() {
-                let s = self.sizes.get(entries, i, self.policy.estimator())?;
-                total = total.checked_add(s).ok_or(AssemblyError::SizeOverflow)?;
-                let kind = e.kind();
-                snap.kinds.push(kind);
-                snap.nan.push(entry_has_nan(e, kind));
-                snap.refs.push(!e.artifact_reference_digests().is_empty());
-                if kind == EntryKind::ToolExchange {
-                    if let Some(b) = tools.as_mut() {
-                        b.push(i as u32, e);
-                    }
-                }
-            }
-            if let Some(b) = tools {
-                snap.analysis = Some(b.finish());
-            }
-            snap.facts = true;
-            total
+            self.first_pass()?
         };
         self.snap.total = Some(t);
         Ok(t)
+    }
+
+    /// The first full pass over a snapshot: `size(cur)`, estimating each entry and, while it is
+    /// in cache, gathering its facts and interning the call ids of tool entries (the hashing
+    /// pass of the tool analysis).
+    fn first_pass(&mut self) -> Result<i32, AssemblyError> {
+        let snap = &mut self.snap;
+        let entries: &[Entry] = &snap.entries;
+        snap.facts.clear_for(entries.len());
+        let mut tools =
+            (snap.analysis.is_none()).then(|| AnalysisBuilder::with_capacity(entries.len() / 4));
+        let mut total: i32 = 0;
+        for (i, e) in entries.iter().enumerate() {
+            let s = self.sizes.get(entries, i, self.policy.estimator())?;
+            total = total.checked_add(s).ok_or(AssemblyError::SizeOverflow)?;
+            if snap.facts.push(e) == EntryKind::ToolExchange {
+                if let Some(b) = tools.as_mut() {
+                    b.push(i as u32, e);
+                }
+            }
+        }
+        if let Some(b) = tools {
+            snap.analysis = Some(b.finish());
+        }
+        snap.gathered = true;
+        Ok(total)
     }
 
     /// `size(c)` for a candidate of `cur`.
@@ -377,6 +678,49 @@ impl Run<'_> {
         self.snap.required_ids.clone().unwrap_or_default()
     }
 
+    /// `req(p)` for an accepted proposal: kinds of retained entries read from `cur`, and when
+    /// its tool entries are `cur`'s, `cur`'s tool analysis translated instead of a new one.
+    fn proposal_required_ids(&mut self, p: &Proposal) -> Vec<EntryId> {
+        let cur_kinds = &self.snap.facts.kinds;
+        let kinds: Vec<EntryKind> = p
+            .entries
+            .iter()
+            .zip(&p.positions)
+            .map(|(e, &q)| {
+                if q == NONE {
+                    e.kind()
+                } else {
+                    cur_kinds[q as usize]
+                }
+            })
+            .collect();
+        let analysis = if p.same_tools {
+            self.translated_analysis(&p.positions)
+        } else {
+            analyze_kinds(&p.entries, &kinds)
+        };
+        let mut required = Required::default();
+        required_into(
+            &p.entries,
+            &kinds,
+            None,
+            &analysis,
+            self.retention(),
+            &mut required,
+        );
+        required.ids(&p.entries)
+    }
+
+    /// `cur`'s tool analysis in the positions of a list whose entry `j` is `cur` entry
+    /// `positions[j]` and which holds exactly `cur`'s tool entries, in order.
+    fn translated_analysis(&mut self, positions: &[u32]) -> Analysis {
+        fill_inverse(self.inv, self.snap.entries.len(), positions);
+        let cur_analysis = self.snap.analysis.as_ref().expect("ensured");
+        let translated = cur_analysis.translated(self.inv);
+        clear_inverse(self.inv, positions);
+        translated
+    }
+
     /// `Verify(cur, c)` for a candidate of `cur` (no duplicates possible).
     fn verify_candidate(&mut self, c: &Candidate) -> VerificationResult {
         self.snap.ensure_required(self.retention());
@@ -396,18 +740,9 @@ impl Run<'_> {
         judge_self(&self.snap.original())
     }
 
-    /// `Verify(cur, p)` then `size(p)` for a reducer proposal, errors in the model's order.
-    fn verify_proposal(&mut self, p: &[Entry]) -> Result<(VerificationResult, i32), AssemblyError> {
-        let (v, ps, _) = self.verify_proposal_tools(p)?;
-        Ok((v, ps))
-    }
-
-    /// As [`Run::verify_proposal`], also telling whether the proposal's tool entries are
-    /// exactly `cur`'s (then its tool analysis is `cur`'s, translated to its positions).
-    fn verify_proposal_tools(
-        &mut self,
-        p: &[Entry],
-    ) -> Result<(VerificationResult, i32, bool), AssemblyError> {
+    /// `Verify(cur, p)` then `size(p)` for a reducer proposal, errors in the model's order;
+    /// leaves `p`'s `cur` positions in `self.pos`.
+    fn verify_proposal(&mut self, p: &[Entry]) -> Result<Judged, AssemblyError> {
         self.snap.ensure_required(self.retention());
         map_proposal(
             &self.snap.entries,
@@ -417,14 +752,19 @@ impl Run<'_> {
             self.pos,
         )?;
         let orig = self.snap.original();
-        let reuse = same_tool_sequence(&orig, p, self.pos);
-        let v = judge(&orig, p, self.pos, reuse, self.inv);
-        let ps =
+        let same_tools = same_tool_sequence(&orig, p, self.pos);
+        let verification = judge(&orig, p, self.pos, same_tools, self.inv);
+        let size =
             self.sizes
                 .sum_proposal(&self.snap.entries, p, self.pos, self.policy.estimator())?;
-        Ok((v, ps, reuse))
+        Ok(Judged {
+            verification,
+            size,
+            same_tools,
+        })
     }
 
+    /// `capture()` always appends `SnapshotCaptured` (SPEC ASM-2, ASM-14).
     fn capture(&mut self) -> Result<Snapshot, AssemblyError> {
         self.stages.push(Stage::SnapshotCaptured);
         Ok(self.provider.capture()?)
@@ -450,34 +790,22 @@ impl Run<'_> {
         Check::Restarted
     }
 
-    /// Churn termination for the observed snapshot (SPEC ASM-6).
+    /// Churn termination for the observed snapshot (SPEC ASM-6): `req` of that snapshot and
+    /// its version (SPEC ASM-13).
     fn churn(&mut self, s: Snapshot) -> Result<AssemblyResult, AssemblyError> {
         let final_estimated_size = size(s.entries(), self.policy.estimator())?;
-        let kinds = kinds_of(s.entries());
-        let analysis = analyze_kinds(s.entries(), &kinds);
-        let mut required = Required::default();
-        required_into(
-            s.entries(),
-            &kinds,
-            None,
-            &analysis,
-            self.retention(),
-            &mut required,
-        );
+        let required = required_ids_of(s.entries(), self.retention());
         Ok(AssemblyResult {
-            outcome: Outcome::ConcurrentMutationLimit,
-            final_entries: None,
-            original_estimated_size: self.anchor,
-            final_estimated_size,
-            hard_limit: self.policy.hard_limit(),
-            attempt_count: self.attempts,
-            stages: std::mem::take(&mut self.stages),
-            required_entry_ids: required.ids(s.entries()),
             latest_snapshot_version: s.version(),
-            final_verification: None,
+            ..self.ended(
+                Outcome::ConcurrentMutationLimit,
+                final_estimated_size,
+                required,
+            )
         })
     }
 
+    /// A success whose required ids are `req(cur)` (SPEC ASM-13).
     fn success(
         &mut self,
         outcome: Outcome,
@@ -495,6 +823,7 @@ impl Run<'_> {
         )
     }
 
+    /// A success (SPEC ASM-3): it fits the hard limit and its verification accepted.
     fn finish(
         &mut self,
         outcome: Outcome,
@@ -503,24 +832,45 @@ impl Run<'_> {
         verification: VerificationResult,
         required_entry_ids: Vec<EntryId>,
     ) -> AssemblyResult {
+        debug_assert!(
+            final_estimated_size <= self.policy.hard_limit(),
+            "SPEC ASM-3: a success fits the hard limit"
+        );
+        debug_assert!(
+            verification.is_accepted(),
+            "SPEC ASM-3: a success is verified"
+        );
         AssemblyResult {
-            outcome,
             final_entries: Some(entries),
-            original_estimated_size: self.anchor,
-            final_estimated_size,
-            hard_limit: self.policy.hard_limit(),
-            attempt_count: self.attempts,
-            stages: std::mem::take(&mut self.stages),
-            required_entry_ids,
-            latest_snapshot_version: self.latest_version,
             final_verification: Some(verification),
+            ..self.ended(outcome, final_estimated_size, required_entry_ids)
         }
     }
 
+    /// `Irreducible` judging `cur` (SPEC ASM-12, ASM-13).
     fn irreducible(&mut self, final_estimated_size: i32) -> AssemblyResult {
         let required_entry_ids = self.take_required_ids();
+        self.ended(
+            Outcome::Irreducible,
+            final_estimated_size,
+            required_entry_ids,
+        )
+    }
+
+    /// The fields every result shares (SPEC ASM-3), with the latest consumed version and
+    /// neither entries nor verification (a termination's).
+    fn ended(
+        &mut self,
+        outcome: Outcome,
+        final_estimated_size: i32,
+        required_entry_ids: Vec<EntryId>,
+    ) -> AssemblyResult {
+        debug_assert!(
+            self.attempts <= self.policy.maximum_compaction_attempts(),
+            "SPEC ASM-11: AttemptCount <= M"
+        );
         AssemblyResult {
-            outcome: Outcome::Irreducible,
+            outcome,
             final_entries: None,
             original_estimated_size: self.anchor,
             final_estimated_size,
@@ -530,249 +880,6 @@ impl Run<'_> {
             required_entry_ids,
             latest_snapshot_version: self.latest_version,
             final_verification: None,
-        }
-    }
-
-    /// SPEC ASM-7 after the initial capture.
-    fn run(&mut self) -> Result<AssemblyResult, AssemblyError> {
-        let t = self.policy.trigger_threshold();
-        let h = self.policy.hard_limit();
-        let m = self.policy.maximum_compaction_attempts();
-        'outer: loop {
-            self.check_cancellation()?;
-            let e = self.cur_size()?;
-
-            // Below trigger (SPEC POL-4: `>=` triggers).
-            if e < t {
-                let v = self.verify_self();
-                if !v.is_accepted() {
-                    // SPEC ASM-12 (a).
-                    return Ok(self.irreducible(e));
-                }
-                let s = self.capture()?;
-                // SPEC ASM-10: consumes an attempt on restart.
-                match self.check(s, true) {
-                    Check::Churn(s) => return self.churn(s),
-                    Check::Restarted => continue 'outer,
-                    Check::Stable => {
-                        // `cur` is not needed any more: hand its entries over (no copy); the
-                        // required ids are taken first, as `success` reads them from `cur`.
-                        let required = self.take_required_ids();
-                        let entries = std::mem::take(&mut self.snap.entries).0.into_entries();
-                        return Ok(self.finish(Outcome::WithinLimit, entries, e, v, required));
-                    }
-                }
-            }
-
-            // Eviction and the margin-restored rule (SPEC ASM-8).
-            self.snap.ensure_facts();
-            let kept =
-                evicted_positions(&self.snap.entries, &self.snap.kinds, Some(&self.snap.refs));
-            let evicted_any = kept.len() != self.snap.entries.len();
-            let ev = Candidate::from_positions(&self.snap.entries, kept);
-            let es = self.positions_size(&ev.pos)?;
-            if evicted_any {
-                self.stages.push(Stage::RecoverableBodyEviction);
-            }
-            if evicted_any && es < t {
-                let v = self.verify_candidate(&ev);
-                if v.is_accepted() {
-                    let s = self.capture()?;
-                    // SPEC ASM-10: margin-restored success, a restart consumes an attempt.
-                    match self.check(s, true) {
-                        Check::Churn(s) => return self.churn(s),
-                        Check::Restarted => continue 'outer,
-                        Check::Stable => {
-                            return Ok(self.success(Outcome::Reduced, ev.entries, es, v))
-                        }
-                    }
-                }
-            }
-
-            // The bounded reducer loop (SPEC ASM-7, ASM-11).
-            let mut work = Work::Evicted(ev);
-            let mut ws = es;
-            while self.attempts < m {
-                self.attempts += 1;
-                self.check_cancellation()?;
-                self.stages.push(Stage::ReducerAttempt);
-                // req(work): for the evicted list it is req(cur) (see the module docs).
-                let request_required = match &work {
-                    Work::Evicted(_) => self.cur_required_ids(),
-                    Work::Proposal(p, pos, same_tools) => {
-                        let cur_kinds = &self.snap.kinds;
-                        let kinds: Vec<EntryKind> = p
-                            .iter()
-                            .zip(pos)
-                            .map(|(e, &q)| {
-                                if q == NONE {
-                                    e.kind()
-                                } else {
-                                    cur_kinds[q as usize]
-                                }
-                            })
-                            .collect();
-                        let analysis = if *same_tools {
-                            // Same tool entries in the same order: translate cur's analysis.
-                            let cur_analysis = self.snap.analysis.as_ref().expect("ensured");
-                            if self.inv.len() < self.snap.entries.len() {
-                                self.inv.resize(self.snap.entries.len(), NONE);
-                            }
-                            for (j, &q) in pos.iter().enumerate() {
-                                if q != NONE {
-                                    self.inv[q as usize] = j as u32;
-                                }
-                            }
-                            let translated = cur_analysis.translated(self.inv);
-                            for &q in pos {
-                                if q != NONE {
-                                    self.inv[q as usize] = NONE;
-                                }
-                            }
-                            translated
-                        } else {
-                            analyze_kinds(p, &kinds)
-                        };
-                        let mut required = Required::default();
-                        required_into(p, &kinds, None, &analysis, self.retention(), &mut required);
-                        required.ids(p)
-                    }
-                };
-                let request = ReductionRequest {
-                    entries: work.entries(),
-                    required_entry_ids: &request_required,
-                    policy: self.policy,
-                    attempt_number: self.attempts,
-                };
-                let p = self
-                    .reducer
-                    .reduce(&request)?
-                    .ok_or(AssemblyError::ReducerReturnedNothing)?;
-                self.check_cancellation()?;
-                let s = self.capture()?;
-                // SPEC ASM-10: post-reducer recheck does not consume.
-                match self.check(s, false) {
-                    Check::Churn(s) => return self.churn(s),
-                    Check::Restarted => continue 'outer,
-                    Check::Stable => {}
-                }
-                self.check_cancellation()?;
-                let (v, ps, same_tools) = self.verify_proposal_tools(&p)?;
-                if !v.is_accepted() || ps >= ws {
-                    if ws <= h {
-                        let pv = match &work {
-                            Work::Evicted(c) => self.verify_candidate(c),
-                            Work::Proposal(wp, _, _) => self.verify_proposal(wp)?.0,
-                        };
-                        if pv.is_accepted() {
-                            let s = self.capture()?;
-                            // SPEC ASM-10: preserve-current, a restart does not consume.
-                            match self.check(s, false) {
-                                Check::Churn(s) => return self.churn(s),
-                                Check::Restarted => continue 'outer,
-                                Check::Stable => {
-                                    let outcome = if work.entries().len() == self.snap.entries.len()
-                                    {
-                                        Outcome::WithinLimit
-                                    } else {
-                                        Outcome::Reduced
-                                    };
-                                    return Ok(self.success(outcome, work.into_entries(), ws, pv));
-                                }
-                            }
-                        }
-                    }
-                    break;
-                }
-                if ps <= h {
-                    let s = self.capture()?;
-                    // SPEC ASM-10: reduced-proposal success, a restart does not consume.
-                    match self.check(s, false) {
-                        Check::Churn(s) => return self.churn(s),
-                        Check::Restarted => continue 'outer,
-                        Check::Stable => return Ok(self.success(Outcome::Reduced, p, ps, v)),
-                    }
-                }
-                work = Work::Proposal(p, self.pos.clone(), same_tools);
-                ws = ps;
-            }
-            return self.fallback();
-        }
-    }
-
-    /// The deterministic fallback (SPEC ASM-9).
-    fn fallback(&mut self) -> Result<AssemblyResult, AssemblyError> {
-        let h = self.policy.hard_limit();
-        self.stages.push(Stage::DeterministicFallback);
-        'fallback: loop {
-            self.check_cancellation()?;
-            self.snap.ensure_required(self.retention());
-            let flags = &self.snap.required.as_ref().expect("ensured").flags;
-            let kinds = &self.snap.kinds;
-            let has_optional = kinds.contains(&EntryKind::OptionalContext);
-            if has_optional {
-                // Optional context is all-or-nothing.
-                let pos: Vec<u32> = kinds
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, k)| flags[*i] || **k == EntryKind::OptionalContext)
-                    .map(|(i, _)| i as u32)
-                    .collect();
-                let cs = self.positions_size(&pos)?;
-                if cs <= h {
-                    let c = Candidate::from_positions(&self.snap.entries, pos);
-                    let v = self.verify_candidate(&c);
-                    if v.is_accepted() {
-                        let s = self.capture()?;
-                        // SPEC ASM-10: fallback candidate, a restart consumes an attempt and
-                        // resumes inside the fallback (ASM-9).
-                        match self.check(s, true) {
-                            Check::Churn(s) => return self.churn(s),
-                            Check::Restarted => continue 'fallback,
-                            Check::Stable => {
-                                return Ok(self.success(
-                                    Outcome::PreservationFallback,
-                                    c.entries,
-                                    cs,
-                                    v,
-                                ))
-                            }
-                        }
-                    }
-                }
-            }
-            // Required-only candidate.
-            let pos = self
-                .snap
-                .required
-                .as_ref()
-                .expect("ensured")
-                .positions
-                .clone();
-            let cs = self.positions_size(&pos)?;
-            if cs <= h {
-                let c = Candidate::from_positions(&self.snap.entries, pos);
-                let v = self.verify_candidate(&c);
-                if v.is_accepted() {
-                    let s = self.capture()?;
-                    // SPEC ASM-10: fallback candidate (required only).
-                    match self.check(s, true) {
-                        Check::Churn(s) => return self.churn(s),
-                        Check::Restarted => continue 'fallback,
-                        Check::Stable => {
-                            return Ok(self.success(
-                                Outcome::PreservationFallback,
-                                c.entries,
-                                cs,
-                                v,
-                            ))
-                        }
-                    }
-                }
-            }
-            self.check_cancellation()?;
-            // SPEC ASM-12 (b): the required-only size.
-            return Ok(self.irreducible(cs));
         }
     }
 }

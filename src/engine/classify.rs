@@ -12,46 +12,13 @@
 use sha2::{Digest as _, Sha256};
 
 use hybrid_compaction_model::artifact::{to_lower_hex, ArtifactReference};
+pub use hybrid_compaction_model::classifier::AdaptError;
 use hybrid_compaction_model::classifier::Classifier;
-use hybrid_compaction_model::entry::{Entry, EntryError, EntryKind};
-use hybrid_compaction_model::error::ErrorKind;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::message::{Message, Part, ROLE_SYSTEM};
 use hybrid_compaction_model::value::Value;
 
 use super::hash::{map_with_capacity, FxHashMap};
-
-/// Why message adaptation failed (SPEC CLS-1); the same variants as the model's.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AdaptError {
-    /// The classifier override named `ToolExchange`, `RecoverableContextSegment` or
-    /// `SystemInstruction`: an invalid-operation error.
-    #[error("classifier override {kind} is not allowed (message {index})")]
-    ForbiddenOverride {
-        /// 0-based index of the message.
-        index: usize,
-        /// The refused kind.
-        kind: EntryKind,
-    },
-    /// Entry construction (SPEC ENT-5) refused the adapted message.
-    #[error("message {index}: {source}")]
-    Entry {
-        /// 0-based index of the message.
-        index: usize,
-        /// The construction error.
-        source: EntryError,
-    },
-}
-
-impl AdaptError {
-    /// The language-neutral category (SPEC ERR-1).
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            AdaptError::ForbiddenOverride { .. } => ErrorKind::InvalidOperation,
-            AdaptError::Entry { source, .. } => source.kind(),
-        }
-    }
-}
 
 fn text_of(message: &Message) -> String {
     let mut out = String::new();

@@ -19,6 +19,8 @@ use hybrid_compaction_model::message::Part;
 use hybrid_compaction_model::policy::{Policy, TriggerEvaluation};
 use hybrid_compaction_model::value::{Decimal, Value, ValueMap};
 
+use super::NONE;
+
 /// The UTF-8 context estimator (SPEC EST-2), unit `Utf8Bytes`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Utf8ContextEstimator;
@@ -243,19 +245,26 @@ fn float_len(
 pub fn size(entries: &[Entry], estimator: &dyn Estimator) -> Result<i32, AssemblyError> {
     let mut total: i32 = 0;
     for entry in entries {
-        total = add_checked(total, entry, estimator.estimate(entry))?;
+        total = add_size(total, estimate_checked(entry, estimator)?)?;
     }
     Ok(total)
 }
 
-/// One step of the checked sum: negative estimate first, then overflow (SPEC POL-3).
+/// `estimator.estimate(entry)`, a negative estimate being an error, never clamped (SPEC POL-3).
 #[inline]
-pub(crate) fn add_checked(total: i32, entry: &Entry, s: i32) -> Result<i32, AssemblyError> {
+fn estimate_checked(entry: &Entry, estimator: &dyn Estimator) -> Result<i32, AssemblyError> {
+    let s = estimator.estimate(entry);
     if s < 0 {
         return Err(AssemblyError::NegativeEstimate {
             entry_id: entry.id().as_str().to_owned(),
         });
     }
+    Ok(s)
+}
+
+/// One step of the overflow-checked signed 32-bit sum (SPEC POL-3).
+#[inline]
+fn add_size(total: i32, s: i32) -> Result<i32, AssemblyError> {
     total.checked_add(s).ok_or(AssemblyError::SizeOverflow)
 }
 
@@ -310,12 +319,7 @@ impl SizeCache {
         if cached >= 0 {
             return Ok(cached);
         }
-        let s = estimator.estimate(&entries[pos]);
-        if s < 0 {
-            return Err(AssemblyError::NegativeEstimate {
-                entry_id: entries[pos].id().as_str().to_owned(),
-            });
-        }
+        let s = estimate_checked(&entries[pos], estimator)?;
         self.sizes[pos] = s;
         Ok(s)
     }
@@ -329,14 +333,13 @@ impl SizeCache {
     ) -> Result<i32, AssemblyError> {
         let mut total: i32 = 0;
         for pos in positions {
-            let s = self.get(entries, pos, estimator)?;
-            total = total.checked_add(s).ok_or(AssemblyError::SizeOverflow)?;
+            total = add_size(total, self.get(entries, pos, estimator)?)?;
         }
         Ok(total)
     }
 
     /// `size(p)` for a proposal whose entry `j` is snapshot entry `pos[j]` when `pos[j] != NONE`
-    /// and the same allocation (`same[j]`), else a new entry estimated afresh.
+    /// and the same allocation, else a new entry estimated afresh.
     pub(crate) fn sum_proposal(
         &mut self,
         entries: &[Entry],
@@ -344,21 +347,16 @@ impl SizeCache {
         pos: &[u32],
         estimator: &dyn Estimator,
     ) -> Result<i32, AssemblyError> {
+        debug_assert_eq!(pos.len(), proposal.len());
         let mut total: i32 = 0;
         for (j, entry) in proposal.iter().enumerate() {
             let p = pos[j];
-            let s = if p != crate::engine::NONE && entries[p as usize].ptr_eq(entry) {
+            let s = if p != NONE && entries[p as usize].ptr_eq(entry) {
                 self.get(entries, p as usize, estimator)?
             } else {
-                let s = estimator.estimate(entry);
-                if s < 0 {
-                    return Err(AssemblyError::NegativeEstimate {
-                        entry_id: entry.id().as_str().to_owned(),
-                    });
-                }
-                s
+                estimate_checked(entry, estimator)?
             };
-            total = total.checked_add(s).ok_or(AssemblyError::SizeOverflow)?;
+            total = add_size(total, s)?;
         }
         Ok(total)
     }

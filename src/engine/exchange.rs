@@ -17,43 +17,120 @@ use hybrid_compaction_model::message::Part;
 use super::hash::{map_with_capacity, set_with_capacity, FxHashMap, FxHashSet};
 use super::NONE;
 
+/// A half-open range `start..end` of indices into one of the analysis's flat arrays (`u32`
+/// halves, `Copy`, unlike `Range<usize>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// First index.
+    pub start: u32,
+    /// One past the last index.
+    pub end: u32,
+}
+
+impl Span {
+    /// The indices as a `usize` range, for slicing.
+    #[inline]
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// Where one part of a message sits: the entry's position in the analysed list and the part's
+/// index in that entry's message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct PartAt {
+    /// Position of the entry.
+    pub pos: u32,
+    /// Index of the part among the message's parts.
+    pub part: u32,
+}
+
 /// One group (SPEC EXC-3), positional.
 #[derive(Debug, Clone)]
 pub(crate) struct Group {
     /// Position of the call entry.
     pub call_pos: u32,
     /// Range into [`Analysis::group_results`]: first result owners, de-duplicated, by position.
-    pub results: (u32, u32),
+    pub results: Span,
+    /// Every call id of the group has a result owner (SPEC EXC-3 *allMatched*).
     pub all_matched: bool,
+    /// Every first result owner sits strictly after the call entry (SPEC EXC-3 *allInOrder*).
     pub all_in_order: bool,
+    /// SPEC EXC-3 completeness, judged by position.
     pub complete: bool,
     /// A group call id is a duplicate call id or has several result owners.
     pub tainted: bool,
 }
 
 /// The analysis of one list (SPEC EXC-1 .. EXC-3) in positions of that list. Every position list
-/// is ascending (list order) with each position once.
+/// is ascending (list order) with each position once (checked in debug builds).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Analysis {
+    /// One group per call entry, by call position.
     pub groups: Vec<Group>,
+    /// The result owners of every group, concatenated (see [`Group::results`]).
     pub group_results: Vec<u32>,
+    /// Call entries of groups that are not allMatched (`OrphanedCallEntryIds`).
     pub orphaned_calls: Vec<u32>,
+    /// Entries with a result whose call id has no owner (`OrphanResultEntryIds`).
     pub orphan_results: Vec<u32>,
+    /// Call entries declaring a duplicate call id, owner included (`DuplicateCallEntryIds`).
     pub duplicate_calls: Vec<u32>,
-    /// `(entry position, part index)` of the first result occurrence of each duplicate-result
-    /// call id, in first-occurrence order.
-    pub duplicate_result_call_ids: Vec<(u32, u32)>,
+    /// The first result occurrence of each duplicate-result call id, in first-occurrence order
+    /// (`DuplicateResultCallIds`, read from those parts).
+    pub duplicate_result_call_ids: Vec<PartAt>,
+    /// Result owners of duplicate-result call ids (`DuplicateResultEntryIds`).
     pub duplicate_results: Vec<u32>,
+    /// Call entries of allMatched groups that are not allInOrder (`ReorderedCallEntryIds`).
     pub reordered: Vec<u32>,
+    /// Result entries answering calls of two or more call entries (`CrossGroupResultEntryIds`).
     pub cross_group: Vec<u32>,
     /// Positions of every `ToolExchange` entry, ascending.
     pub tool_positions: Vec<u32>,
 }
 
+/// Whether `v` is strictly ascending (ascending, each element once).
+fn strictly_ascending<T: Ord>(v: &[T]) -> bool {
+    v.windows(2).all(|w| w[0] < w[1])
+}
+
 impl Analysis {
     /// The first result owners of group `g`.
+    #[inline]
     pub(crate) fn results_of(&self, g: &Group) -> &[u32] {
-        &self.group_results[g.results.0 as usize..g.results.1 as usize]
+        &self.group_results[g.results.range()]
+    }
+
+    /// Debug builds: the documented ordering invariant (every position list strictly
+    /// ascending, groups by call position, duplicate-result call ids by first occurrence).
+    /// Required-preservation, the verifier and [`Analysis::translated`] rely on it.
+    fn debug_assert_ordered(&self) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        for list in [
+            &self.orphaned_calls,
+            &self.orphan_results,
+            &self.duplicate_calls,
+            &self.duplicate_results,
+            &self.reordered,
+            &self.cross_group,
+            &self.tool_positions,
+        ] {
+            debug_assert!(strictly_ascending(list), "analysis list out of order");
+        }
+        let calls: Vec<u32> = self.groups.iter().map(|g| g.call_pos).collect();
+        debug_assert!(strictly_ascending(&calls), "groups out of order");
+        debug_assert!(
+            self.groups
+                .iter()
+                .all(|g| strictly_ascending(self.results_of(g))),
+            "group results out of order"
+        );
+        debug_assert!(
+            strictly_ascending(&self.duplicate_result_call_ids),
+            "duplicate-result call ids out of first-occurrence order"
+        );
     }
 
     /// The same analysis for another list holding exactly the same `ToolExchange` entries in
@@ -61,7 +138,7 @@ impl Analysis {
     /// tool positions, so every list stays ascending).
     pub(crate) fn translated(&self, map: &[u32]) -> Analysis {
         let t = |v: &[u32]| -> Vec<u32> { v.iter().map(|&p| map[p as usize]).collect() };
-        Analysis {
+        let translated = Analysis {
             groups: self
                 .groups
                 .iter()
@@ -77,16 +154,21 @@ impl Analysis {
             duplicate_result_call_ids: self
                 .duplicate_result_call_ids
                 .iter()
-                .map(|&(p, part)| (map[p as usize], part))
+                .map(|&at| PartAt {
+                    pos: map[at.pos as usize],
+                    ..at
+                })
                 .collect(),
             duplicate_results: t(&self.duplicate_results),
             reordered: t(&self.reordered),
             cross_group: t(&self.cross_group),
             tool_positions: t(&self.tool_positions),
-        }
+        };
+        translated.debug_assert_ordered();
+        translated
     }
 
-    /// Whether the list has no tool-structure defect (every S27.4 list empty).
+    /// Whether the list has no tool-structure defect (every list checked by VER-1 step 4 is empty).
     pub(crate) fn is_valid(&self) -> bool {
         self.orphaned_calls.is_empty()
             && self.orphan_results.is_empty()
@@ -110,6 +192,7 @@ struct CallRec {
 }
 
 /// The record index of `id`, creating an empty record on first sight.
+#[inline]
 fn intern<'a>(map: &mut FxHashMap<&'a str, u32>, recs: &mut Vec<CallRec>, id: &'a str) -> u32 {
     *map.entry(id).or_insert_with(|| {
         recs.push(CallRec {
@@ -151,6 +234,32 @@ pub(crate) fn analyze_kinds(entries: &[Entry], kinds: &[EntryKind]) -> Analysis 
     b.finish()
 }
 
+/// One pushed `ToolExchange` entry of an [`AnalysisBuilder`].
+struct ToolEntry {
+    /// Position in the analysed list.
+    pos: u32,
+    /// Its part references: a range into [`AnalysisBuilder::part_recs`].
+    parts: Span,
+    /// It has at least one call part (a call entry, SPEC EXC-1).
+    has_calls: bool,
+    /// It has at least one result part (a result-bearing entry, SPEC EXC-2).
+    has_results: bool,
+}
+
+/// The first result occurrence of a call id: SPEC EXC-2 orders duplicate-result call ids by it.
+struct FirstResult {
+    /// The call id's record.
+    rec: u32,
+    /// The result part.
+    at: PartAt,
+}
+
+/// A call id of the most recent call entry, with its record.
+struct RecentCall<'a> {
+    id: &'a str,
+    rec: u32,
+}
+
 /// The analysis built incrementally: the `ToolExchange` entries of a list are pushed in list
 /// order (the hashing pass), then [`AnalysisBuilder::finish`] runs the linear post-passes. This
 /// lets the assembler fuse the hashing pass with its first estimation pass over a snapshot,
@@ -158,16 +267,17 @@ pub(crate) fn analyze_kinds(entries: &[Entry], kinds: &[EntryKind]) -> Analysis 
 pub(crate) struct AnalysisBuilder<'a> {
     map: FxHashMap<&'a str, u32>,
     recs: Vec<CallRec>,
-    /// (position, range into part_recs, has calls, has results) per ToolExchange entry.
-    tool: Vec<(u32, u32, u32, bool, bool)>,
+    /// The pushed entries, in list order.
+    tool: Vec<ToolEntry>,
+    /// Per part of every pushed entry: its record, [`RESULT_BIT`] set for result parts.
     part_recs: Vec<u32>,
-    /// Record indices in order of first result occurrence, with that occurrence's location.
-    result_order: Vec<(u32, u32, u32)>,
+    /// Records in order of first result occurrence.
+    result_order: Vec<FirstResult>,
     /// The call ids (and records) of the most recent call entry, when it has at most
     /// [`RECENT_MAX`] of them: results usually answer the calls just before them, so they are
     /// matched here by string comparison instead of a hash lookup (the map holds the same
     /// record for the same id, so the outcome is identical).
-    recent: Vec<(&'a str, u32)>,
+    recent: Vec<RecentCall<'a>>,
 }
 
 /// The most call ids per entry that [`AnalysisBuilder`] matches results against linearly.
@@ -188,91 +298,121 @@ impl<'a> AnalysisBuilder<'a> {
 
     /// Adds the `ToolExchange` entry at position `i` (positions strictly increasing).
     pub(crate) fn push(&mut self, i: u32, entry: &'a Entry) {
-        let (map, recs, recent) = (&mut self.map, &mut self.recs, &mut self.recent);
+        debug_assert!(
+            self.tool.last().is_none_or(|t| t.pos < i),
+            "tool entries pushed out of list order"
+        );
         let start = self.part_recs.len() as u32;
         let (mut has_calls, mut has_results) = (false, false);
         for (pi, part) in entry.message().parts.iter().enumerate() {
             match part {
                 Part::Call(call) => {
                     if !has_calls {
-                        recent.clear();
+                        self.recent.clear();
                     }
                     has_calls = true;
-                    let r = intern(map, recs, call.call_id.as_str());
-                    recent.push((call.call_id.as_str(), r));
-                    let rec = &mut recs[r as usize];
-                    // SPEC EXC-1: the first declaration owns; any further one is a duplicate.
-                    if rec.owner == NONE {
-                        rec.owner = i;
-                    } else {
-                        rec.duplicate = true;
-                    }
-                    self.part_recs.push(r);
+                    self.push_call(i, call.call_id.as_str());
                 }
                 Part::Result(result) => {
                     has_results = true;
-                    let id = result.call_id.as_str();
-                    let near = if recent.len() <= RECENT_MAX {
-                        recent.iter().find(|(c, _)| *c == id).map(|&(_, r)| r)
-                    } else {
-                        None
+                    let at = PartAt {
+                        pos: i,
+                        part: pi as u32,
                     };
-                    let r = match near {
-                        Some(r) => r,
-                        None => intern(map, recs, id),
-                    };
-                    let rec = &mut recs[r as usize];
-                    // SPEC EXC-2: every occurrence counts, even two in one message.
-                    rec.results += 1;
-                    if rec.results == 1 {
-                        rec.first_result = i;
-                        self.result_order.push((r, i, pi as u32));
-                    }
-                    self.part_recs.push(r | RESULT_BIT);
+                    self.push_result(at, result.call_id.as_str());
                 }
                 Part::Text(_) => {}
             }
         }
-        self.tool.push((
-            i,
-            start,
-            self.part_recs.len() as u32,
+        self.tool.push(ToolEntry {
+            pos: i,
+            parts: Span {
+                start,
+                end: self.part_recs.len() as u32,
+            },
             has_calls,
             has_results,
-        ));
+        });
+    }
+
+    /// A call part of the entry at `i` declaring `id` (SPEC EXC-1: the first declaration owns;
+    /// any further one is a duplicate).
+    #[inline]
+    fn push_call(&mut self, i: u32, id: &'a str) {
+        let r = intern(&mut self.map, &mut self.recs, id);
+        self.recent.push(RecentCall { id, rec: r });
+        let rec = &mut self.recs[r as usize];
+        if rec.owner == NONE {
+            rec.owner = i;
+        } else {
+            rec.duplicate = true;
+        }
+        self.part_recs.push(r);
+    }
+
+    /// A result part at `at` answering `id` (SPEC EXC-2: every occurrence counts, even two in
+    /// one message).
+    #[inline]
+    fn push_result(&mut self, at: PartAt, id: &'a str) {
+        let near = if self.recent.len() <= RECENT_MAX {
+            self.recent.iter().find(|c| c.id == id).map(|c| c.rec)
+        } else {
+            None
+        };
+        let r = match near {
+            Some(r) => r,
+            None => intern(&mut self.map, &mut self.recs, id),
+        };
+        let rec = &mut self.recs[r as usize];
+        rec.results += 1;
+        if rec.results == 1 {
+            rec.first_result = at.pos;
+            self.result_order.push(FirstResult { rec: r, at });
+        }
+        self.part_recs.push(r | RESULT_BIT);
+    }
+
+    /// The records of the call parts of pushed entry `t`, in part order.
+    #[inline]
+    fn call_recs<'s>(&'s self, t: &ToolEntry) -> impl Iterator<Item = &'s CallRec> + 's {
+        self.part_recs[t.parts.range()]
+            .iter()
+            .filter(|&&r| r & RESULT_BIT == 0)
+            .map(|&r| &self.recs[r as usize])
+    }
+
+    /// The records of the result parts of pushed entry `t`, in part order.
+    #[inline]
+    fn result_recs<'s>(&'s self, t: &ToolEntry) -> impl Iterator<Item = &'s CallRec> + 's {
+        self.part_recs[t.parts.range()]
+            .iter()
+            .filter(|&&r| r & RESULT_BIT != 0)
+            .map(|&r| &self.recs[(r & !RESULT_BIT) as usize])
     }
 
     /// The analysis of the pushed entries.
     pub(crate) fn finish(self) -> Analysis {
-        let AnalysisBuilder {
-            recs,
-            tool,
-            part_recs,
-            result_order,
-            ..
-        } = self;
-        let calls = tool.iter().filter(|t| t.3).count();
+        let calls = self.tool.iter().filter(|t| t.has_calls).count();
         let mut a = Analysis {
-            tool_positions: tool.iter().map(|t| t.0).collect(),
+            tool_positions: self.tool.iter().map(|t| t.pos).collect(),
             groups: Vec::with_capacity(calls),
-            group_results: Vec::with_capacity(tool.len()),
+            group_results: Vec::with_capacity(self.tool.len()),
             ..Analysis::default()
         };
-        let parts_of = |s: u32, e: u32| &part_recs[s as usize..e as usize];
+        // EXC-2 first: completeness (EXC-3) reads the cross-group list.
+        self.result_entries_into(&mut a);
+        self.groups_into(&mut a);
+        a.debug_assert_ordered();
+        a
+    }
 
-        // SPEC EXC-2: per result-bearing entry, in list order.
-        for &(pos, s, e, _, has_results) in &tool {
-            if !has_results {
-                continue;
-            }
-            let (mut dup, mut orphan) = (false, false);
+    /// SPEC EXC-2: the duplicate, orphan and cross-group result entries (per result-bearing
+    /// entry, in list order), and the duplicate-result call ids (first-occurrence order).
+    fn result_entries_into(&self, a: &mut Analysis) {
+        for t in self.tool.iter().filter(|t| t.has_results) {
+            let (mut dup, mut orphan, mut cross) = (false, false, false);
             let mut first_owner = NONE;
-            let mut cross = false;
-            for &r in parts_of(s, e) {
-                if r & RESULT_BIT == 0 {
-                    continue;
-                }
-                let rec = &recs[(r & !RESULT_BIT) as usize];
+            for rec in self.result_recs(t) {
                 dup |= rec.results > 1;
                 if rec.owner == NONE {
                     orphan = true;
@@ -283,73 +423,75 @@ impl<'a> AnalysisBuilder<'a> {
                 }
             }
             if dup {
-                a.duplicate_results.push(pos);
+                a.duplicate_results.push(t.pos);
             }
             if orphan {
-                a.orphan_results.push(pos);
+                a.orphan_results.push(t.pos);
             }
             if cross {
-                a.cross_group.push(pos);
+                a.cross_group.push(t.pos);
             }
         }
-        for &(r, pos, pi) in &result_order {
-            if recs[r as usize].results > 1 {
-                a.duplicate_result_call_ids.push((pos, pi));
+        for first in &self.result_order {
+            if self.recs[first.rec as usize].results > 1 {
+                a.duplicate_result_call_ids.push(first.at);
             }
         }
+    }
 
-        // SPEC EXC-1 / EXC-3: one group per call entry, in list order.
+    /// SPEC EXC-1 / EXC-3: one group per call entry, in list order.
+    fn groups_into(&self, a: &mut Analysis) {
         let mut firsts: Vec<u32> = Vec::with_capacity(8);
-        for &(pos, s, e, has_calls, _) in &tool {
-            if !has_calls {
-                continue;
-            }
-            let (mut matched, mut in_order, mut dup_call, mut dup_result) =
-                (true, true, false, false);
-            firsts.clear();
-            for &r in parts_of(s, e) {
-                if r & RESULT_BIT != 0 {
-                    continue;
-                }
-                let rec = &recs[r as usize];
-                dup_call |= rec.duplicate;
-                dup_result |= rec.results > 1;
-                if rec.results == 0 {
-                    matched = false;
-                } else {
-                    if rec.first_result <= pos {
-                        in_order = false;
-                    }
-                    firsts.push(rec.first_result);
-                }
-            }
-            if dup_call {
-                // The owner included (model decision: every call entry declaring a duplicate id).
-                a.duplicate_calls.push(pos);
-            }
-            firsts.sort_unstable();
-            firsts.dedup();
-            let any_cross = firsts
-                .iter()
-                .any(|p| a.cross_group.binary_search(p).is_ok());
-            let start = a.group_results.len() as u32;
-            a.group_results.extend_from_slice(&firsts);
-            let complete = matched && in_order && !dup_call && !dup_result && !any_cross;
-            if !matched {
-                a.orphaned_calls.push(pos);
-            } else if !in_order {
-                a.reordered.push(pos);
-            }
-            a.groups.push(Group {
-                call_pos: pos,
-                results: (start, a.group_results.len() as u32),
-                all_matched: matched,
-                all_in_order: in_order,
-                complete,
-                tainted: dup_call || dup_result,
-            });
+        for t in self.tool.iter().filter(|t| t.has_calls) {
+            self.group_into(t, &mut firsts, a);
         }
-        a
+    }
+
+    /// The group of call entry `t` (SPEC EXC-3), its membership in the duplicate-call list
+    /// (EXC-1) and the orphaned / reordered lists; `firsts` is scratch.
+    fn group_into(&self, t: &ToolEntry, firsts: &mut Vec<u32>, a: &mut Analysis) {
+        let (mut matched, mut in_order, mut dup_call, mut dup_result) = (true, true, false, false);
+        firsts.clear();
+        for rec in self.call_recs(t) {
+            dup_call |= rec.duplicate;
+            dup_result |= rec.results > 1;
+            if rec.results == 0 {
+                matched = false;
+            } else {
+                if rec.first_result <= t.pos {
+                    in_order = false;
+                }
+                firsts.push(rec.first_result);
+            }
+        }
+        if dup_call {
+            // The owner included (model decision: every call entry declaring a duplicate id).
+            a.duplicate_calls.push(t.pos);
+        }
+        firsts.sort_unstable();
+        firsts.dedup();
+        let any_cross = firsts
+            .iter()
+            .any(|p| a.cross_group.binary_search(p).is_ok());
+        let start = a.group_results.len() as u32;
+        a.group_results.extend_from_slice(firsts);
+        let complete = matched && in_order && !dup_call && !dup_result && !any_cross;
+        if !matched {
+            a.orphaned_calls.push(t.pos);
+        } else if !in_order {
+            a.reordered.push(t.pos);
+        }
+        a.groups.push(Group {
+            call_pos: t.pos,
+            results: Span {
+                start,
+                end: a.group_results.len() as u32,
+            },
+            all_matched: matched,
+            all_in_order: in_order,
+            complete,
+            tainted: dup_call || dup_result,
+        });
     }
 }
 
@@ -380,69 +522,78 @@ pub fn analyze(entries: &[Entry]) -> ToolExchangeAnalysis {
     let a = analyze_list(entries);
     let mut all_ids: FxHashSet<&str> = set_with_capacity(entries.len());
     let unique = entries.iter().all(|e| all_ids.insert(e.id().as_str()));
-    // With duplicate ids, "result entry is cross-group" is judged by id (SPEC EXC-3 over ids).
-    let cross_ids: FxHashSet<&str> = a
-        .cross_group
-        .iter()
-        .map(|&p| entries[p as usize].id().as_str())
-        .collect();
-    let groups = a
-        .groups
-        .iter()
-        .map(|g| {
-            let call = &entries[g.call_pos as usize];
-            let call_ids = call
-                .message()
-                .parts
-                .iter()
-                .filter_map(|p| match p {
-                    Part::Call(c) => Some(c.call_id.clone()),
-                    _ => None,
-                })
-                .collect();
-            let result_entry_ids = ids(entries, a.results_of(g));
-            let mut all_entry_ids = Vec::with_capacity(result_entry_ids.len() + 1);
-            all_entry_ids.push(call.id().clone());
-            all_entry_ids.extend(result_entry_ids.iter().cloned());
-            ToolGroup {
-                call_entry_id: call.id().clone(),
-                call_ids,
-                result_entry_ids,
-                all_entry_ids,
-                all_matched: g.all_matched,
-                all_in_order: g.all_in_order,
-                complete: if unique {
-                    g.complete
-                } else {
-                    g.all_matched
-                        && g.all_in_order
-                        && !g.tainted
-                        && !a
-                            .results_of(g)
-                            .iter()
-                            .any(|&p| cross_ids.contains(entries[p as usize].id().as_str()))
-                },
-            }
-        })
-        .collect();
-    let duplicate_result_call_ids = a
-        .duplicate_result_call_ids
-        .iter()
-        .map(
-            |&(pos, pi)| match &entries[pos as usize].message().parts[pi as usize] {
-                Part::Result(r) => r.call_id.clone(),
-                _ => String::new(), // unreachable: recorded from a result part
-            },
-        )
-        .collect();
+    let groups = if unique {
+        a.groups
+            .iter()
+            .map(|g| tool_group(entries, &a, g, g.complete))
+            .collect()
+    } else {
+        // With duplicate ids, "result entry is cross-group" is judged by id (SPEC EXC-3 over
+        // ids): an entry sharing its id with a cross-group entry counts as one.
+        let cross_ids: FxHashSet<&str> = a
+            .cross_group
+            .iter()
+            .map(|&p| entries[p as usize].id().as_str())
+            .collect();
+        a.groups
+            .iter()
+            .map(|g| {
+                let any_cross = a
+                    .results_of(g)
+                    .iter()
+                    .any(|&p| cross_ids.contains(entries[p as usize].id().as_str()));
+                let complete = g.all_matched && g.all_in_order && !g.tainted && !any_cross;
+                tool_group(entries, &a, g, complete)
+            })
+            .collect()
+    };
     ToolExchangeAnalysis {
         groups,
         orphaned_call_entry_ids: ids(entries, &a.orphaned_calls),
         orphan_result_entry_ids: ids_once(entries, &a.orphan_results, unique),
         duplicate_call_entry_ids: ids_once(entries, &a.duplicate_calls, unique),
-        duplicate_result_call_ids,
+        duplicate_result_call_ids: a
+            .duplicate_result_call_ids
+            .iter()
+            .map(|&at| result_call_id(entries, at))
+            .collect(),
         duplicate_result_entry_ids: ids_once(entries, &a.duplicate_results, unique),
         reordered_call_entry_ids: ids(entries, &a.reordered),
         cross_group_result_entry_ids: ids_once(entries, &a.cross_group, unique),
+    }
+}
+
+/// The id-based record of positional group `g` (SPEC EXC-3), with its completeness.
+fn tool_group(entries: &[Entry], a: &Analysis, g: &Group, complete: bool) -> ToolGroup {
+    let call = &entries[g.call_pos as usize];
+    let call_ids = call
+        .message()
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Call(c) => Some(c.call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let result_entry_ids = ids(entries, a.results_of(g));
+    let mut all_entry_ids = Vec::with_capacity(result_entry_ids.len() + 1);
+    all_entry_ids.push(call.id().clone());
+    all_entry_ids.extend(result_entry_ids.iter().cloned());
+    ToolGroup {
+        call_entry_id: call.id().clone(),
+        call_ids,
+        result_entry_ids,
+        all_entry_ids,
+        all_matched: g.all_matched,
+        all_in_order: g.all_in_order,
+        complete,
+    }
+}
+
+/// The call id of the result part at `at` (SPEC EXC-2 `DuplicateResultCallIds`).
+fn result_call_id(entries: &[Entry], at: PartAt) -> String {
+    match &entries[at.pos as usize].message().parts[at.part as usize] {
+        Part::Result(r) => r.call_id.clone(),
+        _ => String::new(), // unreachable: recorded from a result part
     }
 }

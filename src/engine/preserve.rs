@@ -14,14 +14,16 @@ use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::selection::PreservationSelection;
 
-use super::exchange::{analyze_kinds, kinds_of, Analysis};
+use super::exchange::{analyze_kinds, kinds_of, Analysis, Group};
 use super::hash::{set_with_capacity, FxHashSet};
 use super::NONE;
 
 /// Required positions of one list: a flag per position plus the ascending positions.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Required {
+    /// Per position: the entry is required.
     pub flags: Vec<bool>,
+    /// The required positions, strictly ascending (SPEC PRE-4: by position, each once).
     pub positions: Vec<u32>,
 }
 
@@ -87,7 +89,9 @@ pub(crate) fn check_unique(entries: &[Entry]) -> Result<(), AssemblyError> {
 /// A recency unit (SPEC PRE-3): one entry, or a whole group.
 #[derive(Clone, Copy)]
 enum Unit {
+    /// A conversational entry, or a tool entry in no group, by position.
     Entry(u32),
+    /// A group, by index in [`Analysis::groups`].
     Group(u32),
 }
 
@@ -102,12 +106,40 @@ pub(crate) fn required_into(
     retention: i32,
     out: &mut Required,
 ) {
-    let n = entries.len();
+    debug_assert_eq!(kinds.len(), entries.len());
     let flags = &mut out.flags;
     flags.clear();
-    flags.resize(n, false);
+    flags.resize(entries.len(), false);
+    mark_kinds_and_bodies(entries, kinds, refs, flags);
+    mark_exchanges(entries, refs, analysis, flags);
+    mark_recent_units(kinds, analysis, retention, flags);
+    // SPEC PRE-4: by position, each once.
+    out.positions.clear();
+    out.positions.reserve(entries.len());
+    out.positions.extend(
+        flags
+            .iter()
+            .enumerate()
+            .filter(|(_, &f)| f)
+            .map(|(i, _)| i as u32),
+    );
+    debug_assert!(
+        out.positions.iter().all(|&p| !matches!(
+            kinds[p as usize],
+            EntryKind::Summary | EntryKind::OptionalContext
+        )),
+        "SPEC PRE-4: summaries and optional context are never required"
+    );
+}
 
-    // SPEC PRE-1.1 / PRE-1.2: required kinds and reference-less recovered bodies.
+/// SPEC PRE-1.1 / PRE-1.2: required kinds and reference-less recovered bodies (the durable set
+/// is built only when the list has recovered bodies at all).
+fn mark_kinds_and_bodies(
+    entries: &[Entry],
+    kinds: &[EntryKind],
+    refs: Option<&[bool]>,
+    flags: &mut [bool],
+) {
     let mut segments: Vec<u32> = Vec::new();
     for (i, kind) in kinds.iter().enumerate() {
         match kind {
@@ -127,19 +159,22 @@ pub(crate) fn required_into(
             }
         }
     }
+}
 
-    // SPEC PRE-1.3 / PRE-1.4: complete reference-bearing groups, and every incomplete group.
+/// SPEC PRE-1.3 / PRE-1.4: complete reference-bearing groups, every incomplete group, orphan-
+/// result entries and every entry answering a duplicate-result id.
+fn mark_exchanges(
+    entries: &[Entry],
+    refs: Option<&[bool]>,
+    analysis: &Analysis,
+    flags: &mut [bool],
+) {
     for g in &analysis.groups {
         let results = analysis.results_of(g);
-        let keep = !g.complete || results.iter().any(|&r| has_refs(entries, refs, r as usize));
-        if keep {
-            flags[g.call_pos as usize] = true;
-            for &r in results {
-                flags[r as usize] = true;
-            }
+        if !g.complete || results.iter().any(|&r| has_refs(entries, refs, r as usize)) {
+            mark_group(analysis, g, flags);
         }
     }
-    // SPEC PRE-1.4: orphan-result entries and every entry answering a duplicate-result id.
     for &p in analysis
         .orphan_results
         .iter()
@@ -147,90 +182,120 @@ pub(crate) fn required_into(
     {
         flags[p as usize] = true;
     }
+}
 
-    // SPEC PRE-1.5 / PRE-3: recency units. An entry in several groups belongs to the last.
-    // Units are ordered by their first entry, so the last `retention` units are found walking
-    // backwards from the end: a conversational entry, a tool entry outside every group, or the
-    // first (in list order) remaining member of a group starts a unit. Only the tail is walked.
+/// Marks the whole group `g` (its `AllEntryIds`).
+#[inline]
+fn mark_group(analysis: &Analysis, g: &Group, flags: &mut [bool]) {
+    flags[g.call_pos as usize] = true;
+    for &r in analysis.results_of(g) {
+        flags[r as usize] = true;
+    }
+}
+
+/// SPEC PRE-1.5 / PRE-3: the last `retention` recency units. Units are ordered by their first
+/// entry, so they are found walking backwards from the end, over the tail only: a conversational
+/// entry, a tool entry outside every group, or the first (in list order) remaining member of a
+/// group starts a unit.
+fn mark_recent_units(kinds: &[EntryKind], analysis: &Analysis, retention: i32, flags: &mut [bool]) {
     let keep = usize::try_from(retention).unwrap_or(0);
-    if keep > 0 {
-        let mut member: Vec<u32> = Vec::new();
-        let mut first: Vec<u32> = Vec::new();
-        if !analysis.groups.is_empty() {
-            member.resize(n, NONE);
-            for (gi, g) in analysis.groups.iter().enumerate() {
-                member[g.call_pos as usize] = gi as u32;
-                for &r in analysis.results_of(g) {
-                    member[r as usize] = gi as u32;
-                }
+    if keep == 0 {
+        return;
+    }
+    let membership = Membership::of(kinds.len(), analysis);
+    let mut taken = 0usize;
+    let mut i = kinds.len();
+    while taken < keep && i > 0 {
+        i -= 1;
+        match membership.unit_starting_at(kinds, i) {
+            None => {}
+            Some(Unit::Entry(p)) => {
+                taken += 1;
+                flags[p as usize] = true;
             }
-            first.resize(analysis.groups.len(), NONE);
-            for (gi, g) in analysis.groups.iter().enumerate() {
-                for &p in std::iter::once(&g.call_pos).chain(analysis.results_of(g)) {
-                    if member[p as usize] == gi as u32 && p < first[gi] {
-                        first[gi] = p;
-                    }
-                }
-            }
-        }
-        let mut taken = 0usize;
-        let mut i = n;
-        while taken < keep && i > 0 {
-            i -= 1;
-            let unit = match kinds[i] {
-                EntryKind::ConversationalMessage => Some(Unit::Entry(i as u32)),
-                EntryKind::ToolExchange => {
-                    let g = if member.is_empty() { NONE } else { member[i] };
-                    if g == NONE {
-                        Some(Unit::Entry(i as u32))
-                    } else if first[g as usize] == i as u32 {
-                        Some(Unit::Group(g))
-                    } else {
-                        None
-                    }
-                }
-                _ => None,
-            };
-            match unit {
-                None => {}
-                Some(Unit::Entry(p)) => {
-                    taken += 1;
-                    flags[p as usize] = true;
-                }
-                Some(Unit::Group(g)) => {
-                    taken += 1;
-                    let g = &analysis.groups[g as usize];
-                    flags[g.call_pos as usize] = true;
-                    for &r in analysis.results_of(g) {
-                        flags[r as usize] = true;
-                    }
-                }
+            Some(Unit::Group(g)) => {
+                taken += 1;
+                mark_group(analysis, &analysis.groups[g as usize], flags);
             }
         }
     }
+}
 
-    out.positions.clear();
-    out.positions.reserve(n);
-    out.positions.extend(
-        flags
-            .iter()
-            .enumerate()
-            .filter(|(_, &f)| f)
-            .map(|(i, _)| i as u32),
-    );
+/// Group membership for the recency walk (SPEC PRE-3): an entry in several groups belongs to the
+/// last of them in group order.
+struct Membership {
+    /// Per position: the index of the group it belongs to, or `NONE` (empty: no groups).
+    group_of: Vec<u32>,
+    /// Per group: the first position (in list order) of its remaining members.
+    first: Vec<u32>,
+}
+
+impl Membership {
+    fn of(n: usize, analysis: &Analysis) -> Membership {
+        if analysis.groups.is_empty() {
+            return Membership {
+                group_of: Vec::new(),
+                first: Vec::new(),
+            };
+        }
+        let mut group_of = vec![NONE; n];
+        for (gi, g) in analysis.groups.iter().enumerate() {
+            for &p in std::iter::once(&g.call_pos).chain(analysis.results_of(g)) {
+                group_of[p as usize] = gi as u32;
+            }
+        }
+        let mut first = vec![NONE; analysis.groups.len()];
+        for (gi, g) in analysis.groups.iter().enumerate() {
+            for &p in std::iter::once(&g.call_pos).chain(analysis.results_of(g)) {
+                if group_of[p as usize] == gi as u32 && p < first[gi] {
+                    first[gi] = p;
+                }
+            }
+        }
+        Membership { group_of, first }
+    }
+
+    /// The recency unit whose first entry is at position `i`, if any.
+    #[inline]
+    fn unit_starting_at(&self, kinds: &[EntryKind], i: usize) -> Option<Unit> {
+        match kinds[i] {
+            EntryKind::ConversationalMessage => Some(Unit::Entry(i as u32)),
+            EntryKind::ToolExchange => {
+                let g = if self.group_of.is_empty() {
+                    NONE
+                } else {
+                    self.group_of[i]
+                };
+                if g == NONE {
+                    Some(Unit::Entry(i as u32))
+                } else if self.first[g as usize] == i as u32 {
+                    Some(Unit::Group(g))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Required ids of `entries` by position (SPEC PRE-1 .. PRE-3); duplicate ids are an error.
 pub fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, AssemblyError> {
     check_unique(entries)?;
+    Ok(required_ids_of(entries, retention))
+}
+
+/// `req(entries)` of a list whose ids are known to be unique (a snapshot's, SPEC SNAP-1).
+pub(crate) fn required_ids_of(entries: &[Entry], retention: i32) -> Vec<EntryId> {
     let kinds = kinds_of(entries);
     let analysis = analyze_kinds(entries, &kinds);
     let mut req = Required::default();
     required_into(entries, &kinds, None, &analysis, retention, &mut req);
-    Ok(req.ids(entries))
+    req.ids(entries)
 }
 
-/// `SelectRequiredPreservation` (SPEC PRE-4), checking cancellation before and after (ASM-16).
+/// `SelectRequiredPreservation` (SPEC PRE-4), checking cancellation on entry (SPEC ASM-16), as
+/// the spec does: selection calls no host code, so nothing can cancel while it runs.
 pub fn select_required(
     entries: &[Entry],
     policy: &Policy,
@@ -240,9 +305,6 @@ pub fn select_required(
         return Err(AssemblyError::Cancelled);
     }
     let required_entry_ids = required_ids(entries, policy.recent_message_retention_count())?;
-    if cancel.is_cancelled() {
-        return Err(AssemblyError::Cancelled);
-    }
     Ok(PreservationSelection {
         required_entry_ids,
         preservation_label: policy.preservation_label().to_owned(),

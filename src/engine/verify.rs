@@ -107,15 +107,80 @@ pub(crate) fn entry_has_nan(e: &Entry, kind: EntryKind) -> bool {
     kind == EntryKind::ToolExchange && has_nan(e.message())
 }
 
-fn add(reasons: &mut Vec<RejectionReason>, r: RejectionReason) {
-    if !reasons.contains(&r) {
-        reasons.push(r);
+/// What the checks of one verification found (SPEC VER-1), turned into the result record
+/// (SPEC VER-3) by [`Findings::finish`].
+#[derive(Default)]
+struct Findings {
+    /// Rejection reasons in check order, each once (first occurrence kept).
+    reasons: Vec<RejectionReason>,
+    /// `MissingRequiredEntryIds`, in required order.
+    missing: Vec<EntryId>,
+    /// `InvalidEntryIds`.
+    invalid: BTreeSet<EntryId>,
+}
+
+impl Findings {
+    /// Adds `reason` unless already present.
+    fn reason(&mut self, reason: RejectionReason) {
+        if !self.reasons.contains(&reason) {
+            self.reasons.push(reason);
+        }
+    }
+
+    /// Adds `reason` and marks `id` invalid.
+    fn reject(&mut self, reason: RejectionReason, id: &EntryId) {
+        self.reason(reason);
+        self.invalid.insert(id.clone());
+    }
+
+    /// The result record (SPEC VER-3): accepted iff no reason.
+    fn finish(self, required_ids: &[EntryId]) -> VerificationResult {
+        let outcome = if self.reasons.is_empty() {
+            VerificationOutcome::Accepted
+        } else {
+            VerificationOutcome::Rejected
+        };
+        VerificationResult {
+            outcome,
+            rejection_reasons: self.reasons,
+            missing_required_entry_ids: self.missing,
+            invalid_entry_ids: self.invalid,
+            preservation_only_fallback_entry_ids: required_ids.to_vec(),
+        }
+    }
+}
+
+/// Fills the scratch inverse map: `inv[pos[j]] = j` for every retained proposal entry `j`.
+/// `inv` (all `NONE` between uses) grows to at least `n` slots.
+#[inline]
+pub(crate) fn fill_inverse(inv: &mut Vec<u32>, n: usize, pos: &[u32]) {
+    if inv.len() < n {
+        inv.resize(n, NONE);
+    }
+    debug_assert!(
+        inv.iter().all(|&j| j == NONE),
+        "scratch inverse map not cleared"
+    );
+    for (j, &p) in pos.iter().enumerate() {
+        if p != NONE {
+            inv[p as usize] = j as u32;
+        }
+    }
+}
+
+/// Resets the slots [`fill_inverse`] set, leaving `inv` all `NONE`.
+#[inline]
+pub(crate) fn clear_inverse(inv: &mut [u32], pos: &[u32]) {
+    for &p in pos {
+        if p != NONE {
+            inv[p as usize] = NONE;
+        }
     }
 }
 
 /// The four checks of SPEC VER-1 for a duplicate-free proposal whose entry `j` is original entry
-/// `pos[j]` (or new when `NONE`). `tool` is the proposal's analysis when known (see
-/// [`same_tool_sequence`]); otherwise it is computed. `inv` is a scratch buffer (all `NONE` on
+/// `pos[j]` (or new when `NONE`). `reuse_original_analysis` says the proposal's tool analysis is
+/// the original's (see [`same_tool_sequence`]); otherwise it is computed. `inv` is a scratch buffer (all `NONE` on
 /// entry and on exit) of at least `orig.entries.len()` slots.
 pub(crate) fn judge(
     orig: &Original<'_>,
@@ -124,25 +189,31 @@ pub(crate) fn judge(
     reuse_original_analysis: bool,
     inv: &mut Vec<u32>,
 ) -> VerificationResult {
-    if inv.len() < orig.entries.len() {
-        inv.resize(orig.entries.len(), NONE);
+    debug_assert_eq!(pos.len(), proposed.len());
+    fill_inverse(inv, orig.entries.len(), pos);
+    let mut findings = Findings::default();
+    check_required(orig, proposed, inv, &mut findings);
+    check_forged(proposed, pos, &mut findings);
+    check_retained(orig, proposed, pos, &mut findings);
+    // Check 4: tool self-consistency of the proposal.
+    if reuse_original_analysis {
+        tool_check(orig.analysis, orig.entries, &mut findings);
+    } else {
+        tool_check(&analyze_list(proposed), proposed, &mut findings);
     }
-    for (j, &p) in pos.iter().enumerate() {
-        if p != NONE {
-            inv[p as usize] = j as u32;
-        }
-    }
-    let mut reasons = Vec::new();
-    let mut missing = Vec::new();
-    let mut invalid: BTreeSet<EntryId> = BTreeSet::new();
+    clear_inverse(inv, pos);
+    findings.finish(orig.required_ids)
+}
 
-    // Check 1: required preservation, per required id in order.
+/// Check 1 of SPEC VER-1: required preservation, per required id in order (`inv` maps original
+/// positions to proposal indices).
+fn check_required(orig: &Original<'_>, proposed: &[Entry], inv: &[u32], f: &mut Findings) {
     let mut previous = NONE;
     let mut out_of_order = false;
     for &r in &orig.required.positions {
         let j = inv[r as usize];
         if j == NONE {
-            missing.push(orig.entries[r as usize].id().clone());
+            f.missing.push(orig.entries[r as usize].id().clone());
             continue;
         }
         if previous != NONE && j <= previous {
@@ -150,18 +221,22 @@ pub(crate) fn judge(
         }
         previous = j;
         if !orig.same_at(r as usize, &proposed[j as usize]) {
-            add(&mut reasons, RejectionReason::RequiredEntryContentMismatch);
-            invalid.insert(orig.entries[r as usize].id().clone());
+            f.reject(
+                RejectionReason::RequiredEntryContentMismatch,
+                orig.entries[r as usize].id(),
+            );
         }
     }
-    if !missing.is_empty() {
-        add(&mut reasons, RejectionReason::MissingRequiredEntry);
+    if !f.missing.is_empty() {
+        f.reason(RejectionReason::MissingRequiredEntry);
     }
     if out_of_order {
-        add(&mut reasons, RejectionReason::RequiredEntryOutOfOrder);
+        f.reason(RejectionReason::RequiredEntryOutOfOrder);
     }
+}
 
-    // Check 2: forged structural entries.
+/// Check 2 of SPEC VER-1: new entries of structural kinds are forged.
+fn check_forged(proposed: &[Entry], pos: &[u32], f: &mut Findings) {
     for (j, e) in proposed.iter().enumerate() {
         if pos[j] == NONE
             && !matches!(
@@ -169,12 +244,13 @@ pub(crate) fn judge(
                 EntryKind::ConversationalMessage | EntryKind::Summary
             )
         {
-            add(&mut reasons, RejectionReason::ForgedStructuralEntry);
-            invalid.insert(e.id().clone());
+            f.reject(RejectionReason::ForgedStructuralEntry, e.id());
         }
     }
+}
 
-    // Check 3: retained identity.
+/// Check 3 of SPEC VER-1: retained identity (kind changed, or non-required content changed).
+fn check_retained(orig: &Original<'_>, proposed: &[Entry], pos: &[u32], f: &mut Findings) {
     for (j, e) in proposed.iter().enumerate() {
         let p = pos[j];
         if p == NONE {
@@ -185,27 +261,9 @@ pub(crate) fn judge(
         let kind_changed = !orig.entries[p].ptr_eq(e) && orig.kinds[p] != e.kind();
         let changed = kind_changed || (!orig.required.flags[p] && !orig.same_at(p, e));
         if changed {
-            add(&mut reasons, RejectionReason::RetainedOriginalEntryMutated);
-            invalid.insert(e.id().clone());
+            f.reject(RejectionReason::RetainedOriginalEntryMutated, e.id());
         }
     }
-
-    // Check 4: tool self-consistency of the proposal.
-    let fresh;
-    let (analysis, list): (&Analysis, &[Entry]) = if reuse_original_analysis {
-        (orig.analysis, orig.entries)
-    } else {
-        fresh = analyze_list(proposed);
-        (&fresh, proposed)
-    };
-    tool_check(analysis, list, &mut reasons, &mut invalid);
-
-    for &p in pos {
-        if p != NONE {
-            inv[p as usize] = NONE;
-        }
-    }
-    finish(reasons, missing, invalid, orig.required_ids)
 }
 
 /// `Verify(original, original)`: the proposal is the original list itself (same handles, same
@@ -213,8 +271,7 @@ pub(crate) fn judge(
 /// itself, SPEC VER-2) and check 4 is the original's own analysis. Same result as [`judge`]
 /// with the identity mapping, without building it.
 pub(crate) fn judge_self(orig: &Original<'_>) -> VerificationResult {
-    let mut reasons = Vec::new();
-    let mut invalid: BTreeSet<EntryId> = BTreeSet::new();
+    let mut findings = Findings::default();
     let differs = |p: usize| match orig.nan {
         Some(nan) => nan[p],
         None => has_nan(orig.entries[p].message()),
@@ -227,31 +284,30 @@ pub(crate) fn judge_self(orig: &Original<'_>) -> VerificationResult {
         // Check 1: every required entry is present and in order; content differs iff NaN.
         for &r in &orig.required.positions {
             if differs(r as usize) {
-                add(&mut reasons, RejectionReason::RequiredEntryContentMismatch);
-                invalid.insert(orig.entries[r as usize].id().clone());
+                findings.reject(
+                    RejectionReason::RequiredEntryContentMismatch,
+                    orig.entries[r as usize].id(),
+                );
             }
         }
         // Check 2: no new entries. Check 3: kinds are unchanged; non-required content differs
         // iff NaN.
         for p in 0..orig.entries.len() {
             if !orig.required.flags[p] && differs(p) {
-                add(&mut reasons, RejectionReason::RetainedOriginalEntryMutated);
-                invalid.insert(orig.entries[p].id().clone());
+                findings.reject(
+                    RejectionReason::RetainedOriginalEntryMutated,
+                    orig.entries[p].id(),
+                );
             }
         }
     }
     // Check 4.
-    tool_check(orig.analysis, orig.entries, &mut reasons, &mut invalid);
-    finish(reasons, Vec::new(), invalid, orig.required_ids)
+    tool_check(orig.analysis, orig.entries, &mut findings);
+    findings.finish(orig.required_ids)
 }
 
 /// Check 4 of SPEC VER-1 from the analysis of `list`.
-fn tool_check(
-    analysis: &Analysis,
-    list: &[Entry],
-    reasons: &mut Vec<RejectionReason>,
-    invalid: &mut BTreeSet<EntryId>,
-) {
+fn tool_check(analysis: &Analysis, list: &[Entry], f: &mut Findings) {
     if analysis.is_valid() {
         return;
     }
@@ -274,30 +330,34 @@ fn tool_check(
     ];
     for (reason, positions) in checks {
         if !positions.is_empty() {
-            add(reasons, reason);
-            invalid.extend(positions.iter().map(|&p| list[p as usize].id().clone()));
+            f.reason(reason);
+            f.invalid
+                .extend(positions.iter().map(|&p| list[p as usize].id().clone()));
         }
     }
 }
 
-/// The result record (SPEC VER-3).
-fn finish(
-    reasons: Vec<RejectionReason>,
-    missing: Vec<EntryId>,
-    invalid: BTreeSet<EntryId>,
-    required_ids: &[EntryId],
-) -> VerificationResult {
-    let outcome = if reasons.is_empty() {
-        VerificationOutcome::Accepted
-    } else {
-        VerificationOutcome::Rejected
-    };
-    VerificationResult {
-        outcome,
-        rejection_reasons: reasons,
-        missing_required_entry_ids: missing,
-        invalid_entry_ids: invalid,
-        preservation_only_fallback_entry_ids: required_ids.to_vec(),
+/// The forward pointer scan of [`map_proposal`]: where the last match was, and how many pointer
+/// comparisons are left (a budget of about `2n` keeps the scan O(n) over a whole proposal).
+struct PointerScan {
+    cursor: usize,
+    budget: usize,
+}
+
+impl PointerScan {
+    /// The position of the same allocation as `e` at or after the cursor, within the budget.
+    #[inline]
+    fn find(&mut self, original: &[Entry], e: &Entry) -> Option<u32> {
+        let mut i = self.cursor;
+        while i < original.len() && self.budget > 0 {
+            self.budget -= 1;
+            if original[i].ptr_eq(e) {
+                self.cursor = i + 1;
+                return Some(i as u32);
+            }
+            i += 1;
+        }
+        None
     }
 }
 
@@ -324,49 +384,28 @@ pub(crate) fn map_proposal(
     pos.clear();
     let mut new_ids: FxHashSet<&str> = set_with_capacity(0);
     let mut dup: Option<&Entry> = None;
-    let mut cursor = 0usize;
-    let mut budget = 2 * n + 16;
+    let mut scan = PointerScan {
+        cursor: 0,
+        budget: 2 * n + 16,
+    };
     for e in proposed {
-        let mut found = None;
-        let mut i = cursor;
-        while i < n && budget > 0 {
-            budget -= 1;
-            if original[i].ptr_eq(e) {
-                found = Some(i as u32);
-                cursor = i + 1;
-                break;
-            }
-            i += 1;
-        }
-        if found.is_none() {
-            found = index
+        let found = scan.find(original, e).or_else(|| {
+            index
                 .get_or_insert_with(|| index_of(original))
                 .get(e.id().as_str())
-                .copied();
+                .copied()
+        });
+        let repeated = match found {
+            Some(p) => std::mem::replace(&mut seen[p as usize], 0) != NONE,
+            None => !new_ids.insert(e.id().as_str()),
+        };
+        if repeated {
+            dup = Some(e);
+            break;
         }
-        match found {
-            Some(p) => {
-                if seen[p as usize] != NONE {
-                    dup = Some(e);
-                    break;
-                }
-                seen[p as usize] = 0;
-                pos.push(p);
-            }
-            None => {
-                if !new_ids.insert(e.id().as_str()) {
-                    dup = Some(e);
-                    break;
-                }
-                pos.push(NONE);
-            }
-        }
+        pos.push(found.unwrap_or(NONE));
     }
-    for &p in pos.iter() {
-        if p != NONE {
-            seen[p as usize] = NONE;
-        }
-    }
+    clear_inverse(seen, pos);
     match dup {
         Some(e) => Err(AssemblyError::DuplicateEntryId {
             entry_id: e.id().as_str().to_owned(),

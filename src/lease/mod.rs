@@ -1,5 +1,5 @@
 //! Non-retransmission leases: run scopes, the per-run coordinator, the one-call gate and the
-//! lease-filtering snapshot provider (SPEC LSE-1 .. LSE-10; REFERENCE-SEMANTICS S55-S63).
+//! lease-filtering snapshot provider (SPEC LSE-1 .. LSE-10; C# S55-S63).
 //!
 //! ## What it guarantees
 //! A rehydrated artifact body (a `RecoverableContextSegment` entry) reaches the provider at most

@@ -1,5 +1,5 @@
 //! The privacy-safe progress events of one assembly attempt (SPEC EVT-1 .. EVT-6;
-//! REFERENCE-SEMANTICS S53, S70-S72).
+//! C# S53, S70-S72).
 //!
 //! Four events exist: [`StartedEvent`], [`CompletedEvent`], [`TerminatedEvent`] and
 //! [`ComposedEvent`]. Each carries an [`EventEnvelope`] (timestamp, reporter identifiers, depth,

@@ -3,38 +3,53 @@
 //! Everything is injected through a small trait so tests can pin values and hosts can plug in
 //! their own (a GUID generator, the reporter's sequence source, a UTC clock).
 //!
-//! The default [`AssemblyId`] source, [`RandomIdSource`], needs no dependency: the high 64 bits
-//! are a process-random seed (hashed out of std's randomly keyed `RandomState`), the low 64 bits
-//! a process-wide counter passed through a bijective mixer. Two ids drawn in one process can
-//! therefore never be equal (the counter part differs), and ids of different processes collide
-//! only if their random seeds do. The reference uses a random GUID (SPEC EVT-5; a `uuid` v4
-//! source can replace this one through [`IdSource`] without touching the node).
+//! An [`AssemblyId`] is a UUID (`uuid::Uuid`). The default source, [`RandomIdSource`], draws a
+//! random version-4 UUID (RFC 9562: 122 random bits from the operating system's generator, version
+//! and variant bits set), as the reference draws a random GUID (SPEC EVT-5). Version 4 rather
+//! than the time-ordered version 7: an id must carry nothing but identity, and a v7 id would embed
+//! the wall-clock time of the attempt, read behind the node's injected [`Clock`] (SPEC EVT-3).
+//! This default source is the node's only ambient read; tests and hosts that need deterministic
+//! ids inject their own [`IdSource`] (SPEC NODE-6), e.g. with [`AssemblyId::from_u128`].
 
-use std::collections::hash_map::RandomState;
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 use std::time::SystemTime;
 
+use uuid::Uuid;
+
 /// The opaque identifier of one assembly attempt (SPEC EVT-5): created once per attempt,
-/// immediately before `Started`, and carried by every event of that attempt. Rendered as a
-/// GUID-shaped lowercase hex string; it carries no content.
+/// immediately before `Started`, and carried by every event of that attempt. A UUID, rendered in
+/// its hyphenated lowercase form; it carries no content.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct AssemblyId(pub u128);
+pub struct AssemblyId(Uuid);
+
+impl AssemblyId {
+    /// The id holding `uuid`.
+    pub const fn from_uuid(uuid: Uuid) -> AssemblyId {
+        AssemblyId(uuid)
+    }
+
+    /// The id whose 128 bits are `bits` (big-endian), for injected deterministic sources. No
+    /// version or variant bits are set: such ids are the source's own choice.
+    pub const fn from_u128(bits: u128) -> AssemblyId {
+        AssemblyId(Uuid::from_u128(bits))
+    }
+
+    /// The UUID.
+    pub const fn as_uuid(&self) -> &Uuid {
+        &self.0
+    }
+}
+
+impl From<Uuid> for AssemblyId {
+    fn from(uuid: Uuid) -> AssemblyId {
+        AssemblyId(uuid)
+    }
+}
 
 impl fmt::Display for AssemblyId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let v = self.0;
-        write!(
-            f,
-            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-            (v >> 96) as u32,
-            (v >> 80) as u16,
-            (v >> 64) as u16,
-            (v >> 48) as u16,
-            v & 0xffff_ffff_ffff
-        )
+        fmt::Display::fmt(&self.0.hyphenated(), f)
     }
 }
 
@@ -44,50 +59,21 @@ impl fmt::Debug for AssemblyId {
     }
 }
 
-/// A source of fresh [`AssemblyId`]s (SPEC EVT-5). Implementations must never hand out the same
-/// id twice to attempts that can be observed together (the default never repeats in-process).
+/// A source of fresh [`AssemblyId`]s (SPEC EVT-5, NODE-6). Implementations must never hand out the
+/// same id twice to attempts that can be observed together.
 pub trait IdSource: Send + Sync {
     /// A fresh id.
     fn next_id(&self) -> AssemblyId;
 }
 
-/// The default id source: process-random seed + process-wide counter (see the module docs).
+/// The default id source: random version-4 UUIDs (see the module docs). Two draws collide with
+/// probability about 2^-122; the operating system's generator is the only input.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RandomIdSource;
 
-static ID_COUNTER: AtomicU64 = AtomicU64::new(0);
-static ID_SEED: OnceLock<(u64, u64)> = OnceLock::new();
-
-fn seed() -> (u64, u64) {
-    *ID_SEED.get_or_init(|| {
-        let draw = |salt: u64| {
-            let mut h = RandomState::new().build_hasher();
-            h.write_u64(salt);
-            if let Ok(d) = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH) {
-                h.write_u128(d.as_nanos());
-            }
-            h.write_u32(std::process::id());
-            h.finish()
-        };
-        (draw(0x5eed), draw(0xc0ffee) | 1)
-    })
-}
-
-/// A bijection on `u64` (odd multiplier, xor-shifts): distinct counters give distinct outputs.
-fn mix(mut x: u64, key: u64) -> u64 {
-    x ^= key;
-    x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    x ^= x >> 29;
-    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x ^ (x >> 32)
-}
-
 impl IdSource for RandomIdSource {
     fn next_id(&self) -> AssemblyId {
-        let (hi, key) = seed();
-        // Relaxed suffices: only uniqueness of the fetched values matters.
-        let n = ID_COUNTER.fetch_add(1, Ordering::Relaxed);
-        AssemblyId(((hi as u128) << 64) | mix(n, key) as u128)
+        AssemblyId(Uuid::new_v4())
     }
 }
 
@@ -130,5 +116,40 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now(&self) -> SystemTime {
         SystemTime::now()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use uuid::{Variant, Version};
+
+    #[test]
+    fn the_default_source_draws_distinct_version_4_rfc_uuids() {
+        // SPEC EVT-5: opaque, distinct; ours: RFC 9562 version 4 (version and variant bits set).
+        let a = RandomIdSource.next_id();
+        let b = RandomIdSource.next_id();
+        assert_ne!(a, b);
+        for id in [a, b] {
+            assert_eq!(id.as_uuid().get_version(), Some(Version::Random));
+            assert_eq!(id.as_uuid().get_variant(), Variant::RFC4122);
+            let text = id.to_string();
+            assert_eq!(text.len(), 36);
+            assert_eq!(text.as_bytes()[14], b'4', "{text}");
+            assert!(
+                matches!(text.as_bytes()[19], b'8' | b'9' | b'a' | b'b'),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn injected_ids_render_their_bits_verbatim() {
+        let id = AssemblyId::from_u128(0x0123_4567_89ab_cdef_0011_2233_4455_6677);
+        assert_eq!(id.to_string(), "01234567-89ab-cdef-0011-223344556677");
+        assert_eq!(
+            format!("{id:?}"),
+            "AssemblyId(01234567-89ab-cdef-0011-223344556677)"
+        );
     }
 }

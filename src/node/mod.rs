@@ -1,5 +1,5 @@
 //! The per-provider-call compaction node (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6;
-//! REFERENCE-SEMANTICS S51-S54, S70-S72; ADR-0007 "Decision" and "Consequences" on
+//! C# S51-S54, S70-S72; ADR-0007 "Decision" and "Consequences" on
 //! observability).
 //!
 //! A [`CompactionNode`] sits innermost around the real provider ([`ChatClient`]). At every call

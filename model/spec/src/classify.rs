@@ -8,44 +8,11 @@
 
 use crate::estimate::{dotnet_f32, dotnet_f64};
 use hybrid_compaction_model::artifact::{sha256_hex, ArtifactReference};
+pub use hybrid_compaction_model::classifier::AdaptError;
 use hybrid_compaction_model::classifier::Classifier;
-use hybrid_compaction_model::entry::{Entry, EntryError, EntryKind};
-use hybrid_compaction_model::error::ErrorKind;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::message::{Message, Part, ROLE_SYSTEM};
 use hybrid_compaction_model::value::Value;
-
-/// Why message adaptation failed (SPEC CLS-1).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AdaptError {
-    /// The classifier override named a kind it may not choose (`ToolExchange`,
-    /// `RecoverableContextSegment`, `SystemInstruction`): an invalid-operation error.
-    #[error("classifier override {kind} is not allowed (message {index})")]
-    ForbiddenOverride {
-        /// 0-based index of the message.
-        index: usize,
-        /// The refused kind.
-        kind: EntryKind,
-    },
-    /// Entry construction (SPEC ENT-5) refused the adapted message.
-    #[error("message {index}: {source}")]
-    Entry {
-        /// 0-based index of the message.
-        index: usize,
-        /// The construction error.
-        source: EntryError,
-    },
-}
-
-impl AdaptError {
-    /// The language-neutral category (SPEC ERR-1).
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            AdaptError::ForbiddenOverride { .. } => ErrorKind::InvalidOperation,
-            AdaptError::Entry { source, .. } => source.kind(),
-        }
-    }
-}
 
 /// Adapts messages to entries, in order (SPEC CLS-1).
 pub fn adapt(

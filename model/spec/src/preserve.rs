@@ -79,29 +79,51 @@ pub fn recency_units(entries: &[Entry]) -> Vec<Vec<EntryId>> {
 /// Required ids of `entries` by position (SPEC PRE-1 .. PRE-3); duplicate ids are an error.
 pub fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, AssemblyError> {
     check_unique_ids(entries)?;
-    let analysis = analyze(entries);
-    let durable = durable_digests(entries);
     let mut required: BTreeSet<EntryId> = BTreeSet::new();
+    add_required_kinds(entries, &mut required);
+    add_exchanges(entries, &mut required);
+    add_recent_units(entries, retention, &mut required);
 
+    // SPEC PRE-4: sorted by original position, each once.
+    let ids: Vec<EntryId> = entries
+        .iter()
+        .filter(|e| required.contains(e.id()))
+        .map(|e| e.id().clone())
+        .collect();
+    debug_assert_eq!(ids.len(), required.len(), "every required id once");
+    debug_assert!(
+        entries.iter().all(|e| !required.contains(e.id())
+            || !matches!(e.kind(), EntryKind::Summary | EntryKind::OptionalContext)),
+        "SPEC PRE-4: summaries and optional context are never required"
+    );
+    Ok(ids)
+}
+
+/// SPEC PRE-1.1 / PRE-1.2: required kinds, and reference-less recovered bodies (digest not
+/// durable).
+fn add_required_kinds(entries: &[Entry], required: &mut BTreeSet<EntryId>) {
+    let durable = durable_digests(entries);
     for entry in entries {
         match entry.kind() {
-            // SPEC PRE-1.1: required kinds.
             EntryKind::SystemInstruction
             | EntryKind::AuthoritativeSessionState
             | EntryKind::ApprovalSecurityState
             | EntryKind::ArtifactReference => {
                 required.insert(entry.id().clone());
             }
-            // SPEC PRE-1.2: reference-less recovered bodies (digest not durable).
             EntryKind::RecoverableContextSegment if !segment_is_durable(entry, &durable) => {
                 required.insert(entry.id().clone());
             }
             _ => {}
         }
     }
+}
 
-    // SPEC PRE-1.3: complete, reference-bearing groups (a result entry with >= 1 digest),
-    // regardless of recency.
+/// SPEC PRE-1.3 / PRE-1.4: complete reference-bearing groups and everything flagged incomplete,
+/// regardless of recency.
+fn add_exchanges(entries: &[Entry], required: &mut BTreeSet<EntryId>) {
+    let analysis = analyze(entries);
+    // SPEC PRE-1.3: complete groups with a result entry carrying >= 1 digest.
     for group in &analysis.groups {
         if !group.complete {
             continue;
@@ -115,8 +137,7 @@ pub fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, A
             required.extend(group.all_entry_ids.iter().cloned());
         }
     }
-
-    // SPEC PRE-1.4: everything flagged incomplete, regardless of recency.
+    // SPEC PRE-1.4: incomplete groups, orphan results, duplicate results.
     for group in &analysis.groups {
         if !group.complete {
             required.extend(group.all_entry_ids.iter().cloned());
@@ -124,21 +145,16 @@ pub fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, A
     }
     required.extend(analysis.orphan_result_entry_ids.iter().cloned());
     required.extend(analysis.duplicate_result_entry_ids.iter().cloned());
+}
 
-    // SPEC PRE-1.5 / PRE-3: the last `retention` recency units (all, if fewer).
+/// SPEC PRE-1.5 / PRE-3: the last `retention` recency units (all, if fewer).
+fn add_recent_units(entries: &[Entry], retention: i32, required: &mut BTreeSet<EntryId>) {
     let units = recency_units(entries);
     let keep = usize::try_from(retention.max(0)).unwrap_or(0);
     let start = units.len().saturating_sub(keep);
     for unit in &units[start..] {
         required.extend(unit.iter().cloned());
     }
-
-    // SPEC PRE-4: sorted by original position, each once.
-    Ok(entries
-        .iter()
-        .filter(|e| required.contains(e.id()))
-        .map(|e| e.id().clone())
-        .collect())
 }
 
 /// `SelectRequiredPreservation` (SPEC PRE-4), checking cancellation on entry (SPEC ASM-16).

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use crate::exchange::analyze;
 use crate::preserve::{check_unique_ids, required_ids};
 use hybrid_compaction_model::assembly::AssemblyError;
-use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::message::{FunctionCall, Message, Part};
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::value::{Value, ValueMap};
@@ -107,11 +107,48 @@ fn maps_equal(a: &ValueMap, b: &ValueMap) -> bool {
     true
 }
 
-/// Adds a reason unless already present (first occurrence kept, SPEC VER-1).
-fn add_reason(reasons: &mut Vec<RejectionReason>, reason: RejectionReason) {
-    if !reasons.contains(&reason) {
-        reasons.push(reason);
+/// What the checks of SPEC VER-1 found, in check order.
+#[derive(Default)]
+struct Findings {
+    reasons: Vec<RejectionReason>,
+    missing: Vec<EntryId>,
+    invalid: BTreeSet<EntryId>,
+}
+
+impl Findings {
+    /// Adds a reason unless already present (first occurrence kept, SPEC VER-1).
+    fn add_reason(&mut self, reason: RejectionReason) {
+        if !self.reasons.contains(&reason) {
+            self.reasons.push(reason);
+        }
     }
+
+    /// Adds a reason and marks `id` invalid.
+    fn reject(&mut self, reason: RejectionReason, id: &EntryId) {
+        self.add_reason(reason);
+        self.invalid.insert(id.clone());
+    }
+
+    /// SPEC VER-3: accepted iff no reason.
+    fn result(self, required: Vec<EntryId>) -> VerificationResult {
+        let outcome = if self.reasons.is_empty() {
+            VerificationOutcome::Accepted
+        } else {
+            VerificationOutcome::Rejected
+        };
+        VerificationResult {
+            outcome,
+            rejection_reasons: self.reasons,
+            missing_required_entry_ids: self.missing,
+            invalid_entry_ids: self.invalid,
+            preservation_only_fallback_entry_ids: required,
+        }
+    }
+}
+
+/// The position of `id` in `list`, if present.
+fn find(list: &[Entry], id: &EntryId) -> Option<usize> {
+    list.iter().position(|e| e.id() == id)
 }
 
 /// `Verify(original, proposed)` (SPEC VER-1, VER-3).
@@ -125,21 +162,26 @@ pub fn verify(
     check_unique_ids(proposed)?;
     // Required ids come from `original`.
     let required = required_ids(original, policy.recent_message_retention_count())?;
+    let mut findings = Findings::default();
+    check_required(original, proposed, &required, &mut findings);
+    check_forged(original, proposed, &mut findings);
+    check_retained(original, proposed, &required, &mut findings);
+    check_tools(proposed, &mut findings);
+    Ok(findings.result(required))
+}
 
-    let find = |list: &[Entry], id: &hybrid_compaction_model::entry::EntryId| -> Option<usize> {
-        list.iter().position(|e| e.id() == id)
-    };
-
-    let mut reasons: Vec<RejectionReason> = Vec::new();
-    let mut missing = Vec::new();
-    let mut invalid = BTreeSet::new();
-
-    // ---- Check 1: required preservation, per required id in order.
+/// Check 1 of SPEC VER-1: required preservation, per required id in order.
+fn check_required(
+    original: &[Entry],
+    proposed: &[Entry],
+    required: &[EntryId],
+    findings: &mut Findings,
+) {
     let mut previous_position: Option<usize> = None;
     let mut out_of_order = false;
-    for id in &required {
+    for id in required {
         let Some(pos) = find(proposed, id) else {
-            missing.push(id.clone());
+            findings.missing.push(id.clone());
             continue;
         };
         if let Some(prev) = previous_position {
@@ -154,19 +196,20 @@ pub fn verify(
             None => true,
         };
         if !content_equal {
-            add_reason(&mut reasons, RejectionReason::RequiredEntryContentMismatch);
-            invalid.insert(id.clone());
+            findings.reject(RejectionReason::RequiredEntryContentMismatch, id);
         }
     }
-    if !missing.is_empty() {
-        add_reason(&mut reasons, RejectionReason::MissingRequiredEntry);
+    if !findings.missing.is_empty() {
+        findings.add_reason(RejectionReason::MissingRequiredEntry);
     }
     if out_of_order {
-        add_reason(&mut reasons, RejectionReason::RequiredEntryOutOfOrder);
+        findings.add_reason(RejectionReason::RequiredEntryOutOfOrder);
     }
+}
 
-    // ---- Check 2: forged structural entries (new ids of kinds other than
-    // ConversationalMessage / Summary).
+/// Check 2 of SPEC VER-1: forged structural entries (new ids of kinds other than
+/// `ConversationalMessage` / `Summary`).
+fn check_forged(original: &[Entry], proposed: &[Entry], findings: &mut Findings) {
     for entry in proposed {
         if find(original, entry.id()).is_none()
             && !matches!(
@@ -174,12 +217,18 @@ pub fn verify(
                 EntryKind::ConversationalMessage | EntryKind::Summary
             )
         {
-            add_reason(&mut reasons, RejectionReason::ForgedStructuralEntry);
-            invalid.insert(entry.id().clone());
+            findings.reject(RejectionReason::ForgedStructuralEntry, entry.id());
         }
     }
+}
 
-    // ---- Check 3: retained identity (kind changed, or non-required content changed).
+/// Check 3 of SPEC VER-1: retained identity (kind changed, or non-required content changed).
+fn check_retained(
+    original: &[Entry],
+    proposed: &[Entry],
+    required: &[EntryId],
+    findings: &mut Findings,
+) {
     for entry in proposed {
         let Some(opos) = find(original, entry.id()) else {
             continue;
@@ -189,12 +238,13 @@ pub fn verify(
         let content_changed = !required.contains(entry.id())
             && !structurally_equal(original_entry.message(), entry.message());
         if kind_changed || content_changed {
-            add_reason(&mut reasons, RejectionReason::RetainedOriginalEntryMutated);
-            invalid.insert(entry.id().clone());
+            findings.reject(RejectionReason::RetainedOriginalEntryMutated, entry.id());
         }
     }
+}
 
-    // ---- Check 4: tool self-consistency of the proposal (fresh analysis).
+/// Check 4 of SPEC VER-1: tool self-consistency of the proposal (fresh analysis).
+fn check_tools(proposed: &[Entry], findings: &mut Findings) {
     let analysis = analyze(proposed);
     let tool_checks = [
         (
@@ -224,22 +274,8 @@ pub fn verify(
     ];
     for (reason, ids) in tool_checks {
         if !ids.is_empty() {
-            add_reason(&mut reasons, reason);
-            invalid.extend(ids.iter().cloned());
+            findings.add_reason(reason);
+            findings.invalid.extend(ids.iter().cloned());
         }
     }
-
-    // SPEC VER-3: accepted iff no reason.
-    let outcome = if reasons.is_empty() {
-        VerificationOutcome::Accepted
-    } else {
-        VerificationOutcome::Rejected
-    };
-    Ok(VerificationResult {
-        outcome,
-        rejection_reasons: reasons,
-        missing_required_entry_ids: missing,
-        invalid_entry_ids: invalid,
-        preservation_only_fallback_entry_ids: required,
-    })
 }

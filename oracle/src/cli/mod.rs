@@ -161,9 +161,20 @@ struct GenerateArgs {
     /// Seed of the generated topic.
     #[arg(long, default_value_t = corpus::DEFAULT_SEED)]
     seed: u64,
-    /// Number of generated cases.
-    #[arg(long, default_value_t = corpus::DEFAULT_COUNT)]
+    /// Number of generated cases (1 to 100000: the whole corpus is built in memory).
+    #[arg(long, default_value_t = corpus::DEFAULT_COUNT, value_parser = generated_count)]
     count: usize,
+}
+
+/// `--count`: a bounded number of generated cases, so a typo cannot exhaust memory.
+fn generated_count(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=corpus::MAX_COUNT).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "expected a whole number from 1 to {}",
+            corpus::MAX_COUNT
+        )),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -233,6 +244,14 @@ fn quietly<T>(f: impl FnOnce() -> T) -> T {
     r
 }
 
+/// The first line of clap's usage error without its `error: ` prefix, plus a pointer to help.
+fn usage_error_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or("invalid command line");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    format!("{first} (see --help)")
+}
+
 /// Entry point used by `main.rs`: the process arguments, the process exit code.
 pub fn main() -> ExitCode {
     ExitCode::from(main_with_args(std::env::args_os()))
@@ -249,10 +268,15 @@ where
     install_panic_hook();
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
-        Err(e) => {
-            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+        Err(e) if !e.use_stderr() => {
+            // Help and version go to stdout, exit 0.
             let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
+            return 0;
+        }
+        Err(e) => {
+            // A usage error is one line on stderr, like every other refusal (exit 2).
+            eprintln!("hybrid-compaction: error: {}", usage_error_line(&e));
+            return 2;
         }
     };
     let mut stdout = Vec::new();

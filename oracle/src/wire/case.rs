@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use hybrid_compaction_model::entry::EntryKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -230,19 +231,38 @@ pub struct TableEstimatorInput {
     pub default: i32,
 }
 
-/// Entry kinds (SPEC ENT-1), by their exact names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[allow(missing_docs)]
-pub enum KindInput {
-    SystemInstruction,
-    AuthoritativeSessionState,
-    ApprovalSecurityState,
-    ToolExchange,
-    ArtifactReference,
-    ConversationalMessage,
-    Summary,
-    RecoverableContextSegment,
-    OptionalContext,
+/// Entry kinds (SPEC ENT-1), by their exact names: a kind of the vocabulary, whose
+/// `EntryKind::ALL` / `EntryKind::NAMES` are the one list (serde and the schema read it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindInput(pub EntryKind);
+
+impl Serialize for KindInput {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for KindInput {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        EntryKind::from_name(&name)
+            .map(KindInput)
+            .ok_or_else(|| serde::de::Error::unknown_variant(&name, &EntryKind::NAMES))
+    }
+}
+
+impl JsonSchema for KindInput {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "KindInput".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Entry kinds (SPEC ENT-1), by their exact names.",
+            "type": "string",
+            "enum": EntryKind::NAMES,
+        })
+    }
 }
 
 /// One entry (SPEC ENT-2). `text` is shorthand for `parts: [{"text": ...}]` (the two are

@@ -58,18 +58,14 @@ impl WireError {
 }
 
 /// Why a case did not produce a regular result.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CaseError {
     /// The case is not valid wire input (exit 2).
-    Wire(WireError),
+    #[error(transparent)]
+    Wire(#[from] WireError),
     /// The SPEC rejects the input: this typed error is the answer.
+    #[error("the case is answered by a typed error")]
     Answer(ErrorOutput),
-}
-
-impl From<WireError> for CaseError {
-    fn from(e: WireError) -> CaseError {
-        CaseError::Wire(e)
-    }
 }
 
 fn wire<T>(path: &str, message: impl Into<String>) -> Result<T, CaseError> {
@@ -184,17 +180,7 @@ pub fn policy(
 
 /// The vocabulary kind of a wire kind.
 pub fn kind(k: KindInput) -> EntryKind {
-    match k {
-        KindInput::SystemInstruction => EntryKind::SystemInstruction,
-        KindInput::AuthoritativeSessionState => EntryKind::AuthoritativeSessionState,
-        KindInput::ApprovalSecurityState => EntryKind::ApprovalSecurityState,
-        KindInput::ToolExchange => EntryKind::ToolExchange,
-        KindInput::ArtifactReference => EntryKind::ArtifactReference,
-        KindInput::ConversationalMessage => EntryKind::ConversationalMessage,
-        KindInput::Summary => EntryKind::Summary,
-        KindInput::RecoverableContextSegment => EntryKind::RecoverableContextSegment,
-        KindInput::OptionalContext => EntryKind::OptionalContext,
-    }
+    k.0
 }
 
 /// Converts `text`/`parts` into message parts. `Unsupported` parts yield a `NotSupported`
@@ -682,5 +668,24 @@ pub fn diagnostics_output(d: &Diagnostics) -> DiagnosticsOutput {
             })
             .collect(),
         final_sequence_valid: d.final_sequence_valid,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_kinds_are_the_entry_kinds_by_name() {
+        for k in EntryKind::ALL {
+            let json = serde_json::json!(k.name());
+            let wire: KindInput = serde_json::from_value(json.clone()).expect("a kind name");
+            assert_eq!(kind(wire), k);
+            assert_eq!(serde_json::to_value(wire).ok(), Some(json));
+        }
+        let err = serde_json::from_value::<KindInput>(serde_json::json!("Nope")).unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("unknown variant `Nope`, expected one of"));
     }
 }

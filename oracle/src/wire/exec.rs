@@ -9,7 +9,7 @@
 //! [`run_case`] never panics on its own account; [`run_case_caught`] additionally turns a panic
 //! inside an implementation into [`RunError::Panic`] so the CLI can report it as a failure.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -150,7 +150,7 @@ macro_rules! implementation {
                 $($p)::+::assemble::assemble(policy, provider, reducer, cancel)
             }
             fn bridge(&self, upstream: WireUpstream) -> Box<dyn Reducer> {
-                Box::new($($p)::+::bridge::Bridge { upstream })
+                Box::new($($p)::+::bridge::Bridge::new(upstream))
             }
             fn adapt(
                 &self,
@@ -387,20 +387,7 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
         Case::Verify(c) => {
             let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
             let original = convert::entries(&c.original, "$.original")?;
-            let mut proposed = Vec::with_capacity(c.proposed.len());
-            for (i, item) in c.proposed.iter().enumerate() {
-                let path = format!("$.proposed[{i}]");
-                proposed.push(match item {
-                    ProposedItem::Same(id) => original
-                        .iter()
-                        .find(|e| e.id().as_str() == id)
-                        .cloned()
-                        .ok_or_else(|| {
-                            WireError::new(&path, format!("no original entry with id {id:?}"))
-                        })?,
-                    ProposedItem::Entry(e) => convert::entry(e, &path)?,
-                });
-            }
+            let proposed = proposed_entries(&original, &c.proposed)?;
             let v = imp.verify(&original, &proposed, &p).map_err(answer_of)?;
             Ok(Output {
                 verification: Some(convert::verification_output(&v)),
@@ -409,6 +396,29 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
         }
         Case::Assemble(c) => run_assemble(c, imp),
     }
+}
+
+/// The proposed list of a `verify` case: ids name original entries (the first with that id, as a
+/// positional search would find it), objects are new entries. One id index, so linear in the
+/// input.
+fn proposed_entries(original: &[Entry], items: &[ProposedItem]) -> Result<Vec<Entry>, CaseError> {
+    let mut by_id: HashMap<&str, &Entry> = HashMap::with_capacity(original.len());
+    for entry in original {
+        by_id.entry(entry.id().as_str()).or_insert(entry);
+    }
+    let mut proposed = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        proposed.push(match item {
+            ProposedItem::Same(id) => by_id.get(id.as_str()).map(|e| (*e).clone()).ok_or_else(|| {
+                WireError::new(
+                    format!("$.proposed[{i}]"),
+                    format!("no original entry with id {id:?}"),
+                )
+            })?,
+            ProposedItem::Entry(e) => convert::entry(e, &format!("$.proposed[{i}]"))?,
+        });
+    }
+    Ok(proposed)
 }
 
 fn run_assemble(

@@ -1,9 +1,9 @@
 //! Hand-written vectors: entries (ENT, CLS, SNAP-4), artifacts (ART), policy (POL-1, POL-2),
 //! estimation and evaluation (EST, POL-3, POL-4).
 //!
-//! Expected values are computed by hand from REFERENCE-SEMANTICS: byte counts of the UTF-8
-//! estimator (S17), the validation order of S13, the known SHA-256 answers of `"abc"` and `""`,
-//! and content-hash ids computed from the S50 rendering with an independent SHA-256 (Python
+//! Expected values are computed by hand from the SPEC: byte counts of the UTF-8
+//! estimator (EST-2), the validation order of POL-2, the known SHA-256 answers of `"abc"` and `""`,
+//! and content-hash ids computed from the CLS-2 rendering with an independent SHA-256 (Python
 //! `hashlib`), written here as constants.
 
 use serde_json::{json, Value as Json};

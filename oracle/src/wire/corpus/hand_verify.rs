@@ -359,7 +359,7 @@ pub fn verify() -> Vec<HandGroup> {
                 rejected(&["ReorderedToolGroup"], &[], &["c"]),
             ),
             t(
-                "several tool defects: reasons in S27.4 order",
+                "several tool defects: reasons in VER-1 step 4 order",
                 &["VER-1", "VER-3"],
                 vf(
                     vec![

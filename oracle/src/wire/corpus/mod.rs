@@ -3,7 +3,7 @@
 //! Two sources of vectors:
 //!
 //! * **Hand-written topics** (`hand_*.rs`): cases written per SPEC clause, each with a
-//!   *partial expectation* computed by hand from REFERENCE-SEMANTICS (outcome, stages, attempt
+//!   *partial expectation* computed by hand from the SPEC's clauses (outcome, stages, attempt
 //!   count, sizes, ids, reasons, error kind...). Generation runs the model, and refuses to write
 //!   anything if the model's output does not contain the hand-computed expectation (JSON subset
 //!   match: every key of the expectation must be present with an equal value; arrays compare
@@ -39,6 +39,10 @@ pub const GENERATOR_VERSION: &str = "1.0.0";
 pub const DEFAULT_SEED: u64 = 20_261_130;
 /// Number of cases of the committed generated topic.
 pub const DEFAULT_COUNT: usize = 200;
+
+/// The largest `--count` the command accepts: the generated topic is built in memory before it
+/// is written, so the count is bounded (100000 cases is a few hundred MB at most).
+pub const MAX_COUNT: usize = 100_000;
 
 /// Every flag a vector may carry, with its meaning (written into each file's `notes`).
 pub const FLAGS: &[(&str, &str)] = &[

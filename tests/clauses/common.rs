@@ -1,12 +1,24 @@
-//! Shared builders for the model's clause tests: short constructors for entries, policies and
-//! estimators, so each test reads as the list it builds.
-#![allow(dead_code)]
+//! Shared builders for the clause tests: short constructors for entries, policies and
+//! estimators, so each test reads as the list it builds. Policies measuring UTF-8 use the
+//! estimators of the implementation under test (`crate::Imp`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hybrid_compaction_model::*;
-use hybrid_compaction_spec::estimate::{Utf8ContextEstimator, Utf8TextEstimator};
+use sha2::{Digest as _, Sha256};
+
+use super::Implementation;
+use crate::Imp;
+
+/// The text estimator of the implementation under test (SPEC EST-4).
+pub type Utf8TextEstimator = <Imp as Implementation>::TextEstimator;
+/// The context estimator of the implementation under test (SPEC EST-2).
+pub type Utf8ContextEstimator = <Imp as Implementation>::ContextEstimator;
+/// The content-hash classifier of the implementation under test (SPEC CLS-2).
+pub type ContentHashClassifier = <Imp as Implementation>::ContentHashClassifier;
+/// The reducer bridge of the implementation under test (SPEC BRG-1 .. BRG-3).
+pub type ImpBridge<U> = <Imp as Implementation>::Bridge<U>;
 
 /// A `ConversationalMessage` with role `user` and one text part.
 pub fn conv(id: &str, text: &str) -> Entry {
@@ -139,7 +151,7 @@ pub fn text_policy(h: i32, margin: i32, retention: i32, attempts: i32) -> Policy
         margin,
         retention,
         attempts,
-        Arc::new(Utf8TextEstimator),
+        Arc::new(Utf8TextEstimator::default()),
     ))
     .unwrap()
 }
@@ -151,7 +163,7 @@ pub fn context_policy(h: i32, margin: i32, retention: i32, attempts: i32) -> Pol
         margin,
         retention,
         attempts,
-        Arc::new(Utf8ContextEstimator),
+        Arc::new(Utf8ContextEstimator::default()),
     ))
     .unwrap()
 }
@@ -198,4 +210,47 @@ pub fn id_strs(ids: &[EntryId]) -> Vec<String> {
 /// Owned strings from literals.
 pub fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| (*x).to_owned()).collect()
+}
+
+/// An entry of any kind, built the way that kind must be built (SPEC ENT-5, ENT-6).
+pub fn entry_of_kind(id: &str, kind: EntryKind) -> Entry {
+    match kind {
+        EntryKind::ToolExchange => call(id, &["c"]),
+        EntryKind::ArtifactReference => aref(id, "x"),
+        EntryKind::RecoverableContextSegment => seg(id, "x"),
+        other => of_kind(id, other, "x"),
+    }
+}
+
+/// Lowercase hex SHA-256 of UTF-8 `text`.
+pub fn sha_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The content-hash id (SPEC CLS-2) the implementation under test gives message `index`.
+pub fn content_hash_id(messages: &[Message], index: usize) -> String {
+    let mut classifier = <Imp as Implementation>::ContentHashClassifier::default();
+    classifier.entry_id(messages, index)
+}
+
+/// SPEC CLS-2: `message` renders as `expected`. Checked on the rendering string where the
+/// implementation builds one, and always through the content-hash id it derives from it.
+pub fn assert_rendering(message: &Message, expected: &str) {
+    if let Some(rendering) = Imp::canonical_rendering(message) {
+        assert_eq!(rendering, expected);
+    }
+    assert_eq!(
+        content_hash_id(std::slice::from_ref(message), 0),
+        format!("{}:0", sha_hex(expected)),
+        "rendering {expected:?}"
+    );
+}
+
+/// SPEC CLS-2: the value-text of `value` is `expected` (as the only result of a tool message).
+pub fn assert_value_text(value: &Value, expected: &str) {
+    let message = Message::new("tool", vec![Part::result("c", value.clone())]);
+    assert_rendering(&message, &format!("tool\u{1F}result:c:{expected}\u{1E}"));
 }
