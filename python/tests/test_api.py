@@ -128,6 +128,19 @@ def test_values_json_cannot_carry_are_invalid_cases(bad):
         hc.run(case)
 
 
+def test_an_internal_failure_is_an_internal_error(monkeypatch):
+    # The oracle catches a panic of an implementation and reports it as ("internal", ...); no
+    # wire input is known to cause one, so the native answer is simulated here.
+    from hybrid_compaction import _core
+
+    monkeypatch.setattr(_core._native, "run_json", lambda case, imp: ("internal", imp, "boom"))
+    with pytest.raises(hc.InternalError) as e:
+        hc.run({"op": "analyze", "entries": []}, "model")
+    assert (e.value.implementation, e.value.reason) == ("model", "boom")
+    assert str(e.value) == "internal failure of the model: boom"
+    assert isinstance(e.value, RuntimeError) and isinstance(e.value, hc.HybridCompactionError)
+
+
 def test_not_a_dict_and_unknown_implementation():
     with pytest.raises(hc.InvalidCaseError):
         hc.run([{"op": "analyze", "entries": []}])
