@@ -252,20 +252,31 @@ fn usage_error_line(e: &clap::Error) -> String {
     format!("{first} (see --help)")
 }
 
-/// Entry point used by `main.rs`.
+/// Entry point used by `main.rs`: the process arguments, the process exit code.
 pub fn main() -> ExitCode {
+    ExitCode::from(main_with_args(std::env::args_os()))
+}
+
+/// The command run on `args` (the first one is the program name), returning the exit code of
+/// the table above. For hosts that embed the command, such as the Python package's
+/// `hybrid-compaction` console script; it prints to this process's stdout and stderr.
+pub fn main_with_args<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     install_panic_hook();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
             // Help and version go to stdout, exit 0.
             let _ = e.print();
-            return ExitCode::SUCCESS;
+            return 0;
         }
         Err(e) => {
             // A usage error is one line on stderr, like every other refusal (exit 2).
             eprintln!("hybrid-compaction: error: {}", usage_error_line(&e));
-            return ExitCode::from(2);
+            return 2;
         }
     };
     let mut stdout = Vec::new();
@@ -286,14 +297,14 @@ pub fn main() -> ExitCode {
     if print_stdout {
         let mut out = std::io::stdout().lock();
         if out.write_all(&stdout).and_then(|()| out.flush()).is_err() {
-            return ExitCode::from(1);
+            return 1;
         }
     }
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(f) => {
             eprintln!("hybrid-compaction: error: {}", f.message);
-            ExitCode::from(f.code)
+            f.code
         }
     }
 }

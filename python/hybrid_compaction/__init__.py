@@ -1,0 +1,58 @@
+"""hybrid_compaction: the conformance oracle of hybrid context compaction (ADR-0007) in Python.
+
+The oracle (the Rust executable specification and the optimized engine, ``docs/SPEC.md``) runs
+inside this process through a native module: no subprocess, no Rust toolchain. Cases and outputs
+are plain dicts in the wire format of ``docs/WIRE.md``; see ``docs/PYTHON.md``.
+
+>>> import hybrid_compaction as hc
+>>> p = hc.policy(hard_limit=100, trigger_margin=10, recent_message_retention_count=1,
+...               maximum_compaction_attempts=1, preservation_label="demo", preservation_version=1)
+>>> original = hc.from_openai([{"role": "system", "content": "be brief"},
+...                            {"role": "user", "content": "hi"}])
+>>> hc.verify(original, [e["id"] for e in original], p)["outcome"]
+'Accepted'
+"""
+
+from ._core import (
+    IMPLEMENTATIONS,
+    HybridCompactionError,
+    InternalError,
+    InvalidCaseError,
+    SpecError,
+    assemble,
+    evaluate,
+    policy,
+    run,
+    schema,
+    verify,
+)
+from ._native import __version__
+from .convert import (
+    entries_from_messages,
+    from_langchain,
+    from_openai,
+    langchain_messages,
+    openai_messages,
+    wire_value,
+)
+
+__all__ = [
+    "__version__",
+    "IMPLEMENTATIONS",
+    "HybridCompactionError",
+    "InvalidCaseError",
+    "InternalError",
+    "SpecError",
+    "run",
+    "policy",
+    "verify",
+    "assemble",
+    "evaluate",
+    "schema",
+    "openai_messages",
+    "langchain_messages",
+    "from_openai",
+    "from_langchain",
+    "entries_from_messages",
+    "wire_value",
+]

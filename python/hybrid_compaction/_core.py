@@ -1,0 +1,229 @@
+"""Running wire cases in-process: ``run`` and its convenience wrappers.
+
+Every function here builds a wire case (``docs/WIRE.md``), hands it to the native oracle as JSON
+text and returns the output as plain dicts. ``run`` returns the output exactly as the CLI prints
+it (a typed error is an answer: ``{"error": {...}}``); the wrappers (``verify``, ``assemble``,
+``evaluate``) return the operation's own object and raise :class:`SpecError` for a typed error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+from . import _native
+
+__all__ = [
+    "IMPLEMENTATIONS",
+    "HybridCompactionError",
+    "InvalidCaseError",
+    "InternalError",
+    "SpecError",
+    "run",
+    "policy",
+    "verify",
+    "assemble",
+    "evaluate",
+    "schema",
+]
+
+#: The two implementations of the SPEC the oracle runs: the executable specification and the
+#: optimized engine. Both pass the whole vector corpus.
+IMPLEMENTATIONS = ("model", "engine")
+
+Json = Any
+Case = Mapping[str, Json]
+Output = Dict[str, Json]
+
+
+class HybridCompactionError(Exception):
+    """Base class of every exception this package raises."""
+
+
+class InvalidCaseError(HybridCompactionError, ValueError):
+    """The case is not valid wire input (the CLI's exit 2).
+
+    ``path`` is the JSON path of the offending value (``$.entries[0].kind``), ``reason`` what was
+    expected there.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class InternalError(HybridCompactionError, RuntimeError):
+    """An implementation failed internally (a bug; the CLI's exit 1)."""
+
+    def __init__(self, implementation: str, reason: str) -> None:
+        super().__init__(f"internal failure of the {implementation}: {reason}")
+        self.implementation = implementation
+        self.reason = reason
+
+
+class SpecError(HybridCompactionError):
+    """The SPEC rejects the input: a typed error answer (``docs/WIRE.md``, "Typed errors").
+
+    Raised by the convenience wrappers only; :func:`run` returns the answer as
+    ``{"error": {...}}``. ``kind`` is one of the ERR-1 kinds (``OutOfRange``, ``InvalidArgument``,
+    ...); ``field`` and ``entry_id`` are set when the error names one; ``answer`` is the whole
+    ``error`` object.
+    """
+
+    def __init__(self, answer: Mapping[str, Json]) -> None:
+        self.answer: Dict[str, Json] = dict(answer)
+        self.kind: str = self.answer.get("kind", "")
+        self.field: Optional[str] = self.answer.get("field")
+        self.entry_id: Optional[str] = self.answer.get("entryId")
+        self.message: str = self.answer.get("message", "")
+        named = self.field or self.entry_id
+        super().__init__(f"{self.kind}{f' ({named})' if named else ''}: {self.message}")
+
+
+def _dumps(case: Case) -> str:
+    if not isinstance(case, Mapping):
+        raise InvalidCaseError("$", f"expected a case dict, got {type(case).__name__}")
+    try:
+        # allow_nan=False: NaN and infinities are not JSON; the wire spells them as tagged values
+        # ({"f64": "NaN"}). ensure_ascii=False keeps the text as the caller wrote it.
+        return json.dumps(case, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as e:
+        raise InvalidCaseError("$", f"not expressible as JSON: {e}") from None
+
+
+def run(case: Case, implementation: str = "engine") -> Output:
+    """Runs one wire case on ``implementation`` (``"engine"``, the default, or ``"model"``).
+
+    Returns the output object exactly as ``hybrid-compaction run`` prints it: one member named
+    after the operation (``verification``, ``assembly`` + ``diagnostics``, ...), or ``error`` for
+    a typed error answer. Raises :class:`InvalidCaseError` for input the wire format cannot
+    express and :class:`InternalError` if an implementation fails.
+    """
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation must be 'model' or 'engine', got {implementation!r}")
+    status, first, second = _native.run_json(_dumps(case), implementation)
+    if status == "ok":
+        output: Output = json.loads(first)
+        return output
+    if status == "invalid":
+        raise InvalidCaseError(first, second)
+    raise InternalError(first, second)
+
+
+def _answer(output: Output, member: str) -> Json:
+    if "error" in output:
+        raise SpecError(output["error"])
+    return output[member]
+
+
+def policy(
+    *,
+    hard_limit: int,
+    trigger_margin: int,
+    recent_message_retention_count: int,
+    maximum_compaction_attempts: int,
+    preservation_label: str,
+    preservation_version: int,
+    estimator: Union[str, Mapping[str, Json]] = "utf8",
+) -> Dict[str, Json]:
+    """A wire policy (SPEC POL-1). Every number is required: the SPEC has no defaults.
+
+    ``estimator`` is a kind name (``"utf8"``, the production default of EST-2, or
+    ``"utf8-text"``) or a whole estimator object (``{"kind": "constant", "size": 3}``,
+    ``{"kind": "table", ...}``). Values are validated when a case runs (POL-2), not here.
+    """
+    return {
+        "hardLimit": hard_limit,
+        "triggerMargin": trigger_margin,
+        "recentMessageRetentionCount": recent_message_retention_count,
+        "maximumCompactionAttempts": maximum_compaction_attempts,
+        "preservationLabel": preservation_label,
+        "preservationVersion": preservation_version,
+        "estimator": {"kind": estimator} if isinstance(estimator, str) else dict(estimator),
+    }
+
+
+def verify(
+    original: Sequence[Mapping[str, Json]],
+    proposed: Sequence[Union[str, Mapping[str, Json]]],
+    policy: Mapping[str, Json],
+    *,
+    implementation: str = "engine",
+) -> Dict[str, Json]:
+    """``Verify(original, proposed)`` (SPEC VER-1): is ``proposed`` an acceptable compaction?
+
+    ``original`` is a list of wire entries; each ``proposed`` item is the id of an original entry
+    or a whole entry (a summary, say). Returns the ``verification`` object: ``outcome``
+    (``Accepted``/``Rejected``), ``rejectionReasons``, ``missingRequiredEntryIds``,
+    ``invalidEntryIds``, ``preservationOnlyFallbackEntryIds``.
+    """
+    case = {
+        "op": "verify",
+        "policy": policy,
+        "original": list(original),
+        "proposed": list(proposed),
+    }
+    return _answer(run(case, implementation), "verification")  # type: ignore[no-any-return]
+
+
+def assemble(
+    policy: Mapping[str, Json],
+    entries: Optional[Sequence[Mapping[str, Json]]] = None,
+    *,
+    snapshots: Optional[Sequence[Mapping[str, Json]]] = None,
+    reducer: Optional[Mapping[str, Json]] = None,
+    cancel: Optional[str] = None,
+    implementation: str = "engine",
+) -> Dict[str, Json]:
+    """Runs the assembler (SPEC ASM-7) and diagnostics (DIA-5) on a scripted history.
+
+    ``entries`` is a static history (SNAP-3) and/or ``snapshots`` a schedule (SNAP-5);
+    ``reducer`` a scripted, upstream or message-counting reducer (absent: one that echoes);
+    ``cancel`` a cancellation point (``"before"``, ``"capture:K"``, ``"reducer:K"``). Returns
+    ``{"assembly": {...}, "diagnostics": {...}}``.
+    """
+    case: Dict[str, Json] = {"op": "assemble", "policy": policy}
+    if entries is not None:
+        case["entries"] = list(entries)
+    if snapshots is not None:
+        case["snapshots"] = list(snapshots)
+    if reducer is not None:
+        case["reducer"] = reducer
+    if cancel is not None:
+        case["cancel"] = cancel
+    output = run(case, implementation)
+    _answer(output, "assembly")
+    return output
+
+
+def evaluate(
+    entries: Sequence[Mapping[str, Json]],
+    policy: Mapping[str, Json],
+    *,
+    implementation: str = "engine",
+) -> Dict[str, Json]:
+    """Trigger evaluation (SPEC POL-3): the estimated size of ``entries`` against the policy.
+
+    Returns the ``evaluation`` object (``entrySizes``, ``estimatedSize``, ``triggerThreshold``,
+    ``triggered``, ...).
+    """
+    case = {"op": "evaluate", "policy": policy, "entries": list(entries)}
+    return _answer(run(case, implementation), "evaluation")  # type: ignore[no-any-return]
+
+
+def schema(which: Optional[str] = None) -> Dict[str, Json]:
+    """The JSON Schemas (draft 2020-12) of the wire format, as ``hybrid-compaction schema``.
+
+    ``which``: ``None`` for ``{"case", "output", "vectorFile"}``, or one of ``"case"``,
+    ``"output"``, ``"vector-file"``.
+    """
+    text = _native.schema_json(which)
+    if text is None:
+        raise ValueError(f"which must be None, 'case', 'output' or 'vector-file', got {which!r}")
+    result: Dict[str, Json] = json.loads(text)
+    return result
+
+
+def _entries_of(output: Output) -> List[Dict[str, Json]]:
+    return _answer(output, "entries")  # type: ignore[no-any-return]

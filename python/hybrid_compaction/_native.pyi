@@ -1,0 +1,20 @@
+"""Type stub of the native module ``hybrid_compaction._native`` (python/src/lib.rs)."""
+
+from typing import List, Literal, Optional, Tuple
+
+__version__: str
+
+def run_json(
+    case_json: str, implementation: str
+) -> Tuple[Literal["ok", "invalid", "internal"], str, str]:
+    """Runs one case given as JSON text on ``"model"`` or ``"engine"``.
+
+    ``("ok", output_json, "")``, ``("invalid", json_path, reason)`` or
+    ``("internal", implementation, reason)``. Never raises.
+    """
+
+def schema_json(which: Optional[str] = None) -> Optional[str]:
+    """The JSON Schema(s) as JSON text; ``None`` for an unknown ``which``."""
+
+def main(argv: List[str]) -> int:
+    """The ``hybrid-compaction`` command on ``argv`` (program name first); its exit code."""

@@ -1,0 +1,109 @@
+//! # `hybrid_compaction._native`: the oracle inside a Python process
+//!
+//! The native half of the Python package `hybrid_compaction` (see `python/README.md` and
+//! `docs/PYTHON.md`). It is deliberately thin: JSON text in, JSON text out, over the public API of
+//! the conformance oracle (`hybrid_compaction_oracle::wire`), so a case answered here is the
+//! answer of `hybrid-compaction run` byte for byte. Python dicts cross the boundary as JSON text
+//! (the pure-Python layer calls `json.dumps`/`json.loads`), which keeps the types of the wire
+//! format exact: `True` stays a JSON `true`, never the integer `1`; `1` and `1.0` stay distinct.
+//!
+//! ```text
+//!  dict --json.dumps--> run_json --parse (paths)--> wire::Case --run_case_caught--> Output
+//!  dict <--json.loads-- ("ok", output JSON) | ("invalid", JSON path, message) | ("internal", ..)
+//! ```
+//!
+//! Every function returns a plain value and never raises from Rust: the Python layer turns the
+//! status into its own exception classes (`InvalidCaseError`, `InternalError`), which keeps the
+//! exception hierarchy in one language and typed in one stub. A panic inside an implementation
+//! is caught by the oracle (`run_case_caught`) and reported as `internal`.
+//!
+//! Not a member of the root workspace (its own `[workspace]` table, like `fuzz/`): PyO3 needs a
+//! Python interpreter at build time, and `cargo test --workspace` must not.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod parse;
+
+use hybrid_compaction_oracle::wire::exec::{run_case_caught, Engine, Implementation, Model};
+use hybrid_compaction_oracle::wire::{schema, RunError};
+use pyo3::prelude::*;
+
+/// The outcome of [`run_json`]: `(status, a, b)`.
+///
+/// * `("ok", output_json, "")`: the case was answered (a typed error is an answer);
+/// * `("invalid", json_path, message)`: the case is not valid wire input (the CLI's exit 2);
+/// * `("internal", implementation, message)`: an implementation failed (the CLI's exit 1).
+type Answer = (&'static str, String, String);
+
+fn implementation(name: &str) -> Option<&'static dyn Implementation> {
+    match name {
+        "model" => Some(&Model),
+        "engine" => Some(&Engine),
+        _ => None,
+    }
+}
+
+/// Runs one case (JSON text) on `implementation` (`"model"` or `"engine"`).
+fn answer(case_json: &str, implementation_name: &str) -> Answer {
+    let Some(imp) = implementation(implementation_name) else {
+        return (
+            "invalid",
+            "implementation".to_owned(),
+            format!("expected \"model\" or \"engine\", got {implementation_name:?}"),
+        );
+    };
+    let case = match parse::case(case_json) {
+        Ok(c) => c,
+        Err(e) => return ("invalid", e.path, e.message),
+    };
+    match run_case_caught(&case, imp) {
+        Ok(out) => match serde_json::to_string(&out) {
+            Ok(text) => ("ok", text, String::new()),
+            Err(e) => ("internal", imp.name().to_owned(), e.to_string()),
+        },
+        Err(RunError::Wire(e)) => ("invalid", e.path, e.message),
+        Err(RunError::Panic {
+            implementation,
+            message,
+        }) => ("internal", implementation.to_owned(), message),
+    }
+}
+
+/// Runs one case given as JSON text; see [`Answer`]. Releases the GIL while it runs.
+#[pyfunction]
+fn run_json(py: Python<'_>, case_json: String, implementation: String) -> Answer {
+    py.detach(move || answer(&case_json, &implementation))
+}
+
+/// The JSON Schema(s) as JSON text: `which` is `None` (all three), `"case"`, `"output"` or
+/// `"vector-file"`; anything else gives `None`.
+#[pyfunction]
+#[pyo3(signature = (which=None))]
+fn schema_json(which: Option<String>) -> Option<String> {
+    let v = match which.as_deref() {
+        None => schema::all(),
+        Some("case") => schema::case_schema(),
+        Some("output") => schema::output_schema(),
+        Some("vector-file") => schema::vector_file_schema(),
+        Some(_) => return None,
+    };
+    serde_json::to_string(&v).ok()
+}
+
+/// The `hybrid-compaction` command on `argv` (program name first); returns its exit code.
+/// Reads this process's stdin and writes its stdout/stderr, like the binary.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(move || hybrid_compaction_oracle::cli::main_with_args(argv))
+}
+
+/// The native module `hybrid_compaction._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,26 @@
+"""The Python examples of docs/PYTHON.md run, in order, in one namespace, from the repository root."""
+
+import os
+import re
+
+import pytest
+
+from conftest import DOCS, REPO
+
+BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+
+
+def test_docs_python_examples_run(capsys):
+    blocks = BLOCK.findall((DOCS / "PYTHON.md").read_text(encoding="utf-8"))
+    assert len(blocks) >= 4, "the examples of docs/PYTHON.md were not found"
+    namespace = {}
+    here = os.getcwd()
+    os.chdir(REPO)
+    try:
+        for i, code in enumerate(blocks):
+            exec(compile(code, f"docs/PYTHON.md[python block {i}]", "exec"), namespace)
+    finally:
+        os.chdir(here)
+    printed = capsys.readouterr().out
+    assert "Accepted" in printed and "OrphanedToolCall" in printed
+    assert "$.original[0].kind" in printed
