@@ -66,7 +66,10 @@ fn entry(i: usize) -> Vec<Entry> {
         );
         let result = Message::new(
             "tool",
-            vec![Part::result(format!("call_{i}"), Value::String(text(i + 1)))],
+            vec![Part::result(
+                format!("call_{i}"),
+                Value::String(text(i + 1)),
+            )],
         );
         vec![
             Entry::new(format!("c{i}"), EntryKind::ToolExchange, call).expect("entry"),
@@ -117,7 +120,11 @@ fn memo(c: &mut Criterion) {
     let mut g = c.benchmark_group("Memo");
     g.throughput(Throughput::Elements(N as u64 + 1));
     g.bench_function("cold_uncached", |b| {
-        b.iter_batched(next, |l| black_box(sum(&l, tokens.as_ref())), BatchSize::LargeInput)
+        b.iter_batched(
+            next,
+            |l| black_box(sum(&l, tokens.as_ref())),
+            BatchSize::LargeInput,
+        )
     });
     g.bench_function("cold_memo", |b| {
         b.iter_batched(

@@ -114,7 +114,9 @@ fn token_counts_equal_the_python_tiktoken_golden_counts() {
             };
             let expected = &g[encoding.name()];
             if &actual != expected {
-                mismatches.push(format!("{encoding} message {i}: {actual:?} != {expected:?}"));
+                mismatches.push(format!(
+                    "{encoding} message {i}: {actual:?} != {expected:?}"
+                ));
             }
         }
     }

@@ -179,7 +179,10 @@ mod tests {
     fn strings_maps_and_lists_are_compact_json() {
         let mut map = ValueMap::new();
         map.insert("é".into(), Value::String("a\"b\\c\n\u{1}ü".into()));
-        map.insert("a".into(), Value::List(vec![Value::Null, Value::Bool(false)]));
+        map.insert(
+            "a".into(),
+            Value::List(vec![Value::Null, Value::Bool(false)]),
+        );
         map.insert("r".into(), Value::RawJson(RawJson::new("{ }").unwrap()));
         assert_eq!(
             map_json(&map),

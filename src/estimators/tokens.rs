@@ -164,7 +164,8 @@ mod tests {
                 informational_only: false,
             })],
         );
-        let expected = 3 + enc.count("assistant") + enc.count("search") + enc.count("{\"q\":\"x\"}") + 1;
+        let expected =
+            3 + enc.count("assistant") + enc.count("search") + enc.count("{\"q\":\"x\"}") + 1;
         assert_eq!(est.message_tokens(&call), expected);
     }
 }

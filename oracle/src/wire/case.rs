@@ -205,6 +205,40 @@ pub enum EstimatorInput {
     Constant(ConstantEstimatorInput),
     /// Per-id sizes with a default (SPEC EST-5), `HostDefinedUnits`.
     Table(TableEstimatorInput),
+    /// Provider tokens with a bundled BPE encoding (SPEC EST-6), `EstimatedTokens`.
+    Tokens(TokensEstimatorInput),
+    /// Another estimator behind a memo (SPEC EST-7); its unit.
+    Memo(MemoEstimatorInput),
+}
+
+/// Parameters of the `memo` estimator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoEstimatorInput {
+    /// The wrapped estimator.
+    pub estimator: Box<EstimatorInput>,
+    /// Sizes per cache generation (absent: the library default, 65536; 0 means 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u32>,
+}
+
+/// Parameters of the `tokens` estimator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokensEstimatorInput {
+    /// The BPE encoding.
+    pub encoding: EncodingInput,
+}
+
+/// A bundled BPE encoding (SPEC EST-6), by its tiktoken name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum EncodingInput {
+    /// `o200k_base`.
+    #[serde(rename = "o200k_base")]
+    O200kBase,
+    /// `cl100k_base`.
+    #[serde(rename = "cl100k_base")]
+    Cl100kBase,
 }
 
 /// An estimator without parameters (only `kind`; any other member is refused).

@@ -31,6 +31,7 @@ mod hand_churn;
 mod hand_diagnostics;
 mod hand_errors;
 mod hand_exchange;
+mod hand_tokens;
 mod hand_verify;
 
 /// Version string written into every file header.
@@ -185,6 +186,11 @@ pub fn topics(seed: u64, count: usize) -> Vec<Topic> {
             groups: hand_diagnostics::diagnostics(),
         },
         Topic {
+            name: "tokens",
+            base: 9000,
+            groups: hand_tokens::tokens(),
+        },
+        Topic {
             name: "generated",
             base: 10000,
             groups: generated::groups(seed, count),
@@ -207,6 +213,7 @@ pub fn topic_names() -> Vec<&'static str> {
         "assemble-errors",
         "bridge",
         "diagnostics",
+        "tokens",
         "generated",
     ]
 }
