@@ -23,6 +23,8 @@
 //!   distinct entry once across calls (SPEC EST-7).
 //! - [`lease`]: non-retransmission leases: run scopes, the per-run coordinator, the one-call gate,
 //!   the lease-filtering snapshot provider; written against [`sync`] so loom checks this code.
+//! - [`transcript`]: OpenAI chat, Anthropic messages and LangChain transcripts to entries (ids,
+//!   kinds by CLS-1 with overrides) and the bounded list back into the same format (SPEC TRN).
 //! - [`node`]: the per-provider-call seam: wraps a provider client, assembles, dispatches, settles
 //!   the lease, and reports privacy-safe events sharing one `AssemblyId`.
 //!
@@ -64,5 +66,6 @@ pub mod estimators;
 pub mod lease;
 pub mod node;
 pub mod sync;
+pub mod transcript;
 
 pub use hybrid_compaction_model as model;
