@@ -52,8 +52,8 @@ fn langchain() -> Json {
     ]})
 }
 
-/// SPEC TRN-1 .. TRN-4: roles, multi-part content, tool calls and results map onto the kinds of
-/// CLS-1; TRN-6: rendering the unchanged list gives the transcript back verbatim.
+/// SPEC TRN-1, TRN-2, TRN-3, TRN-4: roles, multi-part content, tool calls and results map onto
+/// the kinds of CLS-1; TRN-6: rendering the unchanged list gives the transcript back verbatim.
 #[test]
 fn each_format_adapts_and_renders_back_verbatim() {
     for (input, expected) in [
@@ -142,6 +142,13 @@ fn ids_are_given_or_content_hashes() {
     let again = Transcript::parse(&openai()).unwrap();
     let first = Transcript::parse(&openai()).unwrap();
     assert_eq!(again.entries(), first.entries());
+    // Extended at its end, a transcript keeps the ids of its prefix (the memo's hits, EST-7).
+    let mut longer = openai();
+    let repeat = longer["messages"][4].clone();
+    longer["messages"].as_array_mut().unwrap().push(repeat);
+    let longer = Transcript::parse(&longer).unwrap();
+    assert_eq!(&longer.entries()[..5], first.entries());
+    assert!(longer.entries()[5].id().as_str().ends_with(":1"));
 }
 
 /// SPEC TRN-1 with CLS-1 step 3: overrides by message index; forbidden overrides are errors.
