@@ -54,7 +54,10 @@ fn entry(i: usize) -> Vec<Entry> {
         let mut args = ValueMap::new();
         args.insert("path".into(), Value::String(format!("src/module_{i}.rs")));
         args.insert("line".into(), Value::I32((i % 400) as i32));
-        args.insert("query".into(), Value::String(text(i).chars().take(30).collect()));
+        args.insert(
+            "query".into(),
+            Value::String(text(i).chars().take(30).collect()),
+        );
         let call = Message::new(
             "assistant",
             vec![Part::Call(FunctionCall {

@@ -17,7 +17,7 @@ use files::rust_sources;
 /// Areas whose clauses are normative behaviour and must be cited by a test.
 const NORMATIVE_AREAS: &[&str] = &[
     "ENT", "SNAP", "POL", "EST", "EXC", "PRE", "VER", "ASM", "BRG", "CLS", "DIA", "ART", "ERR",
-    "LSE", "NODE", "EVT",
+    "LSE", "NODE", "EVT", "TRN",
 ];
 
 /// Every clause-id token (`AREA-n`, AREA uppercase ASCII) in `text`, as written.

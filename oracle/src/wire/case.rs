@@ -58,6 +58,10 @@ pub struct AssembleCase {
     /// Static history (version 0 at every capture, SPEC SNAP-3); also the base of `snapshots`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entries: Option<Vec<EntryInput>>,
+    /// The static history as a provider / framework transcript (SPEC TRN-1); exclusive with
+    /// `entries`. A successful output then carries `finalTranscript` (SPEC TRN-6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptInput>,
     /// Snapshot schedule: the k-th capture (0-based) sees step k; captures past the end repeat
     /// the last step. A step without `entries` repeats the previous step's entries (the first
     /// step: the case's `entries`).
@@ -115,8 +119,12 @@ pub struct EvaluateCase {
     /// The policy (its estimator measures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<PolicyInput>,
-    /// The list to measure.
-    pub entries: Vec<EntryInput>,
+    /// The list to measure (exactly one of `entries` and `transcript`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<EntryInput>>,
+    /// The list to measure, as a transcript (SPEC TRN-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptInput>,
     /// Only `before` is meaningful here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel: Option<String>,
@@ -154,10 +162,50 @@ pub struct EntryCase {
     /// CLS-1 step 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overrides: Option<BTreeMap<String, KindInput>>,
+    /// A provider / framework transcript to adapt (SPEC TRN-1 .. TRN-5); exclusive with
+    /// `entries` and `messages`. The output also carries the transcript rendered back from the
+    /// adapted entries as `finalTranscript` (SPEC TRN-6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptInput>,
     /// Append a recovered segment with the augmentation helper (SPEC SNAP-4) to the list built
     /// from `entries` / `messages`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub augment: Option<AugmentInput>,
+}
+
+/// A provider / framework transcript (SPEC TRN-1). `messages` (and `system`) are the format's
+/// own JSON, checked by the adaptation (a typed `InvalidArgument` / `NotSupported` answer), not
+/// by the wire parser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TranscriptInput {
+    /// The format.
+    pub format: TranscriptFormatInput,
+    /// The messages, in the format's JSON.
+    pub messages: Vec<serde_json::Value>,
+    /// Anthropic's top-level `system` (string or text blocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<serde_json::Value>,
+    /// Entry ids, one per adapted message (SPEC TRN-5); absent: given or content-hash ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids: Option<Vec<String>>,
+    /// Kind overrides by message index (decimal string keys), per SPEC CLS-1 step 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<BTreeMap<String, KindInput>>,
+}
+
+/// A transcript format (SPEC TRN-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TranscriptFormatInput {
+    /// OpenAI Chat Completions messages (SPEC TRN-2).
+    #[serde(rename = "openai-chat")]
+    OpenAiChat,
+    /// Anthropic Messages (SPEC TRN-3).
+    #[serde(rename = "anthropic-messages")]
+    AnthropicMessages,
+    /// LangChain message dicts (SPEC TRN-4).
+    #[serde(rename = "langchain")]
+    LangChain,
 }
 
 /// A recovered segment to append with the augmentation helper (SPEC SNAP-4).

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hybrid_compaction::estimators::{MemoEstimator, TokenEncoding, TokenEstimator};
+use hybrid_compaction::transcript::Transcript;
 use hybrid_compaction_model::analysis::ToolExchangeAnalysis;
 use hybrid_compaction_model::artifact::ArtifactReference;
 use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult};
@@ -31,7 +32,7 @@ use serde_json::Value as Json;
 
 use super::case::{
     AugmentInput, EncodingInput, EntryInput, EstimatorInput, KindInput, MessageInput, PartInput,
-    PolicyInput,
+    PolicyInput, TranscriptInput,
 };
 use super::exec::Implementation;
 use super::output::{
@@ -196,6 +197,30 @@ fn estimator(input: &EstimatorInput, imp: &dyn Implementation) -> Arc<dyn Estima
                 Some(c) => MemoEstimator::with_capacity(inner, c as usize),
             })
         }
+    }
+}
+
+/// Adapts a wire transcript (SPEC TRN-1 .. TRN-5); its errors are typed answers.
+pub fn transcript(input: &TranscriptInput) -> Result<Transcript, CaseError> {
+    let value = serde_json::to_value(input)
+        .map_err(|e| CaseError::Wire(WireError::new("$.transcript", e.to_string())))?;
+    Transcript::parse(&value)
+        .map_err(|e| CaseError::Answer(answer(e.kind(), None, None, &format!("transcript: {e}"))))
+}
+
+/// Exactly one of `entries` and `transcript` (SPEC TRN-1), converted.
+pub fn entries_or_transcript(
+    entries: Option<&[EntryInput]>,
+    transcript_input: Option<&TranscriptInput>,
+) -> Result<(Vec<Entry>, Option<Transcript>), CaseError> {
+    match (entries, transcript_input) {
+        (Some(es), None) => Ok((self::entries(es, "$.entries")?, None)),
+        (None, Some(t)) => {
+            let t = transcript(t)?;
+            Ok((t.entries().to_vec(), Some(t)))
+        }
+        (Some(_), Some(_)) => wire("$", "`entries` and `transcript` are mutually exclusive"),
+        (None, None) => wire("$", "missing field `entries` (or `transcript`)"),
     }
 }
 

@@ -32,6 +32,7 @@ mod hand_diagnostics;
 mod hand_errors;
 mod hand_exchange;
 mod hand_tokens;
+mod hand_transcripts;
 mod hand_verify;
 
 /// Version string written into every file header.
@@ -191,6 +192,11 @@ pub fn topics(seed: u64, count: usize) -> Vec<Topic> {
             groups: hand_tokens::tokens(),
         },
         Topic {
+            name: "transcripts",
+            base: 9500,
+            groups: hand_transcripts::transcripts(),
+        },
+        Topic {
             name: "generated",
             base: 10000,
             groups: generated::groups(seed, count),
@@ -214,6 +220,7 @@ pub fn topic_names() -> Vec<&'static str> {
         "bridge",
         "diagnostics",
         "tokens",
+        "transcripts",
         "generated",
     ]
 }
