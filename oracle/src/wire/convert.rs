@@ -205,7 +205,7 @@ pub fn transcript(input: &TranscriptInput) -> Result<Transcript, CaseError> {
     let value = serde_json::to_value(input)
         .map_err(|e| CaseError::Wire(WireError::new("$.transcript", e.to_string())))?;
     Transcript::parse(&value)
-        .map_err(|e| CaseError::Answer(answer(e.kind(), None, None, &format!("transcript: {e}"))))
+        .map_err(|e| CaseError::Answer(answer(e.kind(), None, None, format!("transcript: {e}"))))
 }
 
 /// Exactly one of `entries` and `transcript` (SPEC TRN-1), converted.
