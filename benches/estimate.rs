@@ -79,7 +79,11 @@ fn entry(i: usize) -> Vec<Entry> {
             Entry::new(format!("r{i}"), EntryKind::ToolExchange, result).expect("entry"),
         ]
     } else {
-        let role = if i.is_multiple_of(2) { "user" } else { "assistant" };
+        let role = if i.is_multiple_of(2) {
+            "user"
+        } else {
+            "assistant"
+        };
         vec![Entry::new(
             format!("m{i}"),
             EntryKind::ConversationalMessage,

@@ -48,6 +48,44 @@ impl Case {
     }
 }
 
+impl Case {
+    /// The case's policy, if its operation takes one and it is present.
+    pub fn policy_mut(&mut self) -> Option<&mut PolicyInput> {
+        match self {
+            Case::Assemble(c) => c.policy.as_mut(),
+            Case::Verify(c) => c.policy.as_mut(),
+            Case::Select(c) => c.policy.as_mut(),
+            Case::Evaluate(c) => c.policy.as_mut(),
+            Case::Policy(c) => c.policy.as_mut(),
+            Case::Analyze(_) | Case::Entry(_) => None,
+        }
+    }
+}
+
+impl EstimatorInput {
+    /// Parses the CLI shorthand: `utf8`, `utf8-text`, `tokens:o200k_base`, `tokens:cl100k_base`,
+    /// each optionally prefixed by `memo:` (SPEC EST-2, EST-4, EST-6, EST-7).
+    pub fn from_shorthand(text: &str) -> Option<EstimatorInput> {
+        if let Some(inner) = text.strip_prefix("memo:") {
+            return Some(EstimatorInput::Memo(MemoEstimatorInput {
+                estimator: Box::new(EstimatorInput::from_shorthand(inner)?),
+                capacity: None,
+            }));
+        }
+        Some(match text {
+            "utf8" => EstimatorInput::Utf8(NoParameters {}),
+            "utf8-text" => EstimatorInput::Utf8Text(NoParameters {}),
+            "tokens:o200k_base" | "tokens" => EstimatorInput::Tokens(TokensEstimatorInput {
+                encoding: EncodingInput::O200kBase,
+            }),
+            "tokens:cl100k_base" => EstimatorInput::Tokens(TokensEstimatorInput {
+                encoding: EncodingInput::Cl100kBase,
+            }),
+            _ => return None,
+        })
+    }
+}
+
 /// Inputs of the `assemble` operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
