@@ -143,8 +143,12 @@ pub struct SelectCase {
     /// The policy (retention count, label, version).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<PolicyInput>,
-    /// The list to select from.
-    pub entries: Vec<EntryInput>,
+    /// The list to select from (exactly one of `entries` and `transcript`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<EntryInput>>,
+    /// The list to select from, as a transcript (SPEC TRN-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptInput>,
     /// Only `before` is meaningful here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel: Option<String>,
@@ -172,8 +176,12 @@ pub struct EvaluateCase {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AnalyzeCase {
-    /// The list to analyze.
-    pub entries: Vec<EntryInput>,
+    /// The list to analyze (exactly one of `entries` and `transcript`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<EntryInput>>,
+    /// The list to analyze, as a transcript (SPEC TRN-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptInput>,
 }
 
 /// Inputs of the `policy` operation.

@@ -372,7 +372,8 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
             })
         }
         Case::Analyze(c) => {
-            let es = convert::entries(&c.entries, "$.entries")?;
+            let (es, _) =
+                convert::entries_or_transcript(c.entries.as_deref(), c.transcript.as_ref())?;
             let a = imp.analyze(&es);
             Ok(Output {
                 analysis: Some(convert::analysis_output(&a)),
@@ -396,7 +397,8 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
             let point = convert::cancel_point(c.cancel.as_ref(), "$.cancel")?;
             let token = token_for(point, "$.cancel", false)?;
             let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
-            let es = convert::entries(&c.entries, "$.entries")?;
+            let (es, _) =
+                convert::entries_or_transcript(c.entries.as_deref(), c.transcript.as_ref())?;
             let s = imp.select_required(&es, &p, &token).map_err(answer_of)?;
             Ok(Output {
                 selection: Some(convert::selection_output(&s)),

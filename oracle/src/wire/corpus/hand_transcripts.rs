@@ -141,6 +141,13 @@ pub fn transcripts() -> Vec<HandGroup> {
                         {"role": "user", "content": "Paris?"}]}}),
             )
             .flags(&["Success"]),
+            t(
+                "analyze a transcript: the tool_use and its tool_result form one complete group",
+                &["TRN-1", "TRN-3", "EXC-1"],
+                json!({"op": "analyze", "transcript": anthropic()}),
+                json!({"analysis": {"groups": [{"callEntryId": "c", "callIds": ["toolu_1"],
+                    "resultEntryIds": ["r"], "complete": true}], "sequenceValid": true}}),
+            ),
         ],
     );
     vec![adapt, measure]
