@@ -256,3 +256,149 @@ fn a_reduced_assembly_renders_in_the_same_format() {
         assert_eq!(rendered["format"], input["format"]);
     }
 }
+
+mod generated {
+    //! SPEC TRN-2, TRN-3, TRN-5, TRN-6 on generated transcripts: adaptation never fails on
+    //! well-formed text and tool content, kinds follow CLS-1 step 1, 2 and 5, ids are stable
+    //! under extension, and the unchanged list renders back to the input, verbatim.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(String::new()),
+            "[a-z ]{1,12}",
+            Just("日本語 😀 e\u{301}".to_owned()),
+            Just("artifact://sha256/".to_owned() + &"a".repeat(64)),
+        ]
+    }
+
+    fn args() -> impl Strategy<Value = Json> {
+        let leaf = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            (-1e6f64..1e6).prop_map(|x| json!(x)),
+            "[a-zé\"\\\\\n]{0,6}".prop_map(Json::String),
+        ];
+        let value = leaf.prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Json::Array),
+                prop::collection::btree_map("[a-z]{1,3}", inner, 0..3)
+                    .prop_map(|m| Json::Object(m.into_iter().collect())),
+            ]
+        });
+        prop::collection::btree_map("[a-z]{1,4}", value, 0..4)
+            .prop_map(|m| Json::Object(m.into_iter().collect()))
+    }
+
+    /// One OpenAI turn: a plain message, or an assistant call message plus its tool results.
+    fn openai_turn() -> impl Strategy<Value = Vec<Json>> {
+        prop_oneof![
+            (
+                prop::sample::select(vec!["system", "developer", "user", "assistant"]),
+                text(),
+                any::<bool>()
+            )
+                .prop_map(|(role, t, parts)| {
+                    let content = if parts {
+                        json!([{"type": "text", "text": t}])
+                    } else {
+                        json!(t)
+                    };
+                    vec![json!({"role": role, "content": content})]
+                }),
+            (
+                prop::collection::vec(("[a-z_]{1,8}", args()), 1..3),
+                any::<u16>()
+            )
+                .prop_map(|(calls, salt)| {
+                    let ids: Vec<String> = (0..calls.len())
+                        .map(|k| format!("call_{salt}_{k}"))
+                        .collect();
+                    let tool_calls: Vec<Json> = calls
+                        .iter()
+                        .zip(&ids)
+                        .map(|((name, a), id)| {
+                            json!({"id": id, "type": "function",
+                        "function": {"name": name, "arguments": a.to_string()}})
+                        })
+                        .collect();
+                    let mut out = vec![
+                        json!({"role": "assistant", "content": null, "tool_calls": tool_calls}),
+                    ];
+                    out.extend(
+                        ids.iter()
+                            .map(|id| json!({"role": "tool", "tool_call_id": id, "content": "ok"})),
+                    );
+                    out
+                }),
+        ]
+    }
+
+    fn anthropic_turn() -> impl Strategy<Value = Vec<Json>> {
+        prop_oneof![
+            (prop::sample::select(vec!["user", "assistant"]), "[a-z ]{1,12}")
+                .prop_map(|(role, t)| vec![json!({"role": role, "content": t})]),
+            ("[a-z_]{1,8}", args(), any::<u16>()).prop_map(|(name, a, salt)| {
+                let id = format!("toolu_{salt}");
+                vec![
+                    json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": name, "input": a}]}),
+                    json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "ok"}]}),
+                ]
+            }),
+        ]
+    }
+
+    fn check(input: &Json) -> Result<(), TestCaseError> {
+        let t = Transcript::parse(input).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for e in t.entries() {
+            let m = e.message();
+            let expected = if m.has_call() || m.has_result() {
+                EntryKind::ToolExchange
+            } else if m.role == "system" {
+                EntryKind::SystemInstruction
+            } else if hybrid_compaction::model::artifact::ArtifactReference::parse(
+                &m.text_content(),
+            )
+            .is_ok()
+            {
+                EntryKind::ArtifactReference
+            } else {
+                EntryKind::ConversationalMessage
+            };
+            prop_assert_eq!(e.kind(), expected);
+        }
+        prop_assert_eq!(&t.render(t.entries()), input);
+        // Extension keeps the prefix's ids (TRN-5).
+        let mut longer = input.clone();
+        longer["messages"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"role": "user", "content": "more"}));
+        let l = Transcript::parse(&longer).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&l.entries()[..t.entries().len()], t.entries());
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn openai_transcripts_round_trip(turns in prop::collection::vec(openai_turn(), 0..8)) {
+            let messages: Vec<Json> = turns.into_iter().flatten().collect();
+            check(&json!({"format": "openai-chat", "messages": messages}))?;
+        }
+
+        #[test]
+        fn anthropic_transcripts_round_trip(turns in prop::collection::vec(anthropic_turn(), 0..8), system in prop::option::of("[a-z ]{1,10}")) {
+            let messages: Vec<Json> = turns.into_iter().flatten().collect();
+            let mut input = json!({"format": "anthropic-messages", "messages": messages});
+            if let Some(s) = system {
+                input["system"] = json!(s);
+            }
+            check(&input)?;
+        }
+    }
+}
