@@ -18,8 +18,13 @@
 //!   verifier, the assembler state machine, reducer bridge, classifier, diagnostics). Same inputs
 //!   and outputs as the specification's functions, its own algorithms; no I/O, no clock, no
 //!   randomness.
+//! - [`estimators`]: estimators a host passes in its policy besides the SPEC's UTF-8 ones:
+//!   provider tokens with a bundled BPE encoding (SPEC EST-6) and a memo that estimates each
+//!   distinct entry once across calls (SPEC EST-7).
 //! - [`lease`]: non-retransmission leases: run scopes, the per-run coordinator, the one-call gate,
 //!   the lease-filtering snapshot provider; written against [`sync`] so loom checks this code.
+//! - [`transcript`]: OpenAI chat, Anthropic messages and LangChain transcripts to entries (ids,
+//!   kinds by CLS-1 with overrides) and the bounded list back into the same format (SPEC TRN).
 //! - [`node`]: the per-provider-call seam: wraps a provider client, assembles, dispatches, settles
 //!   the lease, and reports privacy-safe events sharing one `AssemblyId`.
 //!
@@ -57,8 +62,10 @@
 #![deny(missing_docs)]
 
 pub mod engine;
+pub mod estimators;
 pub mod lease;
 pub mod node;
 pub mod sync;
+pub mod transcript;
 
 pub use hybrid_compaction_model as model;

@@ -28,7 +28,7 @@ use files::rust_sources;
 /// Areas whose clauses are normative behaviour and must be named by a test.
 const NORMATIVE_AREAS: &[&str] = &[
     "ENT", "SNAP", "POL", "EST", "EXC", "PRE", "VER", "ASM", "BRG", "CLS", "DIA", "ART", "ERR",
-    "LSE", "NODE", "EVT", "CMP", "CAP", "TRU", "ARF", "RHY", "OFF", "ATR", "CFG",
+    "LSE", "NODE", "EVT", "TRN", "CMP", "CAP", "TRU", "ARF", "RHY", "OFF", "ATR", "CFG",
 ];
 
 /// Clauses (normative and departures) that no vector cites today. The wire format cannot express

@@ -143,7 +143,7 @@ fn every_spec_clause_id_is_cited_by_some_vector() {
     let mut ids = BTreeSet::new();
     for family in [
         "ENT", "SNAP", "POL", "EST", "EXC", "PRE", "VER", "ASM", "BRG", "CLS", "DIA", "ART", "ERR",
-        "DEP",
+        "TRN", "DEP",
     ] {
         let pat = format!("**{family}-");
         let mut rest = spec.as_str();

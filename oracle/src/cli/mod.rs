@@ -21,6 +21,7 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::Value as Json;
 
+use crate::wire::case::EstimatorInput;
 use crate::wire::corpus;
 use crate::wire::exec::{run_case_caught, Engine, Implementation, Model, RunError};
 use crate::wire::vectors::{self, corpus_files, load_file, render_table, run_file};
@@ -120,6 +121,16 @@ struct InputArgs {
     /// Pretty-print the output JSON.
     #[arg(long)]
     pretty: bool,
+    /// Measure with this estimator instead of each case policy's: `utf8`, `utf8-text`,
+    /// `tokens:o200k_base`, `tokens:cl100k_base`, optionally prefixed by `memo:` (SPEC EST-6, EST-7).
+    #[arg(long, value_name = "ESTIMATOR", value_parser = parse_estimator)]
+    estimator: Option<EstimatorInput>,
+}
+
+fn parse_estimator(text: &str) -> Result<EstimatorInput, String> {
+    EstimatorInput::from_shorthand(text).ok_or_else(|| {
+        "expected utf8, utf8-text, tokens:o200k_base or tokens:cl100k_base, optionally prefixed by memo:".to_owned()
+    })
 }
 
 #[derive(Debug, Args)]
@@ -566,7 +577,12 @@ fn strip_position(msg: &str) -> String {
 fn cmd_run(a: &InputArgs, verify_shorthand: bool, out: &mut Vec<u8>) -> Result<(), Failure> {
     let imp = implementation(a.model, a.engine);
     let (name, text) = read_input(&a.input, a.max_input_bytes)?;
-    let (shape, cases) = parse_cases(&name, &text, verify_shorthand)?;
+    let (shape, mut cases) = parse_cases(&name, &text, verify_shorthand)?;
+    if let Some(e) = &a.estimator {
+        for p in cases.iter_mut().filter_map(Case::policy_mut) {
+            p.estimator = Some(e.clone());
+        }
+    }
     let mut outputs = Vec::with_capacity(cases.len());
     for (i, case) in cases.iter().enumerate() {
         let label = match shape {

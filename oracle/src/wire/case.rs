@@ -49,6 +49,44 @@ impl Case {
     }
 }
 
+impl Case {
+    /// The case's policy, if its operation takes one and it is present.
+    pub fn policy_mut(&mut self) -> Option<&mut PolicyInput> {
+        match self {
+            Case::Assemble(c) => c.policy.as_mut(),
+            Case::Verify(c) => c.policy.as_mut(),
+            Case::Select(c) => c.policy.as_mut(),
+            Case::Evaluate(c) => c.policy.as_mut(),
+            Case::Policy(c) => c.policy.as_mut(),
+            Case::Analyze(_) | Case::Entry(_) => None,
+        }
+    }
+}
+
+impl EstimatorInput {
+    /// Parses the CLI shorthand: `utf8`, `utf8-text`, `tokens:o200k_base`, `tokens:cl100k_base`,
+    /// each optionally prefixed by `memo:` (SPEC EST-2, EST-4, EST-6, EST-7).
+    pub fn from_shorthand(text: &str) -> Option<EstimatorInput> {
+        if let Some(inner) = text.strip_prefix("memo:") {
+            return Some(EstimatorInput::Memo(MemoEstimatorInput {
+                estimator: Box::new(EstimatorInput::from_shorthand(inner)?),
+                capacity: None,
+            }));
+        }
+        Some(match text {
+            "utf8" => EstimatorInput::Utf8(NoParameters {}),
+            "utf8-text" => EstimatorInput::Utf8Text(NoParameters {}),
+            "tokens:o200k_base" | "tokens" => EstimatorInput::Tokens(TokensEstimatorInput {
+                encoding: EncodingInput::O200kBase,
+            }),
+            "tokens:cl100k_base" => EstimatorInput::Tokens(TokensEstimatorInput {
+                encoding: EncodingInput::Cl100kBase,
+            }),
+            _ => return None,
+        })
+    }
+}
+
 /// Inputs of the `assemble` operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -59,6 +97,10 @@ pub struct AssembleCase {
     /// Static history (version 0 at every capture, SPEC SNAP-3); also the base of `snapshots`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entries: Option<Vec<EntryInput>>,
+    /// The static history as a provider / framework transcript (SPEC TRN-1); exclusive with
+    /// `entries`. A successful output then carries `finalTranscript` (SPEC TRN-6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptInput>,
     /// Snapshot schedule: the k-th capture (0-based) sees step k; captures past the end repeat
     /// the last step. A step without `entries` repeats the previous step's entries (the first
     /// step: the case's `entries`).
@@ -105,8 +147,12 @@ pub struct SelectCase {
     /// The policy (retention count, label, version).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<PolicyInput>,
-    /// The list to select from.
-    pub entries: Vec<EntryInput>,
+    /// The list to select from (exactly one of `entries` and `transcript`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<EntryInput>>,
+    /// The list to select from, as a transcript (SPEC TRN-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptInput>,
     /// Only `before` is meaningful here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel: Option<String>,
@@ -119,8 +165,12 @@ pub struct EvaluateCase {
     /// The policy (its estimator measures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<PolicyInput>,
-    /// The list to measure.
-    pub entries: Vec<EntryInput>,
+    /// The list to measure (exactly one of `entries` and `transcript`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<EntryInput>>,
+    /// The list to measure, as a transcript (SPEC TRN-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptInput>,
     /// Only `before` is meaningful here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel: Option<String>,
@@ -130,8 +180,12 @@ pub struct EvaluateCase {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AnalyzeCase {
-    /// The list to analyze.
-    pub entries: Vec<EntryInput>,
+    /// The list to analyze (exactly one of `entries` and `transcript`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<EntryInput>>,
+    /// The list to analyze, as a transcript (SPEC TRN-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptInput>,
 }
 
 /// Inputs of the `policy` operation.
@@ -158,10 +212,50 @@ pub struct EntryCase {
     /// CLS-1 step 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overrides: Option<BTreeMap<String, KindInput>>,
+    /// A provider / framework transcript to adapt (SPEC TRN-1 .. TRN-5); exclusive with
+    /// `entries` and `messages`. The output also carries the transcript rendered back from the
+    /// adapted entries as `finalTranscript` (SPEC TRN-6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptInput>,
     /// Append a recovered segment with the augmentation helper (SPEC SNAP-4) to the list built
     /// from `entries` / `messages`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub augment: Option<AugmentInput>,
+}
+
+/// A provider / framework transcript (SPEC TRN-1). `messages` (and `system`) are the format's
+/// own JSON, checked by the adaptation (a typed `InvalidArgument` / `NotSupported` answer), not
+/// by the wire parser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TranscriptInput {
+    /// The format.
+    pub format: TranscriptFormatInput,
+    /// The messages, in the format's JSON.
+    pub messages: Vec<serde_json::Value>,
+    /// Anthropic's top-level `system` (string or text blocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<serde_json::Value>,
+    /// Entry ids, one per adapted message (SPEC TRN-5); absent: given or content-hash ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids: Option<Vec<String>>,
+    /// Kind overrides by message index (decimal string keys), per SPEC CLS-1 step 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<BTreeMap<String, KindInput>>,
+}
+
+/// A transcript format (SPEC TRN-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TranscriptFormatInput {
+    /// OpenAI Chat Completions messages (SPEC TRN-2).
+    #[serde(rename = "openai-chat")]
+    OpenAiChat,
+    /// Anthropic Messages (SPEC TRN-3).
+    #[serde(rename = "anthropic-messages")]
+    AnthropicMessages,
+    /// LangChain message dicts (SPEC TRN-4).
+    #[serde(rename = "langchain")]
+    LangChain,
 }
 
 /// A recovered segment to append with the augmentation helper (SPEC SNAP-4).
@@ -209,6 +303,40 @@ pub enum EstimatorInput {
     Constant(ConstantEstimatorInput),
     /// Per-id sizes with a default (SPEC EST-5), `HostDefinedUnits`.
     Table(TableEstimatorInput),
+    /// Provider tokens with a bundled BPE encoding (SPEC EST-6), `EstimatedTokens`.
+    Tokens(TokensEstimatorInput),
+    /// Another estimator behind a memo (SPEC EST-7); its unit.
+    Memo(MemoEstimatorInput),
+}
+
+/// Parameters of the `memo` estimator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoEstimatorInput {
+    /// The wrapped estimator.
+    pub estimator: Box<EstimatorInput>,
+    /// Sizes per cache generation (absent: the library default, 65536; 0 means 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u32>,
+}
+
+/// Parameters of the `tokens` estimator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokensEstimatorInput {
+    /// The BPE encoding.
+    pub encoding: EncodingInput,
+}
+
+/// A bundled BPE encoding (SPEC EST-6), by its tiktoken name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum EncodingInput {
+    /// `o200k_base`.
+    #[serde(rename = "o200k_base")]
+    O200kBase,
+    /// `cl100k_base`.
+    #[serde(rename = "cl100k_base")]
+    Cl100kBase,
 }
 
 /// An estimator without parameters (only `kind`; any other member is refused).

@@ -11,6 +11,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use hybrid_compaction::estimators::{MemoEstimator, TokenEncoding, TokenEstimator};
+use hybrid_compaction::transcript::Transcript;
 use hybrid_compaction_model::analysis::ToolExchangeAnalysis;
 use hybrid_compaction_model::artifact::ArtifactReference;
 use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult};
@@ -29,7 +31,8 @@ use hybrid_compaction_model::verification::VerificationResult;
 use serde_json::Value as Json;
 
 use super::case::{
-    AugmentInput, EntryInput, EstimatorInput, KindInput, MessageInput, PartInput, PolicyInput,
+    AugmentInput, EncodingInput, EntryInput, EstimatorInput, KindInput, MessageInput, PartInput,
+    PolicyInput, TranscriptInput,
 };
 use super::exec::Implementation;
 use super::output::{
@@ -156,16 +159,7 @@ pub fn policy(
             "missing field `policy` (neither in the case nor in its test group)",
         );
     };
-    let estimator: Option<Arc<dyn Estimator>> = match &p.estimator {
-        None => None,
-        Some(EstimatorInput::Utf8(_)) => Some(imp.utf8_estimator()),
-        Some(EstimatorInput::Utf8Text(_)) => Some(imp.utf8_text_estimator()),
-        Some(EstimatorInput::Constant(c)) => Some(Arc::new(ConstantEstimator(c.size))),
-        Some(EstimatorInput::Table(t)) => Some(Arc::new(TableEstimator {
-            sizes: t.sizes.clone(),
-            default: t.default,
-        })),
-    };
+    let estimator = p.estimator.as_ref().map(|e| estimator(e, imp));
     Policy::new(PolicySpec {
         hard_limit: p.hard_limit,
         trigger_margin: p.trigger_margin,
@@ -176,6 +170,54 @@ pub fn policy(
         estimator,
     })
     .map_err(|e| CaseError::Answer(policy_error(&e)))
+}
+
+/// The estimator of a wire estimator, with `imp`'s UTF-8 estimators (SPEC EST-1 .. EST-7).
+fn estimator(input: &EstimatorInput, imp: &dyn Implementation) -> Arc<dyn Estimator> {
+    match input {
+        EstimatorInput::Utf8(_) => imp.utf8_estimator(),
+        EstimatorInput::Utf8Text(_) => imp.utf8_text_estimator(),
+        EstimatorInput::Constant(c) => Arc::new(ConstantEstimator(c.size)),
+        EstimatorInput::Table(t) => Arc::new(TableEstimator {
+            sizes: t.sizes.clone(),
+            default: t.default,
+        }),
+        EstimatorInput::Tokens(t) => Arc::new(TokenEstimator::new(match t.encoding {
+            EncodingInput::O200kBase => TokenEncoding::O200kBase,
+            EncodingInput::Cl100kBase => TokenEncoding::Cl100kBase,
+        })),
+        EstimatorInput::Memo(m) => {
+            let inner = estimator(&m.estimator, imp);
+            Arc::new(match m.capacity {
+                None => MemoEstimator::new(inner),
+                Some(c) => MemoEstimator::with_capacity(inner, c as usize),
+            })
+        }
+    }
+}
+
+/// Adapts a wire transcript (SPEC TRN-1 .. TRN-5); its errors are typed answers.
+pub fn transcript(input: &TranscriptInput) -> Result<Transcript, CaseError> {
+    let value = serde_json::to_value(input)
+        .map_err(|e| CaseError::Wire(WireError::new("$.transcript", e.to_string())))?;
+    Transcript::parse(&value)
+        .map_err(|e| CaseError::Answer(answer(e.kind(), None, None, format!("transcript: {e}"))))
+}
+
+/// Exactly one of `entries` and `transcript` (SPEC TRN-1), converted.
+pub fn entries_or_transcript(
+    entries: Option<&[EntryInput]>,
+    transcript_input: Option<&TranscriptInput>,
+) -> Result<(Vec<Entry>, Option<Transcript>), CaseError> {
+    match (entries, transcript_input) {
+        (Some(es), None) => Ok((self::entries(es, "$.entries")?, None)),
+        (None, Some(t)) => {
+            let t = transcript(t)?;
+            Ok((t.entries().to_vec(), Some(t)))
+        }
+        (Some(_), Some(_)) => wire("$", "`entries` and `transcript` are mutually exclusive"),
+        (None, None) => wire("$", "missing field `entries` (or `transcript`)"),
+    }
 }
 
 /// The vocabulary kind of a wire kind.

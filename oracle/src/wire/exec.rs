@@ -323,6 +323,24 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
             })
         }
         Case::Entry(c) => {
+            if let Some(t) = &c.transcript {
+                if !c.entries.is_empty() || c.messages.is_some() || c.overrides.is_some() {
+                    return Err(CaseError::Wire(WireError::new(
+                        "$",
+                        "`transcript` excludes `entries`, `messages` and `overrides` (overrides go inside the transcript)",
+                    )));
+                }
+                let t = convert::transcript(t)?;
+                let mut es = t.entries().to_vec();
+                if let Some(a) = &c.augment {
+                    es = convert::augment(&es, a)?;
+                }
+                return Ok(Output {
+                    entries: Some(convert::entry_outputs(&es)),
+                    final_transcript: Some(t.render(&es)),
+                    ..Output::default()
+                });
+            }
             let mut es = match &c.messages {
                 None => {
                     if c.overrides.is_some() {
@@ -371,7 +389,8 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
             })
         }
         Case::Analyze(c) => {
-            let es = convert::entries(&c.entries, "$.entries")?;
+            let (es, _) =
+                convert::entries_or_transcript(c.entries.as_deref(), c.transcript.as_ref())?;
             let a = imp.analyze(&es);
             Ok(Output {
                 analysis: Some(convert::analysis_output(&a)),
@@ -382,7 +401,8 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
             let point = convert::cancel_point(c.cancel.as_ref(), "$.cancel")?;
             let token = token_for(point, "$.cancel", false)?;
             let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
-            let es = convert::entries(&c.entries, "$.entries")?;
+            let (es, _) =
+                convert::entries_or_transcript(c.entries.as_deref(), c.transcript.as_ref())?;
             let t = imp.evaluate(&es, &p, &token).map_err(answer_of)?;
             let sizes = es.iter().map(|e| p.estimator().estimate(e)).collect();
             Ok(Output {
@@ -394,7 +414,8 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
             let point = convert::cancel_point(c.cancel.as_ref(), "$.cancel")?;
             let token = token_for(point, "$.cancel", false)?;
             let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
-            let es = convert::entries(&c.entries, "$.entries")?;
+            let (es, _) =
+                convert::entries_or_transcript(c.entries.as_deref(), c.transcript.as_ref())?;
             let s = imp.select_required(&es, &p, &token).map_err(answer_of)?;
             Ok(Output {
                 selection: Some(convert::selection_output(&s)),
@@ -459,9 +480,12 @@ fn run_assemble(
     let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
 
     // The snapshot schedule (SPEC SNAP-3 for plain `entries`, SNAP-5 for `snapshots`).
-    let base = match &c.entries {
-        Some(es) => Some(convert::entries(es, "$.entries")?),
-        None => None,
+    let (base, transcript) = match (&c.entries, &c.transcript) {
+        (None, None) => (None, None),
+        (es, t) => {
+            let (es, t) = convert::entries_or_transcript(es.as_deref(), t.as_ref())?;
+            (Some(es), t)
+        }
     };
     let mut steps: Vec<(i64, Vec<Entry>)> = Vec::new();
     match &c.snapshots {
@@ -567,9 +591,13 @@ fn run_assemble(
         .assemble(&p, &mut provider, &mut reducer, &token)
         .map_err(answer_of)?;
     let diagnostics = imp.diagnostics(&result, &p).map_err(answer_of)?;
+    let final_transcript = transcript
+        .zip(result.final_entries.as_deref())
+        .map(|(t, es)| t.render(es));
     Ok(Output {
         assembly: Some(convert::assembly_output(&result)),
         diagnostics: Some(convert::diagnostics_output(&diagnostics)),
+        final_transcript,
         ..Output::default()
     })
 }

@@ -39,6 +39,10 @@ pub struct Output {
     /// `assemble`: the diagnostics record built from the result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<DiagnosticsOutput>,
+    /// `entry` / `assemble` with a `transcript`: the entries (adapted, or the assembly's final
+    /// list on success) rendered in the transcript's format (SPEC TRN-6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_transcript: Option<serde_json::Value>,
 }
 
 impl Output {

@@ -31,6 +31,8 @@ mod hand_churn;
 mod hand_diagnostics;
 mod hand_errors;
 mod hand_exchange;
+mod hand_tokens;
+mod hand_transcripts;
 mod hand_verify;
 
 /// Version string written into every file header.
@@ -189,6 +191,16 @@ pub fn topics(seed: u64, count: usize) -> Vec<Topic> {
             groups: hand_diagnostics::diagnostics(),
         },
         Topic {
+            name: "tokens",
+            base: 9000,
+            groups: hand_tokens::tokens(),
+        },
+        Topic {
+            name: "transcripts",
+            base: 9500,
+            groups: hand_transcripts::transcripts(),
+        },
+        Topic {
             name: "generated",
             base: 10000,
             groups: generated::groups(seed, count),
@@ -211,6 +223,8 @@ pub fn topic_names() -> Vec<&'static str> {
         "assemble-errors",
         "bridge",
         "diagnostics",
+        "tokens",
+        "transcripts",
         "generated",
     ]
 }

@@ -1,0 +1,171 @@
+//! The provider-token estimator (SPEC EST-6), unit `EstimatedTokens`.
+//!
+//! Counting follows OpenAI's cookbook for chat messages ("How to count tokens with tiktoken":
+//! `tokens_per_message = 3`, `tokens_per_name = 1`) and, for tool calls, the rule of the
+//! `tiktoken-rs` crate's `num_tokens_from_messages` (name + arguments + 1). Per entry:
+//!
+//! ```text
+//! 3 + T(role) + T(message text) + [T(author) + 1 if an author is present]
+//!   + Σ over call parts   (T(name) + T(compact JSON of the arguments, "" if absent) + 1)
+//!   + Σ over result parts T(result text)
+//! ```
+//!
+//! `T(s)` is the number of tokens of `encode_ordinary(s)` (special-token text such as
+//! `<|endoftext|>` counts as ordinary text, as a provider treats user content); `T("") = 0`. The
+//! message text is the concatenation of the text parts (SPEC ENT-3); renderings are in
+//! [`super::text`]. Call ids are not counted (a provider's model-facing rendering carries none),
+//! and neither is the `+3` reply priming of a request, which belongs to the request, not to an
+//! entry: a host reserves it (and its tool definitions) in the hard limit.
+//!
+//! Each encoding is loaded once per process (the crate's lazily initialised singletons) from the
+//! ranks bundled in the `tiktoken-rs` crate, so counting never touches the network.
+
+use hybrid_compaction_model::entry::Entry;
+use hybrid_compaction_model::estimator::{Estimator, MeasurementUnit};
+use hybrid_compaction_model::message::{Message, Part};
+use tiktoken_rs::CoreBPE;
+
+use super::text::{map_json, result_text};
+
+/// Overhead tokens per message (SPEC EST-6; the cookbook's `tokens_per_message`).
+pub const TOKENS_PER_MESSAGE: usize = 3;
+/// Extra tokens when the message has an author name (the cookbook's `tokens_per_name`).
+pub const TOKENS_PER_NAME: usize = 1;
+/// Extra tokens per tool call part (`tiktoken-rs`'s function-call overhead).
+pub const TOKENS_PER_CALL: usize = 1;
+
+/// A bundled BPE encoding (SPEC EST-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TokenEncoding {
+    /// `o200k_base` (GPT-4o, GPT-4.1, o-series, GPT-5).
+    O200kBase,
+    /// `cl100k_base` (GPT-4, GPT-3.5-turbo, text-embedding-3).
+    Cl100kBase,
+}
+
+impl TokenEncoding {
+    /// Every encoding, in declaration order.
+    pub const ALL: [TokenEncoding; 2] = [TokenEncoding::O200kBase, TokenEncoding::Cl100kBase];
+
+    /// The encoding's name as tiktoken spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenEncoding::O200kBase => "o200k_base",
+            TokenEncoding::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    /// Parses a name (`o200k_base`, `cl100k_base`).
+    pub fn from_name(name: &str) -> Option<TokenEncoding> {
+        TokenEncoding::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// `T(text)`: the number of ordinary tokens of `text` (SPEC EST-6).
+    pub fn count(self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        self.bpe().encode_ordinary(text).len()
+    }
+
+    fn bpe(self) -> &'static CoreBPE {
+        match self {
+            TokenEncoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            TokenEncoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        }
+    }
+}
+
+impl std::fmt::Display for TokenEncoding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Estimates an entry's size in provider tokens (SPEC EST-6), unit `EstimatedTokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TokenEstimator {
+    encoding: TokenEncoding,
+}
+
+impl TokenEstimator {
+    /// An estimator counting with `encoding`.
+    pub fn new(encoding: TokenEncoding) -> TokenEstimator {
+        TokenEstimator { encoding }
+    }
+
+    /// The encoding.
+    pub fn encoding(&self) -> TokenEncoding {
+        self.encoding
+    }
+
+    /// The EST-6 chat count of one message (unbounded).
+    pub fn message_tokens(&self, message: &Message) -> usize {
+        let t = |s: &str| self.encoding.count(s);
+        let mut total = TOKENS_PER_MESSAGE + t(&message.role) + t(&message.text_content());
+        if let Some(author) = &message.author {
+            total += t(author) + TOKENS_PER_NAME;
+        }
+        for part in &message.parts {
+            match part {
+                Part::Text(_) => {}
+                Part::Call(call) => {
+                    let arguments = call.arguments.as_ref().map(map_json).unwrap_or_default();
+                    total += t(&call.name) + t(&arguments) + TOKENS_PER_CALL;
+                }
+                Part::Result(result) => total += t(&result_text(&result.value)),
+            }
+        }
+        total
+    }
+}
+
+impl Estimator for TokenEstimator {
+    fn unit(&self) -> MeasurementUnit {
+        MeasurementUnit::EstimatedTokens
+    }
+
+    /// The EST-6 count, saturated at `i32::MAX` (then POL-3's checked sum reports the overflow).
+    fn estimate(&self, entry: &Entry) -> i32 {
+        i32::try_from(self.message_tokens(entry.message())).unwrap_or(i32::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hybrid_compaction_model::message::FunctionCall;
+    use hybrid_compaction_model::value::{Value, ValueMap};
+
+    #[test]
+    fn names_round_trip() {
+        for e in TokenEncoding::ALL {
+            assert_eq!(TokenEncoding::from_name(e.name()), Some(e));
+        }
+        assert_eq!(TokenEncoding::from_name("p50k_base"), None);
+    }
+
+    #[test]
+    fn chat_count_adds_overheads() {
+        let est = TokenEstimator::new(TokenEncoding::Cl100kBase);
+        let enc = est.encoding();
+        let mut m = Message::text("user", "hello world");
+        assert_eq!(est.message_tokens(&m), 3 + 1 + 2);
+        m.author = Some("alice".into());
+        assert_eq!(est.message_tokens(&m), 3 + 1 + 2 + enc.count("alice") + 1);
+        let mut args = ValueMap::new();
+        args.insert("q".into(), Value::String("x".into()));
+        let call = Message::new(
+            "assistant",
+            vec![Part::Call(FunctionCall {
+                call_id: "call_1".into(),
+                name: "search".into(),
+                arguments: Some(args),
+                informational_only: false,
+            })],
+        );
+        let expected =
+            3 + enc.count("assistant") + enc.count("search") + enc.count("{\"q\":\"x\"}") + 1;
+        assert_eq!(est.message_tokens(&call), expected);
+    }
+}

@@ -1,0 +1,151 @@
+//! Anthropic Messages (SPEC TRN-3).
+//!
+//! | input | becomes |
+//! |---|---|
+//! | top-level `system` (string or text blocks) | a first message, role `system` |
+//! | `role` `user` / `assistant`, `content` string or `text` blocks | that role, text parts |
+//! | `tool_use` block `{id, name, input}` | a call part (`input` is the argument object) |
+//! | a `user` message with `tool_result` blocks `{tool_use_id, content}` | role `tool`; one result part per block, the content text as a string value |
+//! | `image`, `document`, `thinking`, `redacted_thinking`, other blocks | `UnsupportedContent` |
+
+use hybrid_compaction_model::entry::Entry;
+use hybrid_compaction_model::message::{FunctionCall, Message, Part, ROLE_SYSTEM, ROLE_TOOL};
+use hybrid_compaction_model::value::Value;
+use serde_json::{json, Value as Json};
+
+use super::json::{arguments_json, object_arguments, result_string, string, text_blocks, text_of};
+use super::{malformed, Adapted, Source, TranscriptError};
+
+/// Adapts the top-level `system` and `messages` (TRN-3).
+pub(crate) fn adapt(
+    system: Option<&Json>,
+    messages: &[Json],
+) -> Result<Vec<Adapted>, TranscriptError> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if let Some(s) = system {
+        let texts = text_blocks(s, "$.system", &[])?;
+        out.push(Adapted {
+            message: Message::new(ROLE_SYSTEM, texts.into_iter().map(Part::Text).collect()),
+            given_id: None,
+            source: Source::System(s.clone()),
+        });
+    }
+    for (i, m) in messages.iter().enumerate() {
+        let path = format!("$.messages[{i}]");
+        out.push(Adapted {
+            message: message(m, &path)?,
+            given_id: None,
+            source: Source::Message(m.clone()),
+        });
+    }
+    Ok(out)
+}
+
+fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
+    let role = string(m, "role", path)?;
+    if role != "user" && role != "assistant" {
+        return Err(malformed(
+            format!("{path}.role"),
+            "expected \"user\" or \"assistant\"",
+        ));
+    }
+    let content_path = format!("{path}.content");
+    let content = m
+        .get("content")
+        .ok_or_else(|| malformed(&content_path, "missing content"))?;
+    let blocks = match content {
+        Json::String(s) => return Ok(Message::text(role, s.clone())),
+        Json::Array(blocks) => blocks,
+        _ => {
+            return Err(malformed(
+                content_path,
+                "expected a string or an array of blocks",
+            ))
+        }
+    };
+    let mut parts = Vec::with_capacity(blocks.len());
+    let mut results = false;
+    for (k, b) in blocks.iter().enumerate() {
+        let p = format!("{content_path}[{k}]");
+        match string(b, "type", &p)? {
+            "text" => parts.push(Part::text(string(b, "text", &p)?)),
+            "tool_use" => parts.push(Part::Call(FunctionCall {
+                call_id: string(b, "id", &p)?.to_owned(),
+                name: string(b, "name", &p)?.to_owned(),
+                arguments: Some(object_arguments(
+                    b.get("input").unwrap_or(&Json::Null),
+                    &format!("{p}.input"),
+                )?),
+                informational_only: false,
+            })),
+            "tool_result" => {
+                results = true;
+                let texts = text_blocks(
+                    b.get("content").unwrap_or(&Json::Null),
+                    &format!("{p}.content"),
+                    &[],
+                )?;
+                parts.push(Part::result(
+                    string(b, "tool_use_id", &p)?,
+                    Value::String(texts.concat()),
+                ));
+            }
+            other => {
+                return Err(TranscriptError::UnsupportedContent {
+                    path: p,
+                    part_type: other.to_owned(),
+                })
+            }
+        }
+    }
+    let role = if results { ROLE_TOOL } else { role };
+    Ok(Message::new(role, parts))
+}
+
+/// Renders an entry the assembly created (TRN-6).
+pub(crate) fn render(entry: &Entry, messages: &mut Vec<Json>, system: &mut Vec<Json>) {
+    let m = entry.message();
+    if m.role == ROLE_SYSTEM {
+        system.push(json!(text_of(m)));
+        return;
+    }
+    let only_text = m.parts.iter().all(|p| matches!(p, Part::Text(_)));
+    let role = if m.role == ROLE_TOOL || m.role == "user" {
+        "user"
+    } else {
+        "assistant"
+    };
+    if only_text {
+        messages.push(json!({"role": role, "content": text_of(m)}));
+        return;
+    }
+    let blocks: Vec<Json> = m
+        .parts
+        .iter()
+        .map(|p| match p {
+            Part::Text(t) => json!({"type": "text", "text": t}),
+            Part::Call(c) => json!({"type": "tool_use", "id": c.call_id, "name": c.name,
+                "input": arguments_json(c.arguments.as_ref())}),
+            Part::Result(r) => json!({"type": "tool_result", "tool_use_id": r.call_id,
+                "content": result_string(&r.value)}),
+        })
+        .collect();
+    messages.push(json!({"role": role, "content": blocks}));
+}
+
+/// The top-level `system` of a rendered request: one string when there is one string, else the
+/// text blocks of every piece in order.
+pub(crate) fn join_system(pieces: Vec<Json>) -> Json {
+    if let [Json::String(_)] = pieces.as_slice() {
+        return pieces.into_iter().next().unwrap_or(Json::Null);
+    }
+    let mut blocks = Vec::new();
+    for piece in pieces {
+        match piece {
+            Json::String(s) => blocks.push(json!({"type": "text", "text": s})),
+            Json::Array(items) => blocks.extend(items),
+            other => blocks.push(other),
+        }
+    }
+    Json::Array(blocks)
+}

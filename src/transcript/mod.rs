@@ -1,0 +1,324 @@
+//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-6).
+//!
+//! A host holds its conversation in its provider's or framework's message format. [`Transcript::parse`]
+//! turns such a transcript (`openai-chat`, `anthropic-messages` or `langchain`, as JSON) into
+//! messages (TRN-2 .. TRN-4), gives each a stable id (TRN-5) and classifies it onto an entry kind
+//! by the adaptation of SPEC CLS-1, with per-index overrides. [`Transcript::render`] turns the
+//! bounded entry list an assembly returns back into the same format: every entry that is still
+//! the message it was adapted from is emitted as the **original JSON, verbatim** (unknown members,
+//! cache-control markers, `is_error` flags and argument strings included); only entries the
+//! assembly created (summaries) are rendered from their message (TRN-6).
+//!
+//! Parts the vocabulary cannot represent (images, audio, files, documents, thinking blocks) are a
+//! typed [`TranscriptError::UnsupportedContent`] naming the message and the part type (TRN-1).
+//!
+//! Format specifics live in [`openai`], [`anthropic`] and [`langchain`]; the JSON value mapping
+//! and the rendering of new entries in [`json`].
+
+pub mod anthropic;
+pub mod json;
+pub mod langchain;
+pub mod openai;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::error::ErrorKind;
+use hybrid_compaction_model::message::Message;
+use serde_json::Value as Json;
+
+use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
+
+/// A transcript format (SPEC TRN-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TranscriptFormat {
+    /// OpenAI Chat Completions `messages`.
+    OpenAiChat,
+    /// Anthropic Messages `messages` (plus the top-level `system`).
+    AnthropicMessages,
+    /// LangChain message dicts (`model_dump()` or `messages_to_dict()` shape).
+    LangChain,
+}
+
+impl TranscriptFormat {
+    /// Every format.
+    pub const ALL: [TranscriptFormat; 3] = [
+        TranscriptFormat::OpenAiChat,
+        TranscriptFormat::AnthropicMessages,
+        TranscriptFormat::LangChain,
+    ];
+
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TranscriptFormat::OpenAiChat => "openai-chat",
+            TranscriptFormat::AnthropicMessages => "anthropic-messages",
+            TranscriptFormat::LangChain => "langchain",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn from_name(name: &str) -> Option<TranscriptFormat> {
+        TranscriptFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl fmt::Display for TranscriptFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a transcript could not be adapted (SPEC TRN-1). Paths are JSON paths from the transcript
+/// object (`$.messages[3].content[1]`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TranscriptError {
+    /// The JSON does not have the shape the format requires.
+    #[error("{path}: {message}")]
+    Malformed {
+        /// Where.
+        path: String,
+        /// What was expected.
+        message: String,
+    },
+    /// A part the vocabulary cannot represent (image, audio, file, thinking, ...).
+    #[error("{path}: content part type {part_type:?} is not supported (text, tool calls and tool results only)")]
+    UnsupportedContent {
+        /// Where.
+        path: String,
+        /// The part's `type`.
+        part_type: String,
+    },
+    /// Adaptation (SPEC CLS-1, ENT-5) refused a message.
+    #[error("{0}")]
+    Adapt(#[from] AdaptError),
+}
+
+impl TranscriptError {
+    /// The language-neutral category (SPEC ERR-1): unsupported content is `NotSupported`,
+    /// malformed input `InvalidArgument`, adaptation errors keep theirs.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            TranscriptError::Malformed { .. } => ErrorKind::InvalidArgument,
+            TranscriptError::UnsupportedContent { .. } => ErrorKind::NotSupported,
+            TranscriptError::Adapt(e) => e.kind(),
+        }
+    }
+}
+
+pub(crate) fn malformed(path: impl Into<String>, message: impl Into<String>) -> TranscriptError {
+    TranscriptError::Malformed {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+/// One adapted message before classification: the message, its given id (if any) and the JSON
+/// it came from (`None` for Anthropic's top-level `system`, which renders back to `system`).
+#[derive(Debug, Clone)]
+pub(crate) struct Adapted {
+    pub message: Message,
+    pub given_id: Option<String>,
+    pub source: Source,
+}
+
+/// Where an adapted message came from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Source {
+    /// `messages[i]`, verbatim.
+    Message(Json),
+    /// Anthropic's top-level `system`, verbatim.
+    System(Json),
+}
+
+/// A parsed transcript: its entries and what is needed to render a bounded list back.
+#[derive(Debug, Clone)]
+pub struct Transcript {
+    format: TranscriptFormat,
+    entries: Vec<Entry>,
+    sources: HashMap<String, (Message, Source)>,
+}
+
+impl Transcript {
+    /// Parses a transcript object `{"format", "messages", "system"?, "ids"?, "overrides"?}`
+    /// (SPEC TRN-1): `ids` is an array of entry ids parallel to the adapted messages (TRN-5),
+    /// `overrides` maps decimal message indices to entry kind names (CLS-1 step 3).
+    pub fn parse(value: &Json) -> Result<Transcript, TranscriptError> {
+        let obj = value
+            .as_object()
+            .ok_or_else(|| malformed("$", "a transcript is a JSON object"))?;
+        for key in obj.keys() {
+            if !["format", "messages", "system", "ids", "overrides"].contains(&key.as_str()) {
+                return Err(malformed(format!("$.{key}"), "unknown member"));
+            }
+        }
+        let format = obj
+            .get("format")
+            .and_then(Json::as_str)
+            .and_then(TranscriptFormat::from_name)
+            .ok_or_else(|| {
+                malformed(
+                    "$.format",
+                    "expected \"openai-chat\", \"anthropic-messages\" or \"langchain\"",
+                )
+            })?;
+        let messages = obj
+            .get("messages")
+            .and_then(Json::as_array)
+            .ok_or_else(|| malformed("$.messages", "expected an array of messages"))?;
+        let system = obj.get("system").filter(|s| !s.is_null());
+        if system.is_some() && format != TranscriptFormat::AnthropicMessages {
+            return Err(malformed(
+                "$.system",
+                "`system` is only a member of anthropic-messages transcripts",
+            ));
+        }
+        let adapted = match format {
+            TranscriptFormat::OpenAiChat => openai::adapt(messages)?,
+            TranscriptFormat::AnthropicMessages => anthropic::adapt(system, messages)?,
+            TranscriptFormat::LangChain => langchain::adapt(messages)?,
+        };
+        let ids = parse_ids(obj.get("ids"), adapted.len())?;
+        let overrides = parse_overrides(obj.get("overrides"), adapted.len())?;
+        Transcript::classify(format, adapted, ids, overrides)
+    }
+
+    fn classify(
+        format: TranscriptFormat,
+        adapted: Vec<Adapted>,
+        ids: Option<Vec<String>>,
+        overrides: BTreeMap<usize, EntryKind>,
+    ) -> Result<Transcript, TranscriptError> {
+        let messages: Vec<Message> = adapted.iter().map(|a| a.message.clone()).collect();
+        let given: Vec<Option<String>> = match ids {
+            Some(ids) => ids.into_iter().map(Some).collect(),
+            None => adapted.iter().map(|a| a.given_id.clone()).collect(),
+        };
+        let mut classifier = TranscriptClassifier {
+            given,
+            overrides,
+            derived: ContentHashClassifier::new(),
+        };
+        let entries = adapt(&messages, &mut classifier)?;
+        let sources = entries
+            .iter()
+            .zip(adapted)
+            .map(|(e, a)| (e.id().as_str().to_owned(), (a.message, a.source)))
+            .collect();
+        Ok(Transcript {
+            format,
+            entries,
+            sources,
+        })
+    }
+
+    /// The format.
+    pub fn format(&self) -> TranscriptFormat {
+        self.format
+    }
+
+    /// The adapted entries, in transcript order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Renders `entries` (typically an assembly's final list) as a transcript object of the
+    /// same format (SPEC TRN-6): `{"format", "messages"}` plus `system` for anthropic-messages.
+    pub fn render(&self, entries: &[Entry]) -> Json {
+        let mut messages = Vec::new();
+        let mut system = Vec::new();
+        for entry in entries {
+            match self.sources.get(entry.id().as_str()) {
+                Some((message, source)) if message == entry.message() => match source {
+                    Source::Message(j) => messages.push(j.clone()),
+                    Source::System(j) => system.push(j.clone()),
+                },
+                _ => match self.format {
+                    TranscriptFormat::OpenAiChat => openai::render(entry, &mut messages),
+                    TranscriptFormat::AnthropicMessages => {
+                        anthropic::render(entry, &mut messages, &mut system)
+                    }
+                    TranscriptFormat::LangChain => langchain::render(entry, &mut messages),
+                },
+            }
+        }
+        let mut out = serde_json::Map::new();
+        out.insert("format".into(), Json::String(self.format.name().into()));
+        if self.format == TranscriptFormat::AnthropicMessages && !system.is_empty() {
+            out.insert("system".into(), anthropic::join_system(system));
+        }
+        out.insert("messages".into(), Json::Array(messages));
+        Json::Object(out)
+    }
+}
+
+fn parse_ids(ids: Option<&Json>, n: usize) -> Result<Option<Vec<String>>, TranscriptError> {
+    let Some(ids) = ids.filter(|i| !i.is_null()) else {
+        return Ok(None);
+    };
+    let arr = ids
+        .as_array()
+        .filter(|a| a.len() == n)
+        .ok_or_else(|| malformed("$.ids", format!("expected an array of {n} entry ids (one per adapted message, the anthropic system first)")))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, id)| {
+            id.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| malformed(format!("$.ids[{i}]"), "expected a string"))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+fn parse_overrides(
+    overrides: Option<&Json>,
+    n: usize,
+) -> Result<BTreeMap<usize, EntryKind>, TranscriptError> {
+    let mut out = BTreeMap::new();
+    let Some(map) = overrides.filter(|o| !o.is_null()) else {
+        return Ok(out);
+    };
+    let map = map
+        .as_object()
+        .ok_or_else(|| malformed("$.overrides", "expected an object of index: kind"))?;
+    for (k, v) in map {
+        let path = format!("$.overrides.{k}");
+        let index = k
+            .parse::<usize>()
+            .ok()
+            .filter(|i| *i < n)
+            .ok_or_else(|| malformed(&path, "expected the decimal index of a message"))?;
+        let kind = v
+            .as_str()
+            .and_then(EntryKind::from_name)
+            .ok_or_else(|| malformed(&path, "expected an entry kind name"))?;
+        out.insert(index, kind);
+    }
+    Ok(out)
+}
+
+/// Ids given (TRN-5) or derived by the content-hash classifier (CLS-2); per-index overrides.
+struct TranscriptClassifier {
+    given: Vec<Option<String>>,
+    overrides: BTreeMap<usize, EntryKind>,
+    derived: ContentHashClassifier,
+}
+
+impl Classifier for TranscriptClassifier {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> String {
+        // The derived classifier is asked for every index, so its table stays consistent.
+        let derived = self.derived.entry_id(messages, index);
+        match self.given.get(index) {
+            Some(Some(id)) => id.clone(),
+            _ => derived,
+        }
+    }
+
+    fn override_kind(&mut self, _messages: &[Message], index: usize) -> Option<EntryKind> {
+        self.overrides.get(&index).copied()
+    }
+}

@@ -1,0 +1,404 @@
+//! SPEC TRN-1 .. TRN-6: transcripts (OpenAI chat, Anthropic messages, LangChain) to entries and
+//! back, and a bounded request rendered in the host's own format.
+
+use std::sync::Arc;
+
+use hybrid_compaction::engine;
+use hybrid_compaction::estimators::{MemoEstimator, TokenEncoding, TokenEstimator};
+use hybrid_compaction::model::assembly::Outcome;
+use hybrid_compaction::model::cancel::CancellationToken;
+use hybrid_compaction::model::entry::{Entry, EntryKind};
+use hybrid_compaction::model::error::ErrorKind;
+use hybrid_compaction::model::message::{Message, Part};
+use hybrid_compaction::model::policy::{Policy, PolicySpec};
+use hybrid_compaction::model::reducers::{ProposalItem, ScriptStep, ScriptedReducer};
+use hybrid_compaction::model::snapshot::StaticProvider;
+use hybrid_compaction::model::value::Value;
+use hybrid_compaction::transcript::{Transcript, TranscriptError};
+use serde_json::{json, Value as Json};
+
+fn kinds(t: &Transcript) -> Vec<EntryKind> {
+    t.entries().iter().map(Entry::kind).collect()
+}
+
+fn openai() -> Json {
+    json!({"format": "openai-chat", "messages": [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "name": "ann", "content": [{"type": "text", "text": "Weather in "}, {"type": "text", "text": "Paris?"}]},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\", \"days\": 2.50}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+        {"role": "assistant", "content": "It is sunny."}
+    ]})
+}
+
+fn anthropic() -> Json {
+    json!({"format": "anthropic-messages", "system": "Be brief.", "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "sunny"}], "is_error": false}]},
+        {"role": "assistant", "content": "It is sunny."}
+    ]})
+}
+
+fn langchain() -> Json {
+    json!({"format": "langchain", "messages": [
+        {"type": "system", "content": "Be brief."},
+        {"type": "human", "content": "Weather in Paris?", "id": "h-1"},
+        {"type": "ai", "content": "", "tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}], "id": "a-1"},
+        {"type": "tool", "content": "sunny", "tool_call_id": "call_1", "id": "t-1"},
+        {"type": "chat", "data": {"role": "developer", "content": "Use metric units."}}
+    ]})
+}
+
+/// SPEC TRN-1, TRN-2, TRN-3, TRN-4: roles, multi-part content, tool calls and results map onto
+/// the kinds of CLS-1; TRN-6: rendering the unchanged list gives the transcript back verbatim.
+#[test]
+fn each_format_adapts_and_renders_back_verbatim() {
+    for (input, expected) in [
+        (
+            openai(),
+            vec![
+                EntryKind::SystemInstruction,
+                EntryKind::ConversationalMessage,
+                EntryKind::ToolExchange,
+                EntryKind::ToolExchange,
+                EntryKind::ConversationalMessage,
+            ],
+        ),
+        (
+            anthropic(),
+            vec![
+                EntryKind::SystemInstruction,
+                EntryKind::ConversationalMessage,
+                EntryKind::ToolExchange,
+                EntryKind::ToolExchange,
+                EntryKind::ConversationalMessage,
+            ],
+        ),
+        (
+            langchain(),
+            vec![
+                EntryKind::SystemInstruction,
+                EntryKind::ConversationalMessage,
+                EntryKind::ToolExchange,
+                EntryKind::ToolExchange,
+                EntryKind::SystemInstruction,
+            ],
+        ),
+    ] {
+        let t = Transcript::parse(&input).expect("adapts");
+        assert_eq!(kinds(&t), expected, "{}", input["format"]);
+        assert_eq!(t.render(t.entries()), input, "{}", input["format"]);
+    }
+}
+
+/// SPEC TRN-2: multi-part text concatenates, the name is the author, arguments are a map whose
+/// numbers keep their text (raw JSON), the tool result is the content string.
+#[test]
+fn openai_messages_map_field_by_field() {
+    let t = Transcript::parse(&openai()).unwrap();
+    let e = t.entries();
+    assert_eq!(e[0].message().role, "system");
+    assert_eq!(e[1].message().text_content(), "Weather in Paris?");
+    assert_eq!(e[1].message().author.as_deref(), Some("ann"));
+    let Part::Call(call) = &e[2].message().parts[0] else {
+        panic!("call part")
+    };
+    assert_eq!(
+        (call.call_id.as_str(), call.name.as_str()),
+        ("call_1", "get_weather")
+    );
+    let args = call.arguments.as_ref().unwrap();
+    assert_eq!(args["city"], Value::String("Paris".into()));
+    assert!(matches!(&args["days"], Value::RawJson(r) if r.as_str() == "2.5"));
+    assert_eq!(
+        e[3].message().parts,
+        vec![Part::result("call_1", Value::String("sunny".into()))]
+    );
+}
+
+/// SPEC TRN-5: ids are given (`ids`, LangChain `id`) or the CLS-2 content-hash id.
+#[test]
+fn ids_are_given_or_content_hashes() {
+    let t = Transcript::parse(&langchain()).unwrap();
+    let ids: Vec<&str> = t.entries().iter().map(|e| e.id().as_str()).collect();
+    assert_eq!(&ids[1..4], ["h-1", "a-1", "t-1"]);
+    let derived = engine::classify::adapt(
+        &[Message::text("system", "Be brief.")],
+        &mut engine::classify::ContentHashClassifier::new(),
+    )
+    .unwrap();
+    assert_eq!(ids[0], derived[0].id().as_str());
+    assert!(ids[0].ends_with(":0"));
+
+    let mut with_ids = openai();
+    with_ids["ids"] = json!(["s", "u", "c", "r", "a"]);
+    let t = Transcript::parse(&with_ids).unwrap();
+    let ids: Vec<&str> = t.entries().iter().map(|e| e.id().as_str()).collect();
+    assert_eq!(ids, ["s", "u", "c", "r", "a"]);
+    // The same transcript twice gives the same ids (stable across calls).
+    let again = Transcript::parse(&openai()).unwrap();
+    let first = Transcript::parse(&openai()).unwrap();
+    assert_eq!(again.entries(), first.entries());
+    // Extended at its end, a transcript keeps the ids of its prefix (the memo's hits, EST-7).
+    let mut longer = openai();
+    let repeat = longer["messages"][4].clone();
+    longer["messages"].as_array_mut().unwrap().push(repeat);
+    let longer = Transcript::parse(&longer).unwrap();
+    assert_eq!(&longer.entries()[..5], first.entries());
+    assert!(longer.entries()[5].id().as_str().ends_with(":1"));
+}
+
+/// SPEC TRN-1 with CLS-1 step 3: overrides by message index; forbidden overrides are errors.
+#[test]
+fn overrides_reclassify_and_forbidden_ones_fail() {
+    let mut input = openai();
+    input["overrides"] = json!({"4": "OptionalContext", "1": "AuthoritativeSessionState"});
+    let t = Transcript::parse(&input).unwrap();
+    assert_eq!(kinds(&t)[1], EntryKind::AuthoritativeSessionState);
+    assert_eq!(kinds(&t)[4], EntryKind::OptionalContext);
+    input["overrides"] = json!({"4": "SystemInstruction"});
+    let e = Transcript::parse(&input).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidOperation);
+}
+
+/// SPEC TRN-1: images, audio and other non-text parts are NotSupported errors naming the path.
+#[test]
+fn non_text_parts_are_typed_errors() {
+    let cases = [
+        json!({"format": "openai-chat", "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]}),
+        json!({"format": "anthropic-messages", "messages": [{"role": "user", "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]}]}),
+        json!({"format": "langchain", "messages": [{"type": "human", "content": [
+            {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}]}]}),
+    ];
+    for c in cases {
+        match Transcript::parse(&c) {
+            Err(e @ TranscriptError::UnsupportedContent { .. }) => {
+                assert_eq!(e.kind(), ErrorKind::NotSupported);
+                assert!(e.to_string().starts_with("$.messages[0].content[0]"), "{e}");
+            }
+            other => panic!("expected UnsupportedContent, got {other:?}"),
+        }
+    }
+    let bad = json!({"format": "openai-chat", "messages": [{"role": "assistant", "content": null,
+        "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "[1]"}}]}]});
+    assert_eq!(
+        Transcript::parse(&bad).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+}
+
+fn policy(hard: i32) -> Policy {
+    Policy::new(PolicySpec {
+        hard_limit: hard,
+        trigger_margin: 5,
+        recent_message_retention_count: 1,
+        maximum_compaction_attempts: 2,
+        preservation_label: Some("t".into()),
+        preservation_version: 1,
+        estimator: Some(Arc::new(MemoEstimator::new(Arc::new(TokenEstimator::new(
+            TokenEncoding::O200kBase,
+        ))))),
+    })
+    .unwrap()
+}
+
+/// SPEC TRN-6: a bounded result renders as the request a host would send: kept messages
+/// verbatim, a reducer's summary in the format's own shape, tool exchanges whole.
+#[test]
+fn a_reduced_assembly_renders_in_the_same_format() {
+    for input in [openai(), anthropic(), langchain()] {
+        let mut long = input.clone();
+        let filler = "lorem ipsum dolor sit amet ".repeat(40);
+        let user = match input["format"].as_str().unwrap() {
+            "langchain" => json!({"type": "human", "content": filler}),
+            _ => json!({"role": "user", "content": filler}),
+        };
+        long["messages"].as_array_mut().unwrap().insert(1, user);
+        let t = Transcript::parse(&long).unwrap();
+        let full = engine::estimate::size(t.entries(), policy(1000).estimator()).unwrap();
+        let required: Vec<ProposalItem> = t
+            .entries()
+            .iter()
+            .filter(|e| {
+                e.kind() != EntryKind::ConversationalMessage || e.message().role == "assistant"
+            })
+            .map(|e| ProposalItem::Keep(e.id().as_str().to_owned()))
+            .chain([ProposalItem::New(
+                Entry::new(
+                    "summary-1",
+                    EntryKind::Summary,
+                    Message::text("user", "Asked about Paris weather."),
+                )
+                .unwrap(),
+            )])
+            .collect();
+        let mut reducer = ScriptedReducer::new(vec![ScriptStep::Propose(required)]);
+        let mut provider = StaticProvider::new(t.entries().to_vec());
+        let p = policy(full - 50);
+        let result =
+            engine::assemble::assemble(&p, &mut provider, &mut reducer, &CancellationToken::new())
+                .unwrap();
+        assert_eq!(result.outcome, Outcome::Reduced, "{}", input["format"]);
+        let rendered = t.render(result.final_entries.as_deref().unwrap());
+        let messages = rendered["messages"].as_array().unwrap();
+        let text = rendered.to_string();
+        assert!(!text.contains("lorem ipsum"), "the long message is gone");
+        assert!(
+            text.contains("Asked about Paris weather."),
+            "the summary is rendered"
+        );
+        assert!(messages.len() >= 4);
+        assert_eq!(rendered["format"], input["format"]);
+    }
+}
+
+mod generated {
+    //! SPEC TRN-2, TRN-3, TRN-5, TRN-6 on generated transcripts: adaptation never fails on
+    //! well-formed text and tool content, kinds follow CLS-1 step 1, 2 and 5, ids are stable
+    //! under extension, and the unchanged list renders back to the input, verbatim.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(String::new()),
+            "[a-z ]{1,12}",
+            Just("日本語 😀 e\u{301}".to_owned()),
+            Just("artifact://sha256/".to_owned() + &"a".repeat(64)),
+        ]
+    }
+
+    fn args() -> impl Strategy<Value = Json> {
+        let leaf = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            (-1e6f64..1e6).prop_map(|x| json!(x)),
+            "[a-zé\"\\\\\n]{0,6}".prop_map(Json::String),
+        ];
+        let value = leaf.prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Json::Array),
+                prop::collection::btree_map("[a-z]{1,3}", inner, 0..3)
+                    .prop_map(|m| Json::Object(m.into_iter().collect())),
+            ]
+        });
+        prop::collection::btree_map("[a-z]{1,4}", value, 0..4)
+            .prop_map(|m| Json::Object(m.into_iter().collect()))
+    }
+
+    /// One OpenAI turn: a plain message, or an assistant call message plus its tool results.
+    fn openai_turn() -> impl Strategy<Value = Vec<Json>> {
+        prop_oneof![
+            (
+                prop::sample::select(vec!["system", "developer", "user", "assistant"]),
+                text(),
+                any::<bool>()
+            )
+                .prop_map(|(role, t, parts)| {
+                    let content = if parts {
+                        json!([{"type": "text", "text": t}])
+                    } else {
+                        json!(t)
+                    };
+                    vec![json!({"role": role, "content": content})]
+                }),
+            (
+                prop::collection::vec(("[a-z_]{1,8}", args()), 1..3),
+                any::<u16>()
+            )
+                .prop_map(|(calls, salt)| {
+                    let ids: Vec<String> = (0..calls.len())
+                        .map(|k| format!("call_{salt}_{k}"))
+                        .collect();
+                    let tool_calls: Vec<Json> = calls
+                        .iter()
+                        .zip(&ids)
+                        .map(|((name, a), id)| {
+                            json!({"id": id, "type": "function",
+                        "function": {"name": name, "arguments": a.to_string()}})
+                        })
+                        .collect();
+                    let mut out = vec![
+                        json!({"role": "assistant", "content": null, "tool_calls": tool_calls}),
+                    ];
+                    out.extend(
+                        ids.iter()
+                            .map(|id| json!({"role": "tool", "tool_call_id": id, "content": "ok"})),
+                    );
+                    out
+                }),
+        ]
+    }
+
+    fn anthropic_turn() -> impl Strategy<Value = Vec<Json>> {
+        prop_oneof![
+            (prop::sample::select(vec!["user", "assistant"]), "[a-z ]{1,12}")
+                .prop_map(|(role, t)| vec![json!({"role": role, "content": t})]),
+            ("[a-z_]{1,8}", args(), any::<u16>()).prop_map(|(name, a, salt)| {
+                let id = format!("toolu_{salt}");
+                vec![
+                    json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": name, "input": a}]}),
+                    json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "ok"}]}),
+                ]
+            }),
+        ]
+    }
+
+    fn check(input: &Json) -> Result<(), TestCaseError> {
+        let t = Transcript::parse(input).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for e in t.entries() {
+            let m = e.message();
+            let expected = if m.has_call() || m.has_result() {
+                EntryKind::ToolExchange
+            } else if m.role == "system" {
+                EntryKind::SystemInstruction
+            } else if hybrid_compaction::model::artifact::ArtifactReference::parse(
+                &m.text_content(),
+            )
+            .is_ok()
+            {
+                EntryKind::ArtifactReference
+            } else {
+                EntryKind::ConversationalMessage
+            };
+            prop_assert_eq!(e.kind(), expected);
+        }
+        prop_assert_eq!(&t.render(t.entries()), input);
+        // Extension keeps the prefix's ids (TRN-5).
+        let mut longer = input.clone();
+        longer["messages"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"role": "user", "content": "more"}));
+        let l = Transcript::parse(&longer).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&l.entries()[..t.entries().len()], t.entries());
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn openai_transcripts_round_trip(turns in prop::collection::vec(openai_turn(), 0..8)) {
+            let messages: Vec<Json> = turns.into_iter().flatten().collect();
+            check(&json!({"format": "openai-chat", "messages": messages}))?;
+        }
+
+        #[test]
+        fn anthropic_transcripts_round_trip(turns in prop::collection::vec(anthropic_turn(), 0..8), system in prop::option::of("[a-z ]{1,10}")) {
+            let messages: Vec<Json> = turns.into_iter().flatten().collect();
+            let mut input = json!({"format": "anthropic-messages", "messages": messages});
+            if let Some(s) = system {
+                input["system"] = json!(s);
+            }
+            check(&input)?;
+        }
+    }
+}
