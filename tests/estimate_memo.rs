@@ -60,7 +60,7 @@ proptest! {
     /// SPEC EST-7, POL-3, POL-4: per-entry sizes, checked sums and evaluation are equal with and
     /// without the memo, on first use and from the cache, under evictions.
     #[test]
-    fn memo_equals_uncached(
+    fn est_7_memo_equals_uncached(
         segs in segs_strategy(30),
         plan in plan_strategy(),
         capacity in prop_oneof![1usize..6, Just(MemoEstimator::DEFAULT_CAPACITY)],
@@ -96,7 +96,7 @@ proptest! {
     /// SPEC EST-7 with ASM-1 .. ASM-16: whole assemblies (engine and specification) are identical
     /// with a memo reused across three calls and without it.
     #[test]
-    fn assemblies_with_a_reused_memo_equal_uncached_ones(
+    fn est_7_asm_15_assemblies_with_a_reused_memo_equal_uncached_ones(
         segs in segs_strategy(20),
         plan in plan_strategy(),
         capacity in prop_oneof![1usize..4, Just(64usize)],
@@ -132,7 +132,7 @@ proptest! {
 
     /// SPEC EST-7: a host calling again with history + 1 entry estimates only the new entry.
     #[test]
-    fn a_repeat_call_estimates_only_the_new_entry(segs in segs_strategy(40), extra in seg_strategy()) {
+    fn est_7_a_repeat_call_estimates_only_the_new_entry(segs in segs_strategy(40), extra in seg_strategy()) {
         let mut builder = Builder::new("e");
         let history = builder.build(&segs);
         let mut longer = history.clone();
@@ -156,7 +156,7 @@ proptest! {
 /// SPEC EST-7: the key covers the id (a table estimator sizes by id), the author and the exact
 /// value variant, so content-equal entries that an estimator can tell apart are never conflated.
 #[test]
-fn the_key_covers_everything_an_estimator_reads() {
+fn est_7_the_key_covers_everything_an_estimator_reads() {
     let message = Message::text("user", "same text");
     let a = Entry::new("a", EntryKind::ConversationalMessage, message.clone()).unwrap();
     let b = Entry::new("b", EntryKind::ConversationalMessage, message.clone()).unwrap();

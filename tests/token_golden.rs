@@ -98,7 +98,7 @@ fn golden() -> Vec<BTreeMap<String, Counts>> {
 }
 
 #[test]
-fn token_counts_equal_the_python_tiktoken_golden_counts() {
+fn est_6_token_counts_equal_the_python_tiktoken_golden_counts() {
     let sample: Vec<Json> = serde_json::from_str(SAMPLE).expect("sample json");
     let golden = golden();
     assert!(sample.len() >= 200, "the sample has at least 200 messages");
@@ -124,7 +124,7 @@ fn token_counts_equal_the_python_tiktoken_golden_counts() {
 }
 
 #[test]
-fn entries_measure_their_chat_count_in_estimated_tokens() {
+fn est_6_est_1_entries_measure_their_chat_count_in_estimated_tokens() {
     let sample: Vec<Json> = serde_json::from_str(SAMPLE).expect("sample json");
     let golden = golden();
     let estimator = TokenEstimator::new(TokenEncoding::O200kBase);

@@ -55,7 +55,7 @@ fn langchain() -> Json {
 /// SPEC TRN-1, TRN-2, TRN-3, TRN-4: roles, multi-part content, tool calls and results map onto
 /// the kinds of CLS-1; TRN-6: rendering the unchanged list gives the transcript back verbatim.
 #[test]
-fn each_format_adapts_and_renders_back_verbatim() {
+fn trn_1_trn_4_trn_6_each_format_adapts_and_renders_back_verbatim() {
     for (input, expected) in [
         (
             openai(),
@@ -97,7 +97,7 @@ fn each_format_adapts_and_renders_back_verbatim() {
 /// SPEC TRN-2: multi-part text concatenates, the name is the author, arguments are a map whose
 /// numbers keep their text (raw JSON), the tool result is the content string.
 #[test]
-fn openai_messages_map_field_by_field() {
+fn trn_2_openai_messages_map_field_by_field() {
     let t = Transcript::parse(&openai()).unwrap();
     let e = t.entries();
     assert_eq!(e[0].message().role, "system");
@@ -121,7 +121,7 @@ fn openai_messages_map_field_by_field() {
 
 /// SPEC TRN-5: ids are given (`ids`, LangChain `id`) or the CLS-2 content-hash id.
 #[test]
-fn ids_are_given_or_content_hashes() {
+fn trn_5_ids_are_given_or_content_hashes() {
     let t = Transcript::parse(&langchain()).unwrap();
     let ids: Vec<&str> = t.entries().iter().map(|e| e.id().as_str()).collect();
     assert_eq!(&ids[1..4], ["h-1", "a-1", "t-1"]);
@@ -153,7 +153,7 @@ fn ids_are_given_or_content_hashes() {
 
 /// SPEC TRN-1 with CLS-1 step 3: overrides by message index; forbidden overrides are errors.
 #[test]
-fn overrides_reclassify_and_forbidden_ones_fail() {
+fn trn_1_cls_1_overrides_reclassify_and_forbidden_ones_fail() {
     let mut input = openai();
     input["overrides"] = json!({"4": "OptionalContext", "1": "AuthoritativeSessionState"});
     let t = Transcript::parse(&input).unwrap();
@@ -166,7 +166,7 @@ fn overrides_reclassify_and_forbidden_ones_fail() {
 
 /// SPEC TRN-1: images, audio and other non-text parts are NotSupported errors naming the path.
 #[test]
-fn non_text_parts_are_typed_errors() {
+fn trn_1_non_text_parts_are_typed_errors() {
     let cases = [
         json!({"format": "openai-chat", "messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]}),
@@ -210,7 +210,7 @@ fn policy(hard: i32) -> Policy {
 /// SPEC TRN-6: a bounded result renders as the request a host would send: kept messages
 /// verbatim, a reducer's summary in the format's own shape, tool exchanges whole.
 #[test]
-fn a_reduced_assembly_renders_in_the_same_format() {
+fn trn_6_a_reduced_assembly_renders_in_the_same_format() {
     for input in [openai(), anthropic(), langchain()] {
         let mut long = input.clone();
         let filler = "lorem ipsum dolor sit amet ".repeat(40);
@@ -386,13 +386,13 @@ mod generated {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
         #[test]
-        fn openai_transcripts_round_trip(turns in prop::collection::vec(openai_turn(), 0..8)) {
+        fn trn_2_trn_6_openai_transcripts_round_trip(turns in prop::collection::vec(openai_turn(), 0..8)) {
             let messages: Vec<Json> = turns.into_iter().flatten().collect();
             check(&json!({"format": "openai-chat", "messages": messages}))?;
         }
 
         #[test]
-        fn anthropic_transcripts_round_trip(turns in prop::collection::vec(anthropic_turn(), 0..8), system in prop::option::of("[a-z ]{1,10}")) {
+        fn trn_3_trn_6_anthropic_transcripts_round_trip(turns in prop::collection::vec(anthropic_turn(), 0..8), system in prop::option::of("[a-z ]{1,10}")) {
             let messages: Vec<Json> = turns.into_iter().flatten().collect();
             let mut input = json!({"format": "anthropic-messages", "messages": messages});
             if let Some(s) = system {
