@@ -24,3 +24,15 @@ def test_docs_python_examples_run(capsys):
     printed = capsys.readouterr().out
     assert "Accepted" in printed and "OrphanedToolCall" in printed
     assert "$.original[0].kind" in printed
+
+
+def test_readme_python_example_runs(capsys):
+    """The README's Python example (the blocks that import the package) prints what it says."""
+    blocks = [b for b in BLOCK.findall((REPO / "README.md").read_text(encoding="utf-8"))
+              if "import hybrid_compaction" in b]
+    assert blocks, "the README's Python example was not found"
+    for i, code in enumerate(blocks):
+        exec(compile(code, f"README.md[python block {i}]", "exec"), {})
+        printed = capsys.readouterr().out.strip()
+        promised = code.strip().splitlines()[-1].split("#", 1)[1].strip()
+        assert printed == promised, (printed, promised)
