@@ -64,13 +64,13 @@ pub enum Focus {
 
 pub fn focus_strategy() -> impl Strategy<Value = Focus> {
     prop_oneof![
-        3 => Just(Focus::Mixed),
-        2 => Just(Focus::BelowTrigger),
-        2 => Just(Focus::Eviction),
-        3 => Just(Focus::Reduced),
-        3 => Just(Focus::Preserve),
-        3 => Just(Focus::Fallback),
-        3 => Just(Focus::Error),
+        2 => Just(Focus::Mixed),
+        3 => Just(Focus::BelowTrigger),
+        3 => Just(Focus::Eviction),
+        4 => Just(Focus::Reduced),
+        4 => Just(Focus::Preserve),
+        4 => Just(Focus::Fallback),
+        5 => Just(Focus::Error),
         1 => Just(Focus::LateOverflow),
     ]
 }
@@ -80,8 +80,9 @@ pub fn focus_strategy() -> impl Strategy<Value = Focus> {
 pub struct Aim {
     /// The first step of `Preserve` / `Fallback` (invalid or non-progressing).
     invalid: Step,
-    /// The first step of `Error`, and the glitch of the capture after it.
-    error: (Step, Glitch),
+    /// The first step of `Error`, the glitch of the capture after it, and whether an entry
+    /// of negative size (host table) arrives with a version change at that capture.
+    error: (Step, Glitch, bool),
     /// The digest of the durable body of `Eviction`.
     digest: u8,
     /// 0: the provider plan as drawn; 1: one version change at the focused site's capture;
@@ -100,14 +101,15 @@ fn aim_strategy() -> impl Strategy<Value = Aim> {
         (1usize..40).prop_map(Step::AddSummary),
     ];
     let error = prop_oneof![
-        Just((Step::Nothing, Glitch::None)),
-        Just((Step::Fail, Glitch::None)),
-        Just((Step::Contract, Glitch::None)),
-        Just((Step::Duplicate, Glitch::None)),
-        Just((Step::Echo, Glitch::DuplicateEntry)),
-        Just((Step::Echo, Glitch::NegativeVersion)),
+        2 => Just((Step::Nothing, Glitch::None, false)),
+        2 => Just((Step::Fail, Glitch::None, false)),
+        2 => Just((Step::Contract, Glitch::None, false)),
+        2 => Just((Step::Duplicate, Glitch::None, false)),
+        2 => Just((Step::Echo, Glitch::DuplicateEntry, false)),
+        3 => Just((Step::Echo, Glitch::NegativeVersion, false)),
+        3 => Just((Step::Echo, Glitch::None, true)),
     ];
-    let landing = prop_oneof![1 => Just(0u8), 2 => Just(1u8), 2 => Just(2u8), 1 => Just(3u8)];
+    let landing = prop_oneof![1 => Just(0u8), 2 => Just(1u8), 3 => Just(2u8), 1 => Just(3u8)];
     (invalid, error, 0u8..4, landing).prop_map(|(invalid, error, digest, landing)| Aim {
         invalid,
         error,
@@ -147,6 +149,21 @@ impl Focus {
             // A tool defect would end these in Irreducible before the focused site.
             clean(&mut case.segs);
         }
+        // Sizes that neither fail (negative, overflow) nor vanish (0), so the run gets there;
+        // the estimate errors are the business of `Mixed` and `LateOverflow`.
+        case.estimator = match std::mem::replace(&mut case.estimator, EstimatorPlan::Context) {
+            EstimatorPlan::Constant(c) => EstimatorPlan::Constant(c.max(1)),
+            EstimatorPlan::Table {
+                sizes,
+                later,
+                default,
+            } => EstimatorPlan::Table {
+                sizes: sizes.into_iter().map(|s| s.clamp(1, 50)).collect(),
+                later: later.into_iter().map(|s| s.clamp(1, 50)).collect(),
+                default: default.max(1),
+            },
+            other => other,
+        };
         // Some old, non-required conversation for the reducer and the fallback to drop, and a
         // short retention so that it stays non-required (PRE-1.5).
         let old = Seg::Plain {
@@ -206,6 +223,23 @@ impl Focus {
                     case.provider.retime(Bumps::At(0), 1);
                 }
                 case.provider.changes[0].3 = aim.error.1;
+                if aim.error.2 {
+                    let sizes = match &case.estimator {
+                        EstimatorPlan::Table { sizes, .. } => sizes.clone(),
+                        _ => vec![10],
+                    };
+                    case.estimator = EstimatorPlan::Table {
+                        sizes,
+                        later: vec![-1],
+                        default: 5,
+                    };
+                    let turn = Seg::Plain {
+                        kind: PlainKind::Conversation,
+                        len: 3,
+                        script: Script::Wide,
+                    };
+                    (case.provider.changes[0].0, case.provider.changes[0].1) = (true, vec![turn]);
+                }
                 aim.error.0
             }
             Focus::LateOverflow => {
