@@ -1,12 +1,13 @@
 //! Generator coverage: the engine-vs-model properties can only find a difference on paths their
 //! generators reach, so this test *enforces* that the shared generators (`support/cases.rs`,
 //! `support/gen.rs`) reach every path that matters, each in at least [`FLOOR`] (2%) of the
-//! inputs, at the properties' own default case counts (`assemble_matches_model`: 384,
-//! `verify_matches_model`: 256; `PROPTEST_CASES` scales both).
+//! inputs the properties draw at their default case counts (`assemble_matches_model`: 384,
+//! `verify_matches_model`: 256; `PROPTEST_CASES` scales both). The share is measured on
+//! [`SAMPLE`] times that many inputs, so that it describes the generator rather than one draw.
 //!
 //! Inputs are drawn with proptest's deterministic runner (the same strategies the properties
-//! use, a fixed seed) and run through the executable specification only; each input is
-//! classified by what the model did:
+//! use, a fixed seed; `GEN_COVERAGE_SEED=n` draws another fixed sample) and run through the
+//! executable specification only; each input is classified by what the model did:
 //!
 //! * assembly: its outcome (ASM-1) or error variant (ERR-1); every check site of ASM-10 it passed
 //!   through, with the verdict of the version check there (ASM-5: stable, restarted, churn),
