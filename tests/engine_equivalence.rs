@@ -13,14 +13,17 @@
 //!
 //! Case counts: `PROPTEST_CASES` (deep runs) or the CI-sized defaults below.
 
+#[path = "support/cases.rs"]
+mod cases;
 #[path = "support/gen.rs"]
 mod gen;
 
 use std::sync::Arc;
 
+use cases::*;
 use gen::*;
 use hybrid_compaction::engine;
-use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult, Outcome, Stage};
+use hybrid_compaction_model::assembly::{AssemblyResult, Outcome, Stage};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::estimator::Estimator;
@@ -42,148 +45,6 @@ macro_rules! prop_assert_same {
         let (a, b) = (format!("{:?}", $a), format!("{:?}", $b));
         prop_assert!(a == b, "{}\nengine: {}\nmodel:  {}", concat!("" $(, stringify!($($msg)+))?), a, b);
     }};
-}
-
-/// One assembly case.
-#[derive(Debug, Clone)]
-struct Case {
-    segs: Vec<Seg>,
-    estimator: EstimatorPlan,
-    limits: LimitPlan,
-    steps: Vec<Step>,
-    provider: ProviderPlan,
-    cancel_at_call: Option<usize>,
-    cancel_before: bool,
-}
-
-fn case_strategy() -> impl Strategy<Value = Case> {
-    (
-        (segs_strategy(24), prop::bool::weighted(0.5)).prop_map(|(mut segs, clean_it)| {
-            if clean_it {
-                clean(&mut segs);
-            }
-            segs
-        }),
-        estimator_plan_strategy(),
-        limit_plan_strategy(),
-        prop::collection::vec(step_strategy(), 0..5),
-        provider_plan_strategy(),
-        prop::option::weighted(0.08, 0usize..4),
-        prop::bool::weighted(0.02),
-    )
-        .prop_map(
-            |(segs, estimator, limits, steps, provider, cancel_at_call, cancel_before)| Case {
-                segs,
-                estimator,
-                limits,
-                steps,
-                provider,
-                cancel_at_call,
-                cancel_before,
-            },
-        )
-}
-
-/// The model's and the engine's policy for a case: identical numbers; the same host estimator
-/// instance, or each side's own UTF-8 estimator.
-fn policies(case: &Case, entries: &[Entry]) -> (Policy, Policy) {
-    let n_ids = entries.len() + 40;
-    let (model_est, engine_est): (Arc<dyn Estimator>, Arc<dyn Estimator>) =
-        match case.estimator.host(n_ids) {
-            Some(e) => (e.clone(), e),
-            None => match case.estimator {
-                EstimatorPlan::Text => (
-                    Arc::new(spec::estimate::Utf8TextEstimator),
-                    Arc::new(engine::estimate::Utf8TextEstimator),
-                ),
-                _ => (
-                    Arc::new(spec::estimate::Utf8ContextEstimator),
-                    Arc::new(engine::estimate::Utf8ContextEstimator),
-                ),
-            },
-        };
-    // Interesting sizes, measured with the model (clamped, never failing).
-    let measure = |list: &[Entry]| -> i64 {
-        list.iter()
-            .map(|e| i64::from(model_est.estimate(e).max(0)))
-            .sum()
-    };
-    let full = measure(entries);
-    let evicted = measure(&spec::assemble::evict(entries));
-    let retention = case.limits.retention;
-    let (required, with_optional) = match spec::preserve::required_ids(entries, retention) {
-        Ok(r) => {
-            let req: Vec<Entry> = entries
-                .iter()
-                .filter(|e| r.contains(e.id()))
-                .cloned()
-                .collect();
-            let opt: Vec<Entry> = entries
-                .iter()
-                .filter(|e| r.contains(e.id()) || e.kind() == EntryKind::OptionalContext)
-                .cloned()
-                .collect();
-            (measure(&req), measure(&opt))
-        }
-        Err(_) => (full / 2, full),
-    };
-    let points = [
-        full,
-        evicted,
-        required,
-        with_optional,
-        (full + required) / 2,
-        3,
-    ];
-    let model = case.limits.policy(&points, model_est);
-    let engine = model.with_estimator(engine_est);
-    (model, engine)
-}
-
-type Run = (
-    Result<AssemblyResult, AssemblyError>,
-    Vec<RequestLog>,
-    usize,
-    bool,
-);
-
-fn run(case: &Case, entries: &[Entry], policy: &Policy, engine_side: bool) -> Run {
-    run_with(
-        case,
-        entries,
-        policy,
-        engine_side,
-        &mut engine::assemble::Assembler::new(),
-    )
-}
-
-fn run_with(
-    case: &Case,
-    entries: &[Entry],
-    policy: &Policy,
-    engine_side: bool,
-    assembler: &mut engine::assemble::Assembler,
-) -> Run {
-    let token = CancellationToken::new();
-    if case.cancel_before {
-        token.cancel();
-    }
-    let mut provider = case.provider.provider(entries, &token);
-    let mut reducer = TestReducer::new(case.steps.clone());
-    if let Some(k) = case.cancel_at_call {
-        reducer.cancel_at = Some((k, token.clone()));
-    }
-    let result = if engine_side {
-        assembler.assemble(policy, &mut provider, &mut reducer, &token)
-    } else {
-        spec::assemble::assemble(policy, &mut provider, &mut reducer, &token)
-    };
-    (
-        result,
-        reducer.log,
-        provider.captures(),
-        token.is_cancelled(),
-    )
 }
 
 /// SPEC ASM-3 / ASM-11 / ASM-13 / DIA-3 / DIA-4 invariants of an engine result, with the
@@ -326,76 +187,6 @@ proptest! {
     }
 }
 
-/// A proposal derived from `original` by planned edits (for verifier equivalence).
-#[derive(Debug, Clone)]
-struct Edit {
-    keep_mask: Vec<bool>,
-    swap: Option<(usize, usize)>,
-    extra: Vec<Seg>,
-    reuse_ids: bool,
-    duplicate: Option<usize>,
-    duplicate_original: Option<usize>,
-}
-
-fn edit_strategy() -> impl Strategy<Value = Edit> {
-    (
-        prop::collection::vec(prop::bool::weighted(0.8), 0..40),
-        prop::option::weighted(0.2, (0usize..40, 0usize..40)),
-        prop::collection::vec(seg_strategy(), 0..3),
-        prop::bool::weighted(0.3),
-        prop::option::weighted(0.15, 0usize..40),
-        prop::option::weighted(0.15, 0usize..40),
-    )
-        .prop_map(
-            |(keep_mask, swap, extra, reuse_ids, duplicate, duplicate_original)| Edit {
-                keep_mask,
-                swap,
-                extra,
-                reuse_ids,
-                duplicate,
-                duplicate_original,
-            },
-        )
-}
-
-fn apply(edit: &Edit, original: &mut Vec<Entry>) -> Vec<Entry> {
-    let mut p: Vec<Entry> = original
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| edit.keep_mask.get(*i).copied().unwrap_or(true))
-        .map(|(_, e)| e.clone())
-        .collect();
-    if let Some((a, b)) = edit.swap {
-        if !p.is_empty() {
-            let n = p.len();
-            p.swap(a % n, b % n);
-        }
-    }
-    // New entries: fresh ids, or ids of the original (mutated content / changed kind).
-    let mut b = Builder::new(if edit.reuse_ids { "e" } else { "x" });
-    let extra = b.build(&edit.extra);
-    for e in extra {
-        let pos = p.iter().position(|q| q.id() == e.id());
-        match pos {
-            Some(i) => p[i] = e,
-            None => p.push(e),
-        }
-    }
-    if let Some(i) = edit.duplicate {
-        if !p.is_empty() {
-            let e = p[i % p.len()].clone();
-            p.push(e);
-        }
-    }
-    if let Some(i) = edit.duplicate_original {
-        if !original.is_empty() {
-            let e = original[i % original.len()].clone();
-            original.push(e);
-        }
-    }
-    p
-}
-
 fn message_strategy() -> impl Strategy<Value = Message> {
     let part = prop_oneof![
         "[a-c]{0,3}".prop_map(Part::text),
@@ -488,8 +279,9 @@ proptest! {
             );
         }
         let case = Case {
+            focus: Focus::Mixed,
             segs, estimator: plan, limits, steps: vec![],
-            provider: ProviderPlan { changes: vec![], cancel_at_capture: None },
+            provider: ProviderPlan::stable(),
             cancel_at_call: None, cancel_before: false,
         };
         let (mp, ep) = policies(&case, &entries);
@@ -539,9 +331,10 @@ proptest! {
         );
         prop_assert_same!(engine::assemble::evict(&entries), spec::assemble::evict(&entries));
         let case = Case {
+            focus: Focus::Mixed,
             segs, estimator: EstimatorPlan::Constant(1),
             limits: LimitPlan { hard_point: 0, hard_delta: 0, threshold_point: 1, threshold_delta: 0, retention: retention.max(1), attempts: 1 },
-            steps: vec![], provider: ProviderPlan { changes: vec![], cancel_at_capture: None },
+            steps: vec![], provider: ProviderPlan::stable(),
             cancel_at_call: None, cancel_before: false,
         };
         let (mp, ep) = policies(&case, &entries);
@@ -556,16 +349,8 @@ proptest! {
     /// SPEC VER-1 .. VER-4: the verifier on edited proposals (subsets, swaps, new and mutated
     /// entries, duplicate ids in either list).
     #[test]
-    fn verify_matches_model(segs in segs_strategy(30), edit in edit_strategy(), retention in 1i32..=5) {
-        let mut original = build(&segs);
-        let proposed = apply(&edit, &mut original);
-        let case = Case {
-            segs, estimator: EstimatorPlan::Constant(1),
-            limits: LimitPlan { hard_point: 0, hard_delta: 0, threshold_point: 1, threshold_delta: 0, retention, attempts: 1 },
-            steps: vec![], provider: ProviderPlan { changes: vec![], cancel_at_capture: None },
-            cancel_at_call: None, cancel_before: false,
-        };
-        let (mp, ep) = policies(&case, &original);
+    fn verify_matches_model((segs, edit, retention) in verify_input_strategy()) {
+        let (original, proposed, mp, ep) = verify_input(&segs, &edit, retention);
         prop_assert_same!(
             engine::verify::verify(&original, &proposed, &ep),
             spec::verify::verify(&original, &proposed, &mp)
@@ -659,42 +444,6 @@ proptest! {
     }
 }
 
-/// Prints the distribution of outcomes / errors / stages the assembly generator reaches (run
-/// with `--ignored --nocapture` when tuning the generator).
-#[test]
-#[ignore]
-fn generator_coverage_report() {
-    use proptest::strategy::ValueTree;
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
-    for _ in 0..cases(3000) {
-        let case = case_strategy()
-            .new_tree(&mut runner)
-            .expect("tree")
-            .current();
-        let entries = build(&case.segs);
-        let (mp, _) = policies(&case, &entries);
-        let (r, _, _, _) = run(&case, &entries, &mp, false);
-        let key = match &r {
-            Ok(res) => format!(
-                "{:?} attempts={} restarts={} evict={}",
-                res.outcome,
-                res.attempt_count,
-                res.stages
-                    .iter()
-                    .filter(|s| **s == Stage::RestartedAfterMutation)
-                    .count(),
-                res.stages.contains(&Stage::RecoverableBodyEviction)
-            ),
-            Err(e) => format!("error {:?}", e.kind()),
-        };
-        *counts.entry(key).or_default() += 1;
-    }
-    for (k, v) in counts {
-        println!("{v:6} {k}");
-    }
-}
-
 proptest! {
     #![proptest_config(Config::with_cases(cases(256)))]
 
@@ -716,9 +465,10 @@ proptest! {
         use hybrid_compaction_model::verification::{VerificationOutcome, VerificationResult};
         let entries = build(&segs);
         let case = Case {
+            focus: Focus::Mixed,
             segs, estimator: plan,
             limits: LimitPlan { hard_point: 0, hard_delta: 0, threshold_point: 1, threshold_delta: 0, retention: 2, attempts: 4 },
-            steps: vec![], provider: ProviderPlan { changes: vec![], cancel_at_capture: None },
+            steps: vec![], provider: ProviderPlan::stable(),
             cancel_at_call: None, cancel_before: false,
         };
         let (mp, ep) = policies(&case, &entries);
@@ -795,11 +545,12 @@ proptest! {
             clean(&mut segs);
         }
         let case = Case {
+            focus: Focus::Mixed,
             segs,
             estimator: EstimatorPlan::Context,
             limits,
             steps,
-            provider: ProviderPlan { changes: vec![], cancel_at_capture: None },
+            provider: ProviderPlan::stable(),
             cancel_at_call: None,
             cancel_before: false,
         };

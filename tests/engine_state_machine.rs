@@ -1,24 +1,35 @@
 //! Engine vs model over a growing history: a `proptest-state-machine` test.
 //!
-//! The reference state is a conversation history that grows by appended segments (user turns,
-//! tool exchanges with several calls, references, recovered bodies...). A *provider call*
-//! transition assembles the current history with a scripted provider whose later captures see
-//! concurrent mutations (appended entries, version bumps), a scripted reducer, and maybe a
-//! cancellation; the system under test runs the engine (one `Assembler` reused for the whole
-//! sequence, so its buffers carry over between calls) and the model on the same inputs and
-//! asserts equal results, equal reduction requests and equal diagnostics at every step. After
-//! the call the concurrent mutations persist in the history, as they would in a live agent
-//! (SPEC SNAP-2, SNAP-5, ASM-5, ASM-6, ASM-7, ASM-16, DIA-5).
+//! The **reference** is the executable specification: its state is a conversation history that
+//! grows by appended segments (user turns, tool exchanges with several calls, references,
+//! recovered bodies, non-ASCII text and values...), and a *provider call* transition assembles
+//! the current history with `spec::assemble` (a scripted provider whose later captures see
+//! concurrent mutations, a scripted reducer, maybe a cancellation), recording what the model
+//! answered: the result, every reduction request, the number of captures and the diagnostics.
+//! After the call the concurrent mutations persist in the history, as they would in a live
+//! agent (SPEC SNAP-2, SNAP-5, ASM-5, ASM-6, ASM-7, ASM-16, DIA-5).
+//!
+//! The **system under test** is the engine alone: one `Assembler` reused for the whole sequence
+//! (its buffers and caches carry over between calls) fed the same transitions. After every
+//! transition `check_invariants` compares the system with the reference: the same number of
+//! calls and outcomes, the engine's last answer equal to the model's (result by `Debug`, so NaN
+//! and `-0.0` must be identical; requests; captures; diagnostics), and the SPEC invariants of
+//! the engine's result judged against the reference's snapshots with the model's functions
+//! (ASM-3: a success fits and its final list verifies against the latest snapshot, with that
+//! snapshot's required ids in order; ASM-11: attempts within the budget; ASM-6: churn only on
+//! an exhausted budget).
 //!
 //! Shrinking finds the shortest transition sequence that breaks equality.
 
 #[path = "support/gen.rs"]
 mod gen;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use gen::*;
 use hybrid_compaction::engine;
+use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult, Outcome};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
@@ -54,14 +65,41 @@ impl Limits {
     }
 }
 
-/// The reference: the history and the builder that mints its ids.
+/// What one provider call answered (the model's in the reference, the engine's in the system).
+#[derive(Debug, Clone, PartialEq)]
+struct Answer {
+    /// The result or error, by `Debug` rendering (NaN-holding values must be identical).
+    result: String,
+    requests: Vec<RequestLog>,
+    captures: usize,
+    /// The diagnostics of a result (DIA-5), by `Debug` rendering.
+    diagnostics: Option<String>,
+}
+
+/// A provider schedule: `(version, entries)` per capture.
+type Plan = Vec<(i64, Vec<Entry>)>;
+
+/// Outcome (or error kind) → number of calls that ended so.
+type Tally = BTreeMap<String, usize>;
+
+fn tally_key(result: &Result<AssemblyResult, AssemblyError>) -> String {
+    match result {
+        Ok(r) => format!("{:?}", r.outcome),
+        Err(e) => format!("error {:?}", e.kind()),
+    }
+}
+
+/// The reference: the history, the builder that mints its ids, and what the model answered.
 #[derive(Debug, Clone)]
 struct History {
     entries: Vec<Entry>,
     builder: Builder,
     limits: Limits,
+    calls: usize,
+    tally: Tally,
+    /// The last call's answer and provider schedule.
+    last: Option<(Answer, Plan)>,
 }
-
 /// One step of a sequence.
 #[derive(Debug, Clone)]
 enum Transition {
@@ -94,6 +132,42 @@ fn schedule(
     steps
 }
 
+/// Plays one provider call on the model (`assembler: None`) or on the engine.
+fn call(
+    limits: &Limits,
+    plan: &[(i64, Vec<Entry>)],
+    steps: &[Step],
+    cancel_at_call: Option<usize>,
+    assembler: Option<&mut engine::assemble::Assembler>,
+) -> (Result<AssemblyResult, AssemblyError>, Answer) {
+    let (mp, ep) = limits.policies();
+    let token = CancellationToken::new();
+    let mut provider = ScriptedProvider::new(plan.to_vec());
+    let mut reducer = TestReducer::new(steps.to_vec());
+    if let Some(k) = cancel_at_call {
+        reducer.cancel_at = Some((k, token.clone()));
+    }
+    let (result, diagnostics) = match assembler {
+        Some(a) => {
+            let r = a.assemble(&ep, &mut provider, &mut reducer, &token);
+            let d = r.as_ref().ok().map(|r| engine::diagnostics::build(r, &ep));
+            (r, d)
+        }
+        None => {
+            let r = spec::assemble::assemble(&mp, &mut provider, &mut reducer, &token);
+            let d = r.as_ref().ok().map(|r| spec::diagnostics::build(r, &mp));
+            (r, d)
+        }
+    };
+    let answer = Answer {
+        result: format!("{result:?}"),
+        requests: reducer.log,
+        captures: provider.captures(),
+        diagnostics: diagnostics.map(|d| format!("{d:?}")),
+    };
+    (result, answer)
+}
+
 struct HistoryMachine;
 
 impl ReferenceStateMachine for HistoryMachine {
@@ -115,6 +189,9 @@ impl ReferenceStateMachine for HistoryMachine {
                         retention,
                         attempts,
                     },
+                    calls: 0,
+                    tally: Tally::new(),
+                    last: None,
                 }
             })
             .boxed()
@@ -146,21 +223,32 @@ impl ReferenceStateMachine for HistoryMachine {
                 let more = state.builder.build(segs);
                 state.entries.extend(more);
             }
-            Transition::Call { mutations, .. } => {
-                let steps = schedule(&state.entries, &mut state.builder, mutations);
-                state.entries = steps.last().map(|(_, e)| e.clone()).unwrap_or_default();
+            Transition::Call {
+                steps,
+                mutations,
+                cancel_at_call,
+            } => {
+                let plan = schedule(&state.entries, &mut state.builder, mutations);
+                let (result, answer) = call(&state.limits, &plan, steps, *cancel_at_call, None);
+                state.calls += 1;
+                *state.tally.entry(tally_key(&result)).or_default() += 1;
+                state.entries = plan.last().map(|(_, e)| e.clone()).unwrap_or_default();
+                state.last = Some((answer, plan));
             }
         }
         state
     }
 }
 
-/// The system under test: its own copy of the history plus one reused engine assembler.
+/// The system under test: the engine with one reused assembler, fed the same transitions.
 struct Sut {
     entries: Vec<Entry>,
     builder: Builder,
     limits: Limits,
     assembler: engine::assemble::Assembler,
+    calls: usize,
+    tally: Tally,
+    last: Option<(Result<AssemblyResult, AssemblyError>, Answer)>,
 }
 
 struct EngineVsModel;
@@ -175,6 +263,9 @@ impl StateMachineTest for EngineVsModel {
             builder: ref_state.builder.clone(),
             limits: ref_state.limits,
             assembler: engine::assemble::Assembler::new(),
+            calls: 0,
+            tally: Tally::new(),
+            last: None,
         }
     }
 
@@ -190,47 +281,85 @@ impl StateMachineTest for EngineVsModel {
                 cancel_at_call,
             } => {
                 let plan = schedule(&sut.entries, &mut sut.builder, &mutations);
-                let (mp, ep) = sut.limits.policies();
-                let run = |engine_side: bool, assembler: &mut engine::assemble::Assembler| {
-                    let token = CancellationToken::new();
-                    let mut provider = ScriptedProvider::new(plan.clone());
-                    let mut reducer = TestReducer::new(steps.clone());
-                    if let Some(k) = cancel_at_call {
-                        reducer.cancel_at = Some((k, token.clone()));
-                    }
-                    let r = if engine_side {
-                        assembler.assemble(&ep, &mut provider, &mut reducer, &token)
-                    } else {
-                        spec::assemble::assemble(&mp, &mut provider, &mut reducer, &token)
-                    };
-                    (r, reducer.log, provider.captures())
-                };
-                let model = run(false, &mut sut.assembler);
-                let eng = run(true, &mut sut.assembler);
-                // Debug rendering: NaN-holding values must be identical, not VER-2 equal.
-                assert_eq!(
-                    format!("{:?}", eng.0),
-                    format!("{:?}", model.0),
-                    "results differ"
+                let answer = call(
+                    &sut.limits,
+                    &plan,
+                    &steps,
+                    cancel_at_call,
+                    Some(&mut sut.assembler),
                 );
-                assert_eq!(eng.1, model.1, "reduction requests differ");
-                assert_eq!(eng.2, model.2, "capture counts differ");
-                if let (Ok(er), Ok(mr)) = (&eng.0, &model.0) {
-                    assert_eq!(
-                        engine::diagnostics::build(er, &ep),
-                        spec::diagnostics::build(mr, &mp),
-                        "diagnostics differ"
-                    );
-                }
+                sut.calls += 1;
+                *sut.tally.entry(tally_key(&answer.0)).or_default() += 1;
                 sut.entries = plan.last().map(|(_, e)| e.clone()).unwrap_or_default();
+                sut.last = Some(answer);
             }
         }
         sut
     }
 
-    fn check_invariants(sut: &Sut, ref_state: &History) {
-        let ids = |l: &[Entry]| l.iter().map(|e| e.id().clone()).collect::<Vec<_>>();
-        assert_eq!(ids(&sut.entries), ids(&ref_state.entries));
+    fn check_invariants(sut: &Sut, reference: &History) {
+        assert_eq!(sut.calls, reference.calls, "provider calls");
+        assert_eq!(sut.tally, reference.tally, "outcomes so far");
+        match (&sut.last, &reference.last) {
+            (None, None) => {}
+            (Some((result, answer)), Some((expected, plan))) => {
+                assert_eq!(answer.result, expected.result, "results differ");
+                assert_eq!(
+                    answer.requests, expected.requests,
+                    "reduction requests differ"
+                );
+                assert_eq!(answer.captures, expected.captures, "capture counts differ");
+                assert_eq!(
+                    answer.diagnostics, expected.diagnostics,
+                    "diagnostics differ"
+                );
+                if let Ok(r) = result {
+                    check_result(r, plan, &reference.limits);
+                }
+            }
+            (s, r) => panic!("one side has no answer: engine {s:?}, model {r:?}"),
+        }
+    }
+}
+
+/// SPEC ASM-3, ASM-6, ASM-11, ASM-13 on the engine's result, judged with the model's functions
+/// against the reference's snapshots of the call.
+fn check_result(r: &AssemblyResult, plan: &[(i64, Vec<Entry>)], limits: &Limits) {
+    let (mp, _) = limits.policies();
+    assert!(
+        r.attempt_count >= 0 && r.attempt_count <= limits.attempts,
+        "ASM-11"
+    );
+    let latest = plan
+        .iter()
+        .find(|(v, _)| *v == r.latest_snapshot_version)
+        .map(|(_, e)| e.as_slice())
+        .expect("the latest version is one of the schedule's");
+    match (r.outcome, &r.final_entries) {
+        (o, Some(fin)) if o.is_success() => {
+            assert!(
+                r.final_estimated_size <= limits.hard_limit,
+                "ASM-3: over the limit"
+            );
+            let v = spec::verify::verify(latest, fin, &mp).expect("unique ids");
+            assert!(v.is_accepted(), "ASM-3: final list rejected: {v:?}");
+            let req = spec::preserve::required_ids(latest, limits.retention).expect("unique");
+            assert_eq!(r.required_entry_ids, req, "ASM-13");
+            assert_eq!(
+                Ok(r.final_estimated_size),
+                spec::estimate::size(fin, mp.estimator())
+            );
+        }
+        (Outcome::ConcurrentMutationLimit, None) => {
+            assert_eq!(
+                r.attempt_count, limits.attempts,
+                "ASM-6: churn before the budget ran out"
+            );
+        }
+        (o, fin) => assert!(
+            !o.is_success() && fin.is_none(),
+            "ASM-3: {o:?} with {fin:?}"
+        ),
     }
 }
 

@@ -8,7 +8,7 @@
 //! is well-formed by construction, so the "blank digest" argument error of the reference
 //! implementation (C# S56) is unrepresentable here (SPEC LSE-2).
 //!
-//! The sequential rules live in [`crate::spec::lease`]; the concurrent implementation (run scopes,
+//! The sequential rules live in `hybrid_compaction_spec::lease`; the concurrent implementation (run scopes,
 //! one lock per run, the one-call gate, the filtering provider) lives in the root crate's `lease`
 //! module and is checked against the sequential rules by property tests and loom models.
 

@@ -24,7 +24,18 @@
 //! * snapshot providers ([`ProviderPlan`]) change version at chosen captures, growing the
 //!   history (appended entries) or dropping entries, and may cancel at a chosen capture.
 //!
-//! Entry ids are `e0, e1, ...` in build order (unique), so plans can name entries by index.
+//! * text is non-ASCII wherever the SPEC counts bytes (EST-2): entry text and recovered bodies
+//!   come in four scripts ([`Script`]: ASCII, 2/3-byte, astral 4-byte, combining marks), string
+//!   values and map keys draw from a mixed alphabet, and entry ids, call ids, tool names and
+//!   argument keys are decorated in rotation ([`entry_id`], [`TOOL_NAMES`], [`ARG_KEYS`]), so an
+//!   estimator that counts characters instead of UTF-8 bytes disagrees on most histories;
+//! * host-table estimators size the entries that appear only in *later* snapshots too (the
+//!   provider's appended `n…` ids), with a larger share of huge and negative sizes there, so an
+//!   overflowing or negative snapshot is also adopted on a restart (in the fallback included),
+//!   not only met at the first capture.
+//!
+//! Entry ids are [`entry_id`]`(prefix, i)` in build order (unique), so plans can name entries by
+//! index.
 
 #![allow(dead_code)]
 
@@ -32,7 +43,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
-use hybrid_compaction_model::assembly::{Reducer, ReducerError, ReductionRequest};
+use hybrid_compaction_model::assembly::{
+    ContractViolation, Reducer, ReducerError, ReductionRequest,
+};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind, RecoverableSegment};
 use hybrid_compaction_model::estimator::{ConstantEstimator, Estimator, TableEstimator};
@@ -61,6 +74,50 @@ pub fn pool_reference(i: u8) -> String {
     ArtifactReference::new(pool_digest(i)).to_string()
 }
 
+/// Entry id number `i` of a builder with `prefix`: `{prefix}{i}` followed, in rotation, by
+/// nothing, a 2-byte, a 3-byte, an astral (4-byte) character or a combining mark (ids are
+/// compared by their UTF-8 bytes, SPEC ENT-2, and call ids are measured in bytes, EST-2).
+pub fn entry_id(prefix: &str, i: usize) -> String {
+    const TAILS: [&str; 5] = ["", "é", "漢", "𝄞", "e\u{301}"];
+    format!("{prefix}{i}{}", TAILS[i % TAILS.len()])
+}
+
+/// Tool names, used in rotation (ASCII, 2-byte, 3-byte, astral, combining).
+pub const TOOL_NAMES: [&str; 5] = ["tool", "outil_é", "工具", "run🔧", "cafe\u{301}"];
+
+/// Argument keys, used in rotation.
+pub const ARG_KEYS: [&str; 5] = ["arg", "clé", "引数", "𝑥", "n\u{303}"];
+
+/// The script of generated text: its characters are 1, 2-3, 4 bytes, or a base letter plus a
+/// combining mark (1 + 2 bytes, 2 characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Script {
+    Ascii,
+    Wide,
+    Astral,
+    Combining,
+}
+
+/// A script, mostly ASCII.
+pub fn script_strategy() -> impl Strategy<Value = Script> {
+    prop_oneof![
+        5 => Just(Script::Ascii),
+        2 => Just(Script::Wide),
+        1 => Just(Script::Astral),
+        1 => Just(Script::Combining),
+    ]
+}
+
+/// A short string value or map key: ASCII, or a mix of multi-byte, astral and combining
+/// characters (SPEC EST-2 counts UTF-8 bytes of string values and keys).
+pub fn string_strategy(max: usize) -> impl Strategy<Value = String> {
+    let mixed = format!("[a-zé漢𝄞😀{}{}]{{0,{max}}}", '\u{301}', '\u{303}');
+    prop_oneof![
+        2 => proptest::string::string_regex(&format!("[a-z]{{0,{max}}}")).expect("regex"),
+        3 => proptest::string::string_regex(&mixed).expect("regex"),
+    ]
+}
+
 /// Plain (non-tool, non-structural-special) kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PlainKind {
@@ -87,16 +144,20 @@ pub enum Defect {
 /// One segment of a history.
 #[derive(Debug, Clone)]
 pub enum Seg {
-    /// A plain entry with `len` characters of text (`wide`: multi-byte characters).
+    /// A plain entry with about `len` characters of text in `script`.
     Plain {
         kind: PlainKind,
         len: usize,
-        wide: bool,
+        script: Script,
     },
     /// An `ArtifactReference` entry naming pool digest `digest`.
     ArtRef { digest: u8 },
     /// A recovered body for pool digest `digest`.
-    Recoverable { digest: u8, len: usize },
+    Recoverable {
+        digest: u8,
+        len: usize,
+        script: Script,
+    },
     /// A tool exchange.
     Exchange {
         calls: u8,
@@ -111,7 +172,7 @@ pub enum Seg {
 pub fn value_strategy() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
-        "[a-z]{0,12}".prop_map(Value::String),
+        string_strategy(12).prop_map(Value::String),
         any::<bool>().prop_map(Value::Bool),
         any::<i16>().prop_map(Value::I16),
         any::<i32>().prop_map(Value::I32),
@@ -142,14 +203,16 @@ pub fn value_strategy() -> impl Strategy<Value = Value> {
             Just("true"),
             Just("17"),
             Just("\"text\""),
-            Just("{\"a\":[1,2]}")
+            Just("{\"a\":[1,2]}"),
+            Just("\"é漢𝄞\""),
+            Just("{\"clé\":\"e\u{301}\"}")
         ]
         .prop_map(|t| Value::RawJson(RawJson::new(t).expect("valid json"))),
     ];
     leaf.prop_recursive(2, 8, 3, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..3).prop_map(Value::List),
-            prop::collection::btree_map("[a-c]{1,2}", inner, 0..3).prop_map(Value::Map),
+            prop::collection::btree_map(string_strategy(2), inner, 0..3).prop_map(Value::Map),
         ]
     })
 }
@@ -177,10 +240,11 @@ pub fn seg_strategy() -> impl Strategy<Value = Seg> {
         2 => Just(PlainKind::Optional),
     ];
     prop_oneof![
-        10 => (plain_kind, 0usize..40, prop::bool::weighted(0.2))
-            .prop_map(|(kind, len, wide)| Seg::Plain { kind, len, wide }),
-        2 => (0u8..4).prop_map(|digest| Seg::ArtRef { digest }),
-        3 => (0u8..6, 1usize..80).prop_map(|(digest, len)| Seg::Recoverable { digest, len }),
+        10 => (plain_kind, 0usize..40, script_strategy())
+            .prop_map(|(kind, len, script)| Seg::Plain { kind, len, script }),
+        3 => (0u8..4).prop_map(|digest| Seg::ArtRef { digest }),
+        4 => (0u8..6, 1usize..120, script_strategy())
+            .prop_map(|(digest, len, script)| Seg::Recoverable { digest, len, script }),
         8 => (
             1u8..4,
             1u8..4,
@@ -203,8 +267,13 @@ pub fn segs_strategy(max: usize) -> impl Strategy<Value = Vec<Seg>> {
     prop::collection::vec(seg_strategy(), 0..max)
 }
 
-fn text(len: usize, wide: bool, salt: usize) -> String {
-    let unit = if wide { "é漢" } else { "ab" };
+fn text(len: usize, script: Script, salt: usize) -> String {
+    let unit = match script {
+        Script::Ascii => "ab",
+        Script::Wide => "é漢",
+        Script::Astral => "𝄞😀",
+        Script::Combining => "e\u{301}o\u{308}",
+    };
     let mut s = format!("m{salt}:");
     while s.chars().count() < len {
         s.push_str(unit);
@@ -233,13 +302,13 @@ impl Builder {
     }
 
     fn id(&mut self) -> String {
-        let id = format!("{}{}", self.prefix, self.next);
+        let id = entry_id(&self.prefix, self.next);
         self.next += 1;
         id
     }
 
     fn call_id(&mut self) -> String {
-        let id = format!("{}c{}", self.prefix, self.next_call);
+        let id = entry_id(&format!("{}c", self.prefix), self.next_call);
         self.next_call += 1;
         id
     }
@@ -254,7 +323,7 @@ impl Builder {
 
     pub fn push(&mut self, seg: &Seg, out: &mut Vec<Entry>) {
         match seg {
-            Seg::Plain { kind, len, wide } => {
+            Seg::Plain { kind, len, script } => {
                 let (kind, role) = match kind {
                     PlainKind::System => (EntryKind::SystemInstruction, "system"),
                     PlainKind::Session => (EntryKind::AuthoritativeSessionState, "user"),
@@ -264,7 +333,7 @@ impl Builder {
                     PlainKind::Optional => (EntryKind::OptionalContext, "user"),
                 };
                 let id = self.id();
-                let t = text(*len, *wide, self.next);
+                let t = text(*len, *script, self.next);
                 out.push(Entry::new(id, kind, Message::text(role, t)).expect("plain entry"));
             }
             Seg::ArtRef { digest } => {
@@ -278,9 +347,13 @@ impl Builder {
                     .expect("reference entry"),
                 );
             }
-            Seg::Recoverable { digest, len } => {
+            Seg::Recoverable {
+                digest,
+                len,
+                script,
+            } => {
                 let id = self.id();
-                let body = text(*len, false, self.next);
+                let body = text(*len, *script, self.next);
                 let segment = RecoverableSegment {
                     reference: ArtifactReference::new(pool_digest(*digest)),
                     body,
@@ -323,15 +396,17 @@ impl Builder {
                 None => call_ids.push(call_ids[0].clone()),
             }
         }
+        let salt = self.next_call;
         let call_parts: Vec<Part> = call_ids
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 Part::Call(FunctionCall {
                     call_id: c.clone(),
-                    name: format!("tool{i}"),
+                    name: format!("{}{i}", TOOL_NAMES[(salt + i) % TOOL_NAMES.len()]),
                     arguments: if i == 0 {
-                        Some(BTreeMap::from([("arg".to_owned(), value.clone())]))
+                        let key = ARG_KEYS[salt % ARG_KEYS.len()];
+                        Some(BTreeMap::from([(key.to_owned(), value.clone())]))
                     } else {
                         None
                     },
@@ -382,7 +457,7 @@ impl Builder {
                             }
                         }
                         _ if i == 0 => value.clone(),
-                        _ => Value::String(format!("r{k}{i}")),
+                        _ => Value::String(format!("r{k}{i}{}", ["", "é", "漢", "𝄞"][(k + i) % 4])),
                     };
                     Part::result(c.clone(), v)
                 })
@@ -427,23 +502,38 @@ pub enum EstimatorPlan {
     Context,
     Text,
     Constant(i32),
-    /// Per-position sizes (`e{i}` → sizes[i % len]), default for other ids.
-    Table(Vec<i32>, i32),
+    /// Host table: the history's ids (`e…`, position `i` → `sizes[i % len]`), the ids the
+    /// provider appends in later snapshots (`n…`, position `i` → `later[i % len]`), and a
+    /// default for every other id (reducer summaries, forged entries).
+    Table {
+        sizes: Vec<i32>,
+        later: Vec<i32>,
+        default: i32,
+    },
 }
+
+/// A huge per-entry size: two of them overflow a 32-bit sum (SPEC POL-3).
+pub const HUGE: i32 = i32::MAX / 2 + 1;
 
 pub fn estimator_plan_strategy() -> impl Strategy<Value = EstimatorPlan> {
     prop_oneof![
         5 => Just(EstimatorPlan::Context),
         2 => Just(EstimatorPlan::Text),
         1 => (0i32..20).prop_map(EstimatorPlan::Constant),
-        2 => (
+        4 => (
             prop::collection::vec(
-                prop_oneof![80 => 0i32..50, 1 => Just(-1), 1 => Just(i32::MAX / 2)],
+                prop_oneof![60 => 0i32..50, 2 => Just(-1), 2 => Just(HUGE)],
                 1..12
+            ),
+            // Entries that appear only after a restart: more often huge or negative, so an
+            // overflowing or negative snapshot is adopted mid-run (also inside the fallback).
+            prop::collection::vec(
+                prop_oneof![6 => 0i32..50, 1 => Just(-1), 6 => Just(HUGE)],
+                1..6
             ),
             0i32..30
         )
-            .prop_map(|(v, d)| EstimatorPlan::Table(v, d)),
+            .prop_map(|(sizes, later, default)| EstimatorPlan::Table { sizes, later, default }),
     ]
 }
 
@@ -454,12 +544,20 @@ impl EstimatorPlan {
         match self {
             EstimatorPlan::Context | EstimatorPlan::Text => None,
             EstimatorPlan::Constant(c) => Some(Arc::new(ConstantEstimator(*c))),
-            EstimatorPlan::Table(v, d) => {
-                let mut sizes = BTreeMap::new();
+            EstimatorPlan::Table {
+                sizes: v,
+                later,
+                default,
+            } => {
+                let mut table = BTreeMap::new();
                 for i in 0..ids.max(1) {
-                    sizes.insert(format!("e{i}"), v[i % v.len()]);
+                    table.insert(entry_id("e", i), v[i % v.len()]);
+                    table.insert(entry_id("n", i), later[i % later.len()]);
                 }
-                Some(Arc::new(TableEstimator { sizes, default: *d }))
+                Some(Arc::new(TableEstimator {
+                    sizes: table,
+                    default: *default,
+                }))
             }
         }
     }
@@ -477,7 +575,18 @@ pub struct LimitPlan {
 }
 
 pub fn limit_plan_strategy() -> impl Strategy<Value = LimitPlan> {
-    (0u8..6, -1i8..=1, 0u8..6, -1i8..=1, 1i32..=5, 1i32..=4).prop_map(
+    // Points (see `LimitPlan::policy`): full, evicted, required, required + optional, the
+    // middle of full and required, 3. The hard limit leans to the larger points (room for a
+    // reducer or the fallback to succeed); attempts lean to small budgets, which restarts
+    // exhaust (churn, SPEC ASM-6).
+    let hard = prop_oneof![
+        2 => Just(0u8), 2 => Just(1u8), 2 => Just(2u8), 3 => Just(3u8), 3 => Just(4u8), 1 => Just(5u8)
+    ];
+    let threshold = prop_oneof![
+        3 => Just(0u8), 3 => Just(1u8), 1 => Just(2u8), 1 => Just(3u8), 2 => Just(4u8), 1 => Just(5u8)
+    ];
+    let attempts = prop_oneof![3 => Just(1i32), 3 => Just(2i32), 2 => Just(3i32), 1 => Just(4i32)];
+    (hard, -1i8..=1, threshold, -1i8..=1, 1i32..=5, attempts).prop_map(
         |(hard_point, hard_delta, threshold_point, threshold_delta, retention, attempts)| {
             LimitPlan {
                 hard_point,
@@ -554,6 +663,8 @@ pub enum Step {
     Duplicate,
     /// Play a model `ScriptStep` through a `ScriptedReducer` (Keep by id / New / Echo ...).
     Scripted(ScriptStep),
+    /// Break the bridge contract (a `ReducerContract` error, SPEC ASM-4).
+    Contract,
 }
 
 pub fn step_strategy() -> impl Strategy<Value = Step> {
@@ -566,11 +677,12 @@ pub fn step_strategy() -> impl Strategy<Value = Step> {
         1 => Just(Step::Swap),
         2 => (1usize..60).prop_map(Step::AddSummary),
         3 => Just(Step::Echo),
-        1 => Just(Step::Nothing),
-        1 => Just(Step::Fail),
-        1 => Just(Step::Duplicate),
+        2 => Just(Step::Nothing),
+        2 => Just(Step::Fail),
+        2 => Just(Step::Contract),
+        3 => Just(Step::Duplicate),
         1 => prop::collection::vec(0usize..30, 0..8).prop_map(|keep| Step::Scripted(ScriptStep::Propose(
-            keep.into_iter().map(|i| ProposalItem::Keep(format!("e{i}"))).collect()
+            keep.into_iter().map(|i| ProposalItem::Keep(entry_id("e", i))).collect()
         ))),
     ]
 }
@@ -585,6 +697,9 @@ pub struct TestReducer {
     pub steps: Vec<Step>,
     pub calls: usize,
     pub log: Vec<RequestLog>,
+    /// Per call that returned: the request's entries and the proposal (for tracing which check
+    /// site of SPEC ASM-10 a capture belongs to).
+    pub trace: Vec<(Vec<Entry>, Option<Vec<Entry>>)>,
     pub cancel_at: Option<(usize, CancellationToken)>,
 }
 
@@ -594,6 +709,7 @@ impl TestReducer {
             steps,
             calls: 0,
             log: Vec::new(),
+            trace: Vec::new(),
             cancel_at: None,
         }
     }
@@ -601,6 +717,19 @@ impl TestReducer {
 
 impl Reducer for TestReducer {
     fn reduce(
+        &mut self,
+        request: &ReductionRequest<'_>,
+    ) -> Result<Option<Vec<Entry>>, ReducerError> {
+        let out = self.respond(request);
+        if let Ok(p) = &out {
+            self.trace.push((request.entries.to_vec(), p.clone()));
+        }
+        out
+    }
+}
+
+impl TestReducer {
+    fn respond(
         &mut self,
         request: &ReductionRequest<'_>,
     ) -> Result<Option<Vec<Entry>>, ReducerError> {
@@ -716,6 +845,7 @@ impl Reducer for TestReducer {
             Step::Echo => Some(entries.to_vec()),
             Step::Nothing => None,
             Step::Fail => return Err(ReducerError::Failed(format!("scripted failure {k}"))),
+            Step::Contract => return Err(ReducerError::Contract(ContractViolation::NullResult)),
             Step::Duplicate => {
                 let mut out = entries.to_vec();
                 if let Some(first) = out.first().cloned() {
@@ -731,42 +861,117 @@ impl Reducer for TestReducer {
     }
 }
 
+/// A rare fault of one captured snapshot (SPEC SNAP-1): a repeated entry id, or a negative version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Glitch {
+    None,
+    DuplicateEntry,
+    NegativeVersion,
+}
+
 /// A provider schedule: per capture, whether the version changes and how the history changes.
 #[derive(Debug, Clone)]
 pub struct ProviderPlan {
-    /// Per capture after the first: `(bump version, appended segments, drop every k-th entry)`.
-    pub changes: Vec<(bool, Vec<Seg>, u8)>,
+    /// Per capture after the first: `(bump version, appended segments, drop every k-th entry,
+    /// glitch of this capture only)`.
+    pub changes: Vec<(bool, Vec<Seg>, u8, Glitch)>,
     /// Cancel during this capture (0-based).
     pub cancel_at_capture: Option<usize>,
 }
 
+impl ProviderPlan {
+    /// A provider that never changes.
+    pub fn stable() -> ProviderPlan {
+        ProviderPlan {
+            changes: vec![],
+            cancel_at_capture: None,
+        }
+    }
+}
+
+/// When a provider plan changes the version: independently at each capture with a rate in
+/// percent, at every capture from the `j`-th on, or only at the `j`-th.
+#[derive(Debug, Clone, Copy)]
+pub enum Bumps {
+    Rate(u8),
+    From(usize),
+    At(usize),
+}
+
 pub fn provider_plan_strategy() -> impl Strategy<Value = ProviderPlan> {
+    // Calm plans reach the stable finalizations; a single change lands on one check site; busy
+    // plans restart at every site and churn once restarts exhaust the budget (ASM-5, ASM-6).
+    let bumps = prop_oneof![
+        1 => Just(Bumps::Rate(15)),
+        1 => Just(Bumps::Rate(50)),
+        1 => (1usize..5).prop_map(Bumps::From),
+        2 => (1usize..5).prop_map(Bumps::At),
+    ];
+    let change = (
+        0u8..100,
+        prop::collection::vec(seg_strategy(), 0..3),
+        prop_oneof![6 => Just(0u8), 1 => 2u8..5],
+        prop_oneof![
+            20 => Just(Glitch::None),
+            1 => Just(Glitch::DuplicateEntry),
+            1 => Just(Glitch::NegativeVersion),
+        ],
+    );
     (
-        prop::collection::vec(
-            (
-                prop::bool::weighted(0.35),
-                prop::collection::vec(seg_strategy(), 0..3),
-                prop_oneof![6 => Just(0u8), 1 => 2u8..5],
-            ),
-            0..7,
-        ),
-        prop::option::weighted(0.2, prop_oneof![0usize..3, 0usize..8]),
+        bumps,
+        prop::collection::vec(change, 0..7),
+        prop::option::weighted(0.04, prop_oneof![0usize..3, 0usize..8]),
     )
-        .prop_map(|(changes, cancel_at_capture)| ProviderPlan {
-            changes,
+        .prop_map(|(bumps, changes, cancel_at_capture)| ProviderPlan {
+            changes: changes
+                .into_iter()
+                .enumerate()
+                .map(|(c, (roll, segs, drop, glitch))| {
+                    (bumps.bumps_at(c + 1, roll), segs, drop, glitch)
+                })
+                .collect(),
             cancel_at_capture,
         })
 }
 
+impl Bumps {
+    /// Whether capture `capture` (1-based after the first) changes the version (`roll` in
+    /// 0..100 for a rate).
+    pub fn bumps_at(self, capture: usize, roll: u8) -> bool {
+        match self {
+            Bumps::Rate(rate) => roll < rate,
+            Bumps::From(j) => capture >= j,
+            Bumps::At(j) => capture == j,
+        }
+    }
+}
+
 impl ProviderPlan {
+    /// Re-times the version changes (`From` / `At` only; at least `min` captures planned),
+    /// without glitches.
+    /// Repeated changes (`From`) keep the history's size (nothing appended): the run stays on
+    /// the same path while the version moves.
+    pub fn retime(&mut self, bumps: Bumps, min: usize) {
+        while self.changes.len() < min {
+            self.changes.push((false, vec![], 0, Glitch::None));
+        }
+        for (c, change) in self.changes.iter_mut().enumerate() {
+            change.0 = bumps.bumps_at(c + 1, 0);
+            change.3 = Glitch::None;
+            if let Bumps::From(_) = bumps {
+                (change.1, change.2) = (vec![], 0);
+            }
+        }
+    }
+
     /// The schedule: step 0 is `base` at version 0; later steps change per plan. Appended
-    /// entries get fresh ids (`n0, n1, ...`).
+    /// entries get fresh ids (`n0, n1, ...`, see [`entry_id`]).
     pub fn schedule(&self, base: &[Entry]) -> Vec<(i64, Vec<Entry>)> {
         let mut steps = vec![(0i64, base.to_vec())];
         let mut builder = Builder::new("n");
         let mut version = 0i64;
         let mut cur = base.to_vec();
-        for (bump, extra, drop_every) in &self.changes {
+        for (bump, extra, drop_every, glitch) in &self.changes {
             if *bump {
                 version += 1;
                 cur.extend(builder.build(extra));
@@ -780,7 +985,15 @@ impl ProviderPlan {
                         .collect();
                 }
             }
-            steps.push((version, cur.clone()));
+            match glitch {
+                Glitch::None => steps.push((version, cur.clone())),
+                Glitch::NegativeVersion => steps.push((-1, cur.clone())),
+                Glitch::DuplicateEntry => {
+                    let mut dup = cur.clone();
+                    dup.extend(cur.first().cloned());
+                    steps.push((version, dup));
+                }
+            }
         }
         steps
     }

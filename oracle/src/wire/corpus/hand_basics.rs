@@ -887,5 +887,102 @@ pub fn estimate() -> Vec<HandGroup> {
                 json!({"evaluation": {"estimatedSize": 4}})),
         ],
     );
-    vec![utf8, text_only, host, evaluate]
+    vec![utf8, text_only, host, evaluate, non_ascii()]
+}
+
+/// Non-ASCII text in every place the UTF-8 context estimator measures (SPEC EST-2): each size is
+/// the UTF-8 byte count, which differs from the character (and UTF-16 unit) count: 2-byte
+/// (`é`), 3-byte (`漢`), astral 4-byte (`😀`, `𝄞`: one character, two UTF-16 units) and
+/// combining marks (`e` + U+0301: two characters, one glyph).
+fn non_ascii() -> HandGroup {
+    let tool = |part: Json| json!({"id": "c", "kind": "ToolExchange", "parts": [part]});
+    group(
+        "UTF-8 bytes, not characters, in every measured string (SPEC EST-2)",
+        Some(policy_utf8(1000, 100, 1, 1)),
+        vec![
+            t(
+                "text: combining mark and astral character: e (1) + U+0301 (2) + 𝄞 (4)",
+                &["EST-2"],
+                ev(vec![conv("u", "e\u{301}𝄞")]),
+                sizes(&[7], 7),
+            ),
+            t(
+                "entry ids are not measured, whatever their script",
+                &["EST-2", "ENT-2"],
+                ev(vec![conv("идентификатор", "ab")]),
+                sizes(&[2], 2),
+            ),
+            t(
+                "call id: 呼 (3) + 1 (1), name f (1)",
+                &["EST-2"],
+                ev(vec![tool(json!({"call": {"callId": "呼1", "name": "f"}}))]),
+                sizes(&[5], 5),
+            ),
+            t(
+                "function name: c1 (2) + outil_é (8)",
+                &["EST-2"],
+                ev(vec![tool(json!({"call": {"callId": "c1", "name": "outil_é"}}))]),
+                sizes(&[10], 10),
+            ),
+            t(
+                "argument key and string value: c1 f (3) + clé (4) + 日本 (6)",
+                &["EST-2"],
+                ev(vec![tool(
+                    json!({"call": {"callId": "c1", "name": "f", "arguments": {"clé": "日本"}}}),
+                )]),
+                sizes(&[13], 13),
+            ),
+            t(
+                "result call id: 呼1 (4) + x (1)",
+                &["EST-2"],
+                ev(vec![result_value("r", "呼1", json!("x"))]),
+                sizes(&[5], 5),
+            ),
+            t(
+                "result string value: c1 (2) + 😀 (4) + é (2)",
+                &["EST-2"],
+                ev(vec![rv(json!("😀é"))]),
+                sizes(&[8], 8),
+            ),
+            t(
+                "result string value of combining marks only: c1 (2) + a (1) + U+0301 (2) + U+0302 (2)",
+                &["EST-2"],
+                ev(vec![rv(json!("a\u{301}\u{302}"))]),
+                sizes(&[7], 7),
+            ),
+            t(
+                "raw JSON string: c1 (2) + quotes (2) + é (2) + 𝄞 (4)",
+                &["EST-2", "ENT-4"],
+                ev(vec![rv(json!({"raw": "\"é𝄞\""}))]),
+                sizes(&[10], 10),
+            ),
+            t(
+                "map key and value: c1 (2) + ключ (8) + ü (2)",
+                &["EST-2"],
+                ev(vec![rv(json!({"map": {"ключ": "ü"}}))]),
+                sizes(&[12], 12),
+            ),
+            t(
+                "list of strings: c1 (2) + ü (2) + 漢字 (6)",
+                &["EST-2"],
+                ev(vec![rv(json!(["ü", "漢字"]))]),
+                sizes(&[10], 10),
+            ),
+            t(
+                "bytes decide the trigger: 30 characters of é are 60 bytes, at the threshold 60",
+                &["EST-2", "POL-4"],
+                json!({"op": "evaluate", "policy": policy_utf8(100, 40, 1, 1), "entries": [conv("u", &"é".repeat(30))]}),
+                json!({"evaluation": {"entrySizes": [60], "estimatedSize": 60, "triggerThreshold": 60, "triggered": true}}),
+            )
+            .flags(&["Boundary"]),
+            t(
+                "text-only estimator: bytes of the text, non-ASCII too: 漢 (3) + 😀 (4)",
+                &["EST-4"],
+                json!({"op": "evaluate", "policy": {"hardLimit": 1000, "triggerMargin": 100, "recentMessageRetentionCount": 1,
+                    "maximumCompactionAttempts": 1, "preservationLabel": "vectors", "preservationVersion": 1,
+                    "estimator": {"kind": "utf8-text"}}, "entries": [conv("u", "漢😀")]}),
+                sizes(&[7], 7),
+            ),
+        ],
+    )
 }

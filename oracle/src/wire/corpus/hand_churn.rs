@@ -223,5 +223,30 @@ pub fn churn() -> Vec<HandGroup> {
             .flags(&["Churn"]),
         ],
     );
-    vec![sites, budget, snaps]
+    vec![sites, budget, snaps, adopted_sizes()]
+}
+
+/// The sizes of a snapshot adopted on a restart are checked like the first capture's (SPEC
+/// POL-3): an overflow there is an error, not a size that merely exceeds the limit. Two new
+/// system entries of 2^30 each arrive with the version change.
+fn adopted_sizes() -> HandGroup {
+    let huge = 1_073_741_824;
+    let grown = || {
+        let mut es = a();
+        es.extend([sys("h1", "x"), sys("h2", "y")]);
+        es
+    };
+    group(
+        "sizes of snapshots adopted on a restart (SPEC POL-3, ASM-5, ASM-9)",
+        None,
+        vec![
+            t("below-trigger restart adopts a snapshot whose size overflows: Overflow", &["POL-3", "ASM-5", "ASM-10"],
+                sched(p(3, &[("h1", huge), ("h2", huge)]), vec![v(0, a()), v(1, grown())], vec![]),
+                err("Overflow")).flags(&["Churn", "Boundary"]),
+            t("fallback restart adopts a snapshot whose required-only candidate overflows: Overflow, not Irreducible",
+                &["POL-3", "ASM-9", "ASM-10"],
+                sched(p(3, &[("u1", 50), ("u2", 50), ("h1", huge), ("h2", huge)]), vec![v(0, a()), vs(0), v(1, grown())], vec![keep(&["u2"])]),
+                err("Overflow")).flags(&["Churn", "Boundary"]),
+        ],
+    )
 }
