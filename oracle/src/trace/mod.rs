@@ -24,6 +24,7 @@
 pub mod cross;
 pub mod format;
 pub mod invariants;
+pub mod record;
 pub mod replay;
 pub mod report;
 pub mod shrink;
