@@ -54,15 +54,7 @@ pub fn table(name: &str, r: &Report) -> String {
             c.run,
             c.call,
             c.line,
-            match &c.case {
-                crate::wire::Case::Assemble(a) => a
-                    .snapshots
-                    .iter()
-                    .flatten()
-                    .map(|s| s.entries.as_ref().map_or(0, Vec::len))
-                    .sum::<usize>(),
-                _ => 0,
-            },
+            c.case_entries(),
             c.field
         ));
     }

@@ -350,6 +350,21 @@ impl Search<'_> {
     }
 }
 
+impl Counterexample {
+    /// The number of entries over all snapshots of the case.
+    pub fn case_entries(&self) -> usize {
+        match &self.case {
+            Case::Assemble(a) => a
+                .snapshots
+                .iter()
+                .flatten()
+                .map(|s| s.entries.as_ref().map_or(0, Vec::len))
+                .sum(),
+            _ => 0,
+        }
+    }
+}
+
 /// Builds and shrinks the counterexample of one disagreeing call (None if the wire case does
 /// not reproduce the disagreement).
 pub fn counterexample(
