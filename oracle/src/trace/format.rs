@@ -45,6 +45,45 @@ pub enum Record {
     RunEnd(RunEnd),
 }
 
+/// The `type` of a call line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum CallTag {
+    /// `"call"`.
+    #[serde(rename = "call")]
+    Call,
+}
+
+/// The `type` of a run-end line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RunEndTag {
+    /// `"runEnd"`.
+    #[serde(rename = "runEnd")]
+    RunEnd,
+}
+
+/// A run-end line parsed directly (the fast path of the checker).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunEndLine {
+    /// `"runEnd"`.
+    #[serde(rename = "type")]
+    pub record_type: RunEndTag,
+    /// The run that ended.
+    pub run: String,
+}
+
+/// Parses one record line. Call lines (the bulk) are parsed straight into a [`CallRecord`];
+/// any failure is reported as parsing the line as a [`Record`] reports it.
+pub fn parse_record(line: &str) -> Result<Record, serde_json::Error> {
+    if let Ok(end) = serde_json::from_str::<RunEndLine>(line) {
+        return Ok(Record::RunEnd(RunEnd { run: end.run }));
+    }
+    match serde_json::from_str::<CallRecord>(line) {
+        Ok(c) if c.record_type == Some(CallTag::Call) => Ok(Record::Call(Box::new(c))),
+        _ => serde_json::from_str::<Record>(line),
+    }
+}
+
 /// `{"type": "runEnd", "run": ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -57,6 +96,11 @@ pub struct RunEnd {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CallRecord {
+    /// `"call"`: written by [`Record`]'s tag, accepted here so that a call line parses directly
+    /// as a `CallRecord` (without the buffering an internally tagged enum needs).
+    #[serde(rename = "type", default, skip_serializing)]
+    #[schemars(skip)]
+    pub record_type: Option<CallTag>,
     /// The outer run (SPEC LSE-6) this call belongs to.
     pub run: String,
     /// The call's id, unique within its run.

@@ -162,7 +162,7 @@ fn call_outcome(
 }
 
 fn check_line(line: &str, imp: &dyn Implementation, cex: bool) -> Result<Checked, String> {
-    let record: Record = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let record = format::parse_record(line).map_err(|e| e.to_string())?;
     match record {
         Record::RunEnd(r) => Ok(Checked::RunEnd(r.run)),
         Record::Call(rec) => {

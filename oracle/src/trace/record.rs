@@ -298,6 +298,7 @@ impl Writer {
             })
             .collect();
         CallRecord {
+            record_type: None,
             run,
             call,
             policy: TracePolicy {

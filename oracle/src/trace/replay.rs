@@ -20,7 +20,7 @@ use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
 use hybrid_compaction_model::assembly::ContractViolation;
 use hybrid_compaction_model::assembly::{Reducer, ReducerError, ReductionRequest};
 use hybrid_compaction_model::cancel::CancellationToken;
-use hybrid_compaction_model::entry::{Entry, EntryKind, RecoverableSegment};
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind, RecoverableSegment};
 use hybrid_compaction_model::estimator::{
     ConstantEstimator, Estimator, MeasurementUnit, TableEstimator,
 };
@@ -61,16 +61,13 @@ pub fn content_key(entry: &Entry) -> std::borrow::Cow<'_, str> {
 #[derive(Debug, Default)]
 pub struct RecordedSizes {
     unit: Option<MeasurementUnit>,
-    by_id: HashMap<String, Vec<(String, i32)>>,
+    by_id: HashMap<EntryId, Vec<(String, i32)>>,
 }
 
 impl RecordedSizes {
     fn insert(&mut self, entry: &Entry, size: i32) -> Result<(), PrepareError> {
         let key = content_key(entry);
-        let slot = self
-            .by_id
-            .entry(entry.id().as_str().to_owned())
-            .or_default();
+        let slot = self.by_id.entry(entry.id().clone()).or_default();
         match slot.iter().find(|(k, _)| *k == key) {
             Some((_, s)) if *s != size => Err(PrepareError::Inconsistent(format!(
                 "entry {:?} is recorded with sizes {s} and {size} for the same content (an estimator must be pure, SPEC ASM-15)",
@@ -93,7 +90,7 @@ impl Estimator for RecordedSizes {
     fn estimate(&self, entry: &Entry) -> i32 {
         let key = content_key(entry);
         self.by_id
-            .get(entry.id().as_str())
+            .get(entry.id())
             .and_then(|v| v.iter().find(|(k, _)| *k == key))
             .map_or(0, |(_, s)| *s)
     }
@@ -309,30 +306,35 @@ pub fn entry(t: &TraceEntry, path: &str) -> Result<Entry, PrepareError> {
     Entry::new(&t.id, kind, message).map_err(spec_error)
 }
 
+/// Builds one entry; the JSON path of an error is only formatted when there is one.
+fn entry_at(t: &TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
+    entry(t, "$").or_else(|_| entry(t, &path()))
+}
+
 /// Rebuilds a call record (paths in messages are relative to the record, `$`).
 pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, PrepareError> {
     let mut sizes = RecordedSizes::default();
     let recorded = matches!(rec.policy.estimator, TraceEstimator::Recorded { .. });
-    let mut note = |e: &Entry, t: &TraceEntry, path: &str| -> Result<(), PrepareError> {
+    let mut note = |e: &Entry, t: &TraceEntry, path: &dyn Fn() -> String| {
         if !recorded {
             return Ok(());
         }
         match t.size {
             Some(s) => sizes.insert(e, s),
             None => Err(PrepareError::Unreadable(format!(
-                "{path}: the `recorded` estimator needs a `size` on every entry"
+                "{}: the `recorded` estimator needs a `size` on every entry",
+                path()
             ))),
         }
     };
     let mut steps: Vec<(i64, Vec<Entry>)> = Vec::with_capacity(rec.snapshots.len());
     for (i, s) in rec.snapshots.iter().enumerate() {
-        let path = format!("$.snapshots[{i}]");
         let es = match &s.entries {
             Some(ts) => {
                 let mut es = Vec::with_capacity(ts.len());
                 for (j, t) in ts.iter().enumerate() {
-                    let p = format!("{path}.entries[{j}]");
-                    let e = entry(t, &p)?;
+                    let p = || format!("$.snapshots[{i}].entries[{j}]");
+                    let e = entry_at(t, p)?;
                     note(&e, t, &p)?;
                     es.push(e);
                 }
@@ -342,7 +344,7 @@ pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, P
                 Some((_, prev)) => prev.clone(),
                 None => {
                     return Err(PrepareError::Unreadable(format!(
-                        "{path}: the first snapshot needs `entries`"
+                        "$.snapshots[{i}]: the first snapshot needs `entries`"
                     )))
                 }
             },
@@ -368,8 +370,8 @@ pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, P
                     out.push(match item {
                         TraceProposalItem::Keep(id) => Item::Keep(id.clone()),
                         TraceProposalItem::New(n) => {
-                            let p = format!("{path}.propose[{j}].new");
-                            let e = entry(&n.new, &p)?;
+                            let p = || format!("{path}.propose[{j}].new");
+                            let e = entry_at(&n.new, p)?;
                             note(&e, &n.new, &p)?;
                             news.push(e.clone());
                             Item::New(e)

@@ -256,6 +256,11 @@ pub fn run_trace(seed: u64, content: bool) -> String {
 
 /// The record lines of one generated run (without the header), with their parsed records.
 pub fn run_records(seed: u64, writer: &mut Writer) -> Vec<(String, Record)> {
+    run_records_sized(seed, writer, 0)
+}
+
+/// As [`run_records`], the conversation starting with about `initial` generated messages.
+pub fn run_records_sized(seed: u64, writer: &mut Writer, initial: usize) -> Vec<(String, Record)> {
     let mut rng = Rng::new(seed);
     let policy = policy(&mut rng);
     let plan = Arc::new(Mutex::new(Plan::default()));
@@ -288,6 +293,10 @@ pub fn run_records(seed: u64, writer: &mut Writer) -> Vec<(String, Record)> {
         })
         .with_trace_observer(collector.clone());
     let mut history = vec![Message::text("system", "be brief")];
+    while history.len() < initial {
+        let turn = 1000 + history.len();
+        grow(&mut rng, &mut history, turn);
+    }
     let mut scope = RunScope::new();
     let mut guard = scope.begin_run();
     let run = guard.current().cloned().expect("a run");
