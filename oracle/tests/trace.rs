@@ -745,3 +745,34 @@ fn print_bench_trace_stats() {
         snaps / calls
     );
 }
+
+/// SPEC TRC-8 under concurrency: two threads call one run at once (forked scopes), both
+/// appending the same reference-less recovered body; the recorded trace checks clean and the
+/// body was forwarded by at most one call.
+#[test]
+fn trc_8_concurrent_calls_of_one_run_check_clean() {
+    let mut forwarded_once = 0;
+    for seed in 0..40 {
+        let (text, forwarding) = trace_support::concurrent_trace(seed);
+        let r = check_text(&text, &Model, 1);
+        assert!(r.violations.is_empty(), "seed {seed}: {:?}", r.violations);
+        assert_eq!(r.calls, 6);
+        assert!(
+            forwarding <= 1,
+            "seed {seed}: the body was forwarded {forwarding} times"
+        );
+        forwarded_once += forwarding;
+    }
+    assert!(forwarded_once > 0, "some run forwards the body");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+    /// SPEC TRC-1 .. TRC-11 on random seeds (the deterministic loop above covers 0..TRACE_RUNS).
+    #[test]
+    fn trc_1_proptest_node_runs_check_clean(seed in proptest::prelude::any::<u64>(), content in proptest::prelude::any::<bool>()) {
+        let text = trace_support::run_trace(seed, content);
+        let r = check_text(&text, &Model, 1);
+        proptest::prop_assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, text);
+    }
+}

@@ -343,3 +343,66 @@ pub fn run_records_sized(seed: u64, writer: &mut Writer, initial: usize) -> Vec<
     }
     out
 }
+
+/// Two threads call one run concurrently (forked scopes, one node each, both appending the same
+/// recovered body); returns the trace (header included) and how many calls forwarded the body.
+pub fn concurrent_trace(seed: u64) -> (String, usize) {
+    use hybrid_compaction_model::reducers::MessageCountingReducer;
+    let collector = Arc::new(Collector::default());
+    let mut scope = RunScope::new();
+    let guard = scope.begin_run();
+    let run = guard.current().cloned().expect("a run");
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let mut child = guard.fork();
+            let collector = Arc::clone(&collector);
+            s.spawn(move || {
+                let mut rng = Rng::new(seed * 2 + t);
+                let policy = policy(&mut rng);
+                let reducer = MessageCountingReducer {
+                    target_count: rng.range(1, 4) as usize,
+                };
+                let reporter = Reporter::new(
+                    Arc::new(NullSink) as Arc<dyn ProgressSink>,
+                    ReporterIdentity::workflow("wf"),
+                );
+                let mut node = match select(
+                    true,
+                    Some(NodeOptions { policy, reducer }),
+                    Client::default(),
+                    Some(reporter),
+                ) {
+                    Ok(NodeSelection::Installed(n)) => *n,
+                    _ => unreachable!("switch and options install a node"),
+                };
+                node = node
+                    .with_snapshot_integration(move |baseline: Vec<Entry>| {
+                        let plan = Plan {
+                            body: Some((1, false)),
+                            ..Plan::default()
+                        };
+                        Some(schedule(baseline, &plan))
+                    })
+                    .with_trace_observer(collector);
+                let mut history = vec![Message::text("system", "be brief")];
+                for turn in 0..3 {
+                    grow(&mut rng, &mut history, turn);
+                    node.client_mut().fail_next = rng.chance(20);
+                    let _ = node.call(&mut child, &history, &CancellationToken::new());
+                }
+            });
+        }
+    });
+    drop(guard);
+    let mut w = Writer::new();
+    let mut lines = vec![serde_json::to_string(&header("concurrent")).unwrap()];
+    let mut forwarding = 0;
+    for t in collector.take() {
+        forwarding += (!t.forwarded.is_empty()) as usize;
+        lines.push(serde_json::to_string(&Record::Call(Box::new(w.record(&t)))).unwrap());
+    }
+    if let Some(end) = w.end_run(&run) {
+        lines.push(serde_json::to_string(&Record::RunEnd(end)).unwrap());
+    }
+    (lines.join("\n") + "\n", forwarding)
+}
