@@ -58,7 +58,7 @@ impl Cross {
                         clause: "TRC-8",
                         message: format!(
                             "body {}... was already delivered in this run",
-                            &d[..d.len().min(12)]
+                            d.chars().take(12).collect::<String>()
                         ),
                     });
                 }
@@ -77,5 +77,24 @@ impl Cross {
     /// Runs open now.
     pub fn open(&self) -> usize {
         self.runs.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A forwarded "digest" is any string in a trace: the message never splits a character.
+    #[test]
+    fn a_repeated_non_ascii_digest_is_reported_without_panicking() {
+        let line = r#"{"type":"call","run":"r","call":"c","policy":{"hardLimit":10,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{"kind":"utf8"}},"lease":{"settled":"committed","forwarded":["ééééééééééééé","ééééééééééééé"]}}"#;
+        let rec: CallRecord = serde_json::from_str(line).unwrap();
+        let f = Cross::default().call(&rec);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.starts_with("body éééééééééééé..."),
+            "{}",
+            f[0].message
+        );
     }
 }
