@@ -7,7 +7,8 @@
 //! the `recorded` estimator becomes a `table` estimator of the recorded sizes. Then, greedily and
 //! within a fixed budget of candidate runs: trailing snapshots and reducer steps are dropped,
 //! entries are removed (from every snapshot and proposal) one at a time, and sizes are lowered
-//! (to 0, else halved), each change kept only if the SPEC's answer still differs from the
+//! (recorded sizes, or the texts of content entries: to 0 / empty, else halved), each change kept
+//! only if the SPEC's answer still differs from the
 //! recorded one at the field that first differed. The result is "fewest entries, smallest sizes,
 //! still disagreeing" up to that greedy search.
 
@@ -158,6 +159,38 @@ impl Candidate {
             }
         }
         ids
+    }
+
+    /// The text of entry `id` (its first occurrence), if it is given as `text`.
+    fn text_of(&self, id: &str) -> Option<String> {
+        self.snapshots
+            .iter()
+            .flat_map(|(_, es)| es.iter())
+            .find(|e| e.id == id)
+            .and_then(|e| e.text.clone())
+    }
+
+    /// Every occurrence of entry `id` (snapshots and proposals) with its text replaced.
+    fn with_text(&self, id: &str, text: &str) -> Candidate {
+        let mut c = self.clone();
+        let set = |e: &mut EntryInput| {
+            if e.id == id && e.text.is_some() {
+                e.text = Some(text.to_owned());
+            }
+        };
+        for (_, es) in &mut c.snapshots {
+            es.iter_mut().for_each(set);
+        }
+        for s in &mut c.steps {
+            if let StepInput::Propose(items) = s {
+                for i in items {
+                    if let ProposalItemInput::New(n) = i {
+                        set(&mut n.new);
+                    }
+                }
+            }
+        }
+        c
     }
 
     fn without(&self, id: &str) -> Candidate {
@@ -437,6 +470,25 @@ pub fn counterexample(
             }
             if !accepted {
                 break;
+            }
+        }
+    }
+    // Texts (content traces, where sizes come from the text): empty, else halved.
+    if best.sizes.is_none() {
+        for id in best.ids() {
+            while let Some(text) = best.text_of(&id).filter(|t| !t.is_empty()) {
+                let half: String = text.chars().take(text.chars().count() / 2).collect();
+                let found = [String::new(), half]
+                    .into_iter()
+                    .filter(|t| *t != text)
+                    .find_map(|t| {
+                        let c = best.with_text(&id, &t);
+                        search.disagrees(&c).map(|o| (c, o))
+                    });
+                match found {
+                    Some((c, o)) => (best, expected) = (c, o),
+                    None => break,
+                }
             }
         }
     }
