@@ -166,7 +166,32 @@ fn check_line(line: &str, imp: &dyn Implementation, cex: bool) -> Result<Checked
     match record {
         Record::RunEnd(r) => Ok(Checked::RunEnd(r.run)),
         Record::Call(rec) => {
-            let o = call_outcome(&rec, imp, cex)?;
+            // An implementation that panics on recorded inputs is a failure to report (exit 1),
+            // not an unreadable trace.
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                call_outcome(&rec, imp, cex)
+            }));
+            let o = match caught {
+                Ok(o) => o?,
+                Err(payload) => {
+                    let message = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "non-string panic payload".to_owned());
+                    CallOutcome {
+                        findings: vec![Finding {
+                            clause: "TRC-1",
+                            message: format!(
+                                "the {} failed internally on this call: {message}",
+                                imp.name()
+                            ),
+                        }],
+                        replayed: false,
+                        counterexample: None,
+                    }
+                }
+            };
             Ok(Checked::Call(rec, Box::new(o)))
         }
     }
