@@ -20,4 +20,5 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod trace;
 pub mod wire;

@@ -21,6 +21,7 @@ use super::events::{
     TerminatedEvent,
 };
 use super::ids::{AssemblyId, IdSource, RandomIdSource};
+use super::trace::{Recorder, TraceObserver};
 use crate::engine::assemble::Assembler;
 use crate::engine::bridge::Bridge;
 use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
@@ -151,6 +152,7 @@ pub fn select<C, U: UpstreamReducer>(
             ids: Arc::new(RandomIdSource),
             reporter,
             assembler: Assembler::new(),
+            observer: None,
         }))),
         (true, None) => Err(ConfigError::EnabledWithoutOptions),
         (false, Some(_)) => Err(ConfigError::OptionsWithoutEnabled),
@@ -250,6 +252,7 @@ pub struct CompactionNode<C, U> {
     ids: Arc<dyn IdSource>,
     reporter: Option<Reporter>,
     assembler: Assembler,
+    observer: Option<Arc<dyn TraceObserver>>,
 }
 
 impl<C, U> fmt::Debug for CompactionNode<C, U> {
@@ -265,11 +268,15 @@ impl<C, U> fmt::Debug for CompactionNode<C, U> {
 /// at emission (SPEC EVT-1, EVT-3).
 fn emit(
     reporter: Option<&Reporter>,
+    trace: &mut Option<Recorder>,
     assembly_id: AssemblyId,
     make: impl FnOnce(EventEnvelope) -> CompactionEvent,
 ) {
     if let Some(r) = reporter {
         let event = make(r.envelope(assembly_id));
+        if let Some(t) = trace.as_mut() {
+            t.event(&event);
+        }
         r.report(event);
     }
 }
@@ -296,6 +303,12 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         self
     }
 
+    /// Records every call for trace checking (`docs/TRACE.md`); default: nothing is recorded.
+    pub fn with_trace_observer(mut self, observer: Arc<dyn TraceObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
     /// The policy in force.
     pub fn policy(&self) -> &Policy {
         &self.policy
@@ -318,6 +331,7 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         slot: &CallSlot,
         messages: &[Message],
         cancel: &CancellationToken,
+        trace: &mut Option<Recorder>,
     ) -> Result<Composed, NodeError> {
         // 1. check cancellation (no trust binding to revalidate).
         if cancel.is_cancelled() {
@@ -336,9 +350,12 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         let mut bridge = Bridge::new(&mut self.reducer);
         // 6. a new AssemblyId, then Started (SPEC EVT-2, EVT-5).
         let assembly_id = self.ids.next_id();
+        if let Some(t) = trace.as_mut() {
+            t.began();
+        }
         let reporter = self.reporter.as_ref();
         let policy = &self.policy;
-        emit(reporter, assembly_id, |envelope| {
+        emit(reporter, trace, assembly_id, |envelope| {
             CompactionEvent::Started(StartedEvent {
                 envelope,
                 measurement_unit: policy.estimator().unit(),
@@ -347,10 +364,13 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
             })
         });
         // 7. run the assembler (errors: Started only).
-        let result = self
-            .assembler
-            .assemble(policy, &mut filtering, &mut bridge, cancel)
-            .map_err(NodeError::Assembly)?;
+        let result = match trace.as_mut() {
+            Some(t) => t.assemble(&mut self.assembler, policy, &mut filtering, &mut bridge),
+            None => self
+                .assembler
+                .assemble(policy, &mut filtering, &mut bridge, cancel),
+        }
+        .map_err(NodeError::Assembly)?;
         // 8. check cancellation.
         if cancel.is_cancelled() {
             return Err(NodeError::Cancelled);
@@ -358,10 +378,13 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         // 9. diagnostics (SPEC DIA-5), one shared value.
         let diagnostics =
             Arc::new(diagnostics::build(&result, policy).map_err(NodeError::Assembly)?);
+        if let Some(t) = trace.as_mut() {
+            t.diagnostics(&diagnostics);
+        }
         // 10. termination -> Terminated and the typed error.
         if !result.outcome.is_success() {
             let d = Arc::clone(&diagnostics);
-            emit(reporter, assembly_id, |envelope| {
+            emit(reporter, trace, assembly_id, |envelope| {
                 CompactionEvent::Terminated(TerminatedEvent {
                     envelope,
                     diagnostics: d,
@@ -375,7 +398,7 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         }
         // 11. Completed.
         let d = Arc::clone(&diagnostics);
-        emit(reporter, assembly_id, |envelope| {
+        emit(reporter, trace, assembly_id, |envelope| {
             CompactionEvent::Completed(CompletedEvent {
                 envelope,
                 diagnostics: d,
@@ -393,7 +416,7 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         let messages: Vec<Message> = final_entries.iter().map(|e| e.message().clone()).collect();
         // 14. Composed with the identical diagnostics value, before dispatch (C# order).
         let d = Arc::clone(&diagnostics);
-        emit(reporter, assembly_id, |envelope| {
+        emit(reporter, trace, assembly_id, |envelope| {
             CompactionEvent::Composed(ComposedEvent {
                 envelope,
                 diagnostics: d,
@@ -419,14 +442,35 @@ impl<C: ChatClient, U: UpstreamReducer> CompactionNode<C, U> {
         messages: &[Message],
         cancel: &CancellationToken,
     ) -> Result<Dispatched<C::Reply>, NodeError> {
+        let reporting = self.reporter.is_some();
+        let mut trace = Recorder::start(self.observer.as_ref(), &self.policy, cancel, reporting);
+        let outcome = self.call_inner(scope, messages, cancel, &mut trace);
+        if let Some(t) = trace {
+            let forwarded = outcome.as_ref().ok().map(|d| d.forwarded.as_slice());
+            t.finish(self.observer.as_ref(), &outcome, forwarded);
+        }
+        outcome
+    }
+
+    /// [`CompactionNode::call`], recording into `trace` when an observer is installed.
+    fn call_inner(
+        &mut self,
+        scope: &mut RunScope,
+        messages: &[Message],
+        cancel: &CancellationToken,
+        trace: &mut Option<Recorder>,
+    ) -> Result<Dispatched<C::Reply>, NodeError> {
         // (1) ensure a run scope (SPEC LSE-6); the guard leaves it when this function returns,
         // after the slot below has been finished.
         let guard = scope.ensure_run();
+        if let Some(t) = trace.as_mut() {
+            t.run(guard.current());
+        }
         // (2) enter the run's provider-call slot (SPEC LSE-7); the slot's lease is step 2 of
         // C# S52. A cancellation observed here leaves no trace and emits nothing.
         let slot = guard.enter(cancel).map_err(NodeError::Lease)?;
         // (3) assemble.
-        let composed = match self.assemble(&slot, messages, cancel) {
+        let composed = match self.assemble(&slot, messages, cancel, trace) {
             Ok(c) => c,
             Err(e) => {
                 // SPEC NODE-5: release on every failure path. A release overflow cannot hide
@@ -549,7 +593,7 @@ impl<C: StreamingChatClient, U: UpstreamReducer> CompactionNode<C, U> {
     ) -> Result<NodeStream<'a, C::Stream>, NodeError> {
         let guard = scope.ensure_run();
         let slot = guard.enter(cancel).map_err(NodeError::Lease)?;
-        let composed = match self.assemble(&slot, messages, cancel) {
+        let composed = match self.assemble(&slot, messages, cancel, &mut None) {
             Ok(c) => c,
             Err(e) => {
                 let _ = slot.release();

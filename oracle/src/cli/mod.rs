@@ -27,6 +27,8 @@ use crate::wire::exec::{run_case_caught, Engine, Implementation, Model, RunError
 use crate::wire::vectors::{self, corpus_files, load_file, render_table, run_file};
 use crate::wire::{schema, Case};
 
+mod check;
+
 /// Default input size cap: 64 MiB.
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -67,7 +69,8 @@ before committing regenerated files."#;
 
 const SCHEMA_EXAMPLE: &str = r#"Examples:
   hybrid-compaction schema            # {"case": ..., "output": ..., "vectorFile": ...}
-  hybrid-compaction schema case"#;
+  hybrid-compaction schema case
+  hybrid-compaction schema trace      # every line of a trace (docs/TRACE.md)"#;
 
 /// The `hybrid-compaction` command line.
 #[derive(Debug, Parser)]
@@ -96,6 +99,9 @@ enum Command {
     /// Print the JSON Schemas of cases, outputs and vector files.
     #[command(after_help = SCHEMA_EXAMPLE)]
     Schema(SchemaArgs),
+    /// Check a recorded trace (JSON Lines, docs/TRACE.md) against the SPEC.
+    #[command(after_help = check::CHECK_EXAMPLE)]
+    Check(check::CheckArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -193,11 +199,12 @@ enum SchemaWhich {
     Case,
     Output,
     VectorFile,
+    Trace,
 }
 
 #[derive(Debug, Args)]
 struct SchemaArgs {
-    /// Which schema (default: all three).
+    /// Which schema (default: case, output and vector file).
     which: Option<SchemaWhich>,
 }
 
@@ -299,6 +306,7 @@ where
             None => cmd_vectors(&a, &mut stdout),
         },
         Command::Schema(a) => cmd_schema(&a, &mut stdout),
+        Command::Check(a) => check::cmd_check(&a, &mut stdout),
     };
     // Vectors failures still print their table; invalid input prints nothing on stdout.
     let print_stdout = match &result {
@@ -764,6 +772,7 @@ fn cmd_schema(a: &SchemaArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
         Some(SchemaWhich::Case) => schema::case_schema(),
         Some(SchemaWhich::Output) => schema::output_schema(),
         Some(SchemaWhich::VectorFile) => schema::vector_file_schema(),
+        Some(SchemaWhich::Trace) => crate::trace::format::schema(),
     };
     out.extend(
         serde_json::to_string_pretty(&v)

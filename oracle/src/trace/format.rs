@@ -1,0 +1,406 @@
+//! The trace format, version 1 (`docs/TRACE.md`): JSON Lines, one header line
+//! `{"trace": 1, ...}` followed by one record per line.
+//!
+//! A record is either a provider call ([`CallRecord`], `"type": "call"`) or the end of a run
+//! ([`RunEnd`], `"type": "runEnd"`), after which the checker forgets that run's state (that is
+//! what keeps `check` in memory bounded by the open runs, not by the trace length).
+//!
+//! A call record is self-contained: the policy, every snapshot the assembler captured (in
+//! capture order), every reducer request and its answer, the recorded result, diagnostics,
+//! error, events and lease settlement. Entries are recorded either *with content* (the wire
+//! shapes of `docs/WIRE.md`: `text` / `parts` / `segment`) or *redacted* (`digest` + `size`, plus
+//! the structure the SPEC looks at: kind, role, call ids and names, result call ids and the
+//! artifact references they carry). Redacted traces are first-class: sizes come from the trace
+//! (policy estimator `{"kind": "recorded"}`), and structural equality compares digests.
+//!
+//! Like the wire types, these are syntax only: [`super::replay`] turns them into vocabulary.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::wire::case::{KindInput, PartInput, SegmentInput};
+use crate::wire::output::{AssemblyOutput, DiagnosticsOutput};
+
+/// The only trace format version this checker reads.
+pub const TRACE_VERSION: u32 = 1;
+
+/// The first line of a trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Header {
+    /// The format version: `1`.
+    pub trace: u32,
+    /// Who recorded the trace (free text, informative).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub producer: Option<String>,
+}
+
+/// One line after the header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Record {
+    /// One provider call.
+    Call(Box<CallRecord>),
+    /// A run ended: no later record names it.
+    RunEnd(RunEnd),
+}
+
+/// The `type` of a call line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum CallTag {
+    /// `"call"`.
+    #[serde(rename = "call")]
+    Call,
+}
+
+/// The `type` of a run-end line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RunEndTag {
+    /// `"runEnd"`.
+    #[serde(rename = "runEnd")]
+    RunEnd,
+}
+
+/// A run-end line parsed directly (the fast path of the checker).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunEndLine {
+    /// `"runEnd"`.
+    #[serde(rename = "type")]
+    pub record_type: RunEndTag,
+    /// The run that ended.
+    pub run: String,
+}
+
+/// Parses one record line. Call lines (the bulk) are parsed straight into a [`CallRecord`];
+/// any failure is reported as parsing the line as a [`Record`] reports it.
+pub fn parse_record(line: &str) -> Result<Record, serde_json::Error> {
+    if let Ok(end) = serde_json::from_str::<RunEndLine>(line) {
+        return Ok(Record::RunEnd(RunEnd { run: end.run }));
+    }
+    match serde_json::from_str::<CallRecord>(line) {
+        Ok(c) if c.record_type == Some(CallTag::Call) => Ok(Record::Call(Box::new(c))),
+        _ => serde_json::from_str::<Record>(line),
+    }
+}
+
+/// `{"type": "runEnd", "run": ...}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunEnd {
+    /// The run that ended.
+    pub run: String,
+}
+
+/// One provider call through a compaction node (SPEC NODE-2, NODE-3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CallRecord {
+    /// `"call"`: written by [`Record`]'s tag, accepted here so that a call line parses directly
+    /// as a `CallRecord` (without the buffering an internally tagged enum needs).
+    #[serde(rename = "type", default, skip_serializing)]
+    #[schemars(skip)]
+    pub record_type: Option<CallTag>,
+    /// The outer run (SPEC LSE-6) this call belongs to.
+    pub run: String,
+    /// The call's id, unique within its run.
+    pub call: String,
+    /// The policy in force.
+    pub policy: TracePolicy,
+    /// Every snapshot the assembler captured, in capture order (the lease-filtered snapshots
+    /// with their effective versions, SPEC LSE-8). A snapshot without `entries` repeats the
+    /// previous one's entries.
+    #[serde(default)]
+    pub snapshots: Vec<TraceSnapshot>,
+    /// Every reducer invocation, in order (SPEC ASM-4).
+    #[serde(default)]
+    pub reducer: Vec<ReducerStep>,
+    /// Where cancellation was requested, if it was: `before`, `capture:K` or `reducer:K`
+    /// (as in `docs/WIRE.md`); `unknown` when it happened elsewhere (the call is then checked
+    /// but not replayed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel: Option<String>,
+    /// The assembler's result, when it returned one (SPEC ASM-3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<AssemblyOutput>,
+    /// The diagnostics built from the result (SPEC DIA-5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<DiagnosticsOutput>,
+    /// The call's error, if it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<TraceError>,
+    /// The progress events of the call, in emission order; absent when the node has no
+    /// reporter (SPEC EVT-1), in which case no event clause is checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<TraceEvent>>,
+    /// How the call's lease was settled and which bodies it forwarded (SPEC NODE-5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<TraceLease>,
+}
+
+/// The policy (SPEC POL-1), as in the wire format, with one more estimator kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TracePolicy {
+    /// `HardLimit`.
+    pub hard_limit: i32,
+    /// `TriggerMargin`.
+    pub trigger_margin: i32,
+    /// `RecentMessageRetentionCount`.
+    pub recent_message_retention_count: i32,
+    /// `MaximumCompactionAttempts`.
+    pub maximum_compaction_attempts: i32,
+    /// `PreservationLabel`.
+    pub preservation_label: String,
+    /// `PreservationVersion`.
+    pub preservation_version: i32,
+    /// The size estimator.
+    pub estimator: TraceEstimator,
+}
+
+/// A size estimator: the wire estimators (`docs/WIRE.md`) or `recorded`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum TraceEstimator {
+    /// SPEC EST-2.
+    Utf8 {},
+    /// SPEC EST-4.
+    Utf8Text {},
+    /// SPEC EST-5: every entry measures `size`.
+    Constant {
+        /// The size of every entry.
+        size: i32,
+    },
+    /// SPEC EST-5: sizes by id with a default.
+    Table {
+        /// Size per entry id.
+        sizes: std::collections::BTreeMap<String, i32>,
+        /// Size of unlisted ids.
+        default: i32,
+    },
+    /// Each entry's `size` as recorded in the trace (every entry must carry one), in the
+    /// declared unit (default `HostDefinedUnits`).
+    Recorded {
+        /// `Utf8Bytes`, `EstimatedTokens` or `HostDefinedUnits`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
+    },
+}
+
+/// One captured snapshot (SPEC SNAP-1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceSnapshot {
+    /// The (effective) version.
+    pub version: i64,
+    /// The entries; absent repeats the previous snapshot's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<TraceEntry>>,
+}
+
+/// One entry, with content (`text` / `parts` / `segment`, as in `docs/WIRE.md`) or redacted
+/// (`digest`, and the structure: `calls`, `results`, `reference`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceEntry {
+    /// The entry id.
+    pub id: String,
+    /// The kind (SPEC ENT-1).
+    pub kind: KindInput,
+    /// The role (defaults as in the wire format).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The author name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// The size in the policy's unit (required with the `recorded` estimator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i32>,
+    /// Content: one text part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Content: the parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Vec<PartInput>>,
+    /// Content: a recovered segment (SPEC ENT-6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<SegmentInput>,
+    /// Redacted: a digest of the content (any string; equal content, equal digest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// Redacted: the call parts (ids and function names), in part order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<Vec<TraceToolCall>>,
+    /// Redacted: the result parts, in part order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Option<Vec<TraceToolResult>>,
+    /// Redacted: the artifact digest (64 lowercase hex) of an `ArtifactReference` entry's
+    /// reference or of a `RecoverableContextSegment`'s reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+}
+
+/// A redacted call part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceToolCall {
+    /// The call id.
+    pub call_id: String,
+    /// The function name.
+    pub name: String,
+}
+
+/// A redacted result part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceToolResult {
+    /// The call id answered.
+    pub call_id: String,
+    /// The artifact digest of the canonical reference the value carries, if it is one
+    /// (SPEC ENT-5.4, DEP-8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+}
+
+/// One reducer invocation (SPEC ASM-4): the request and the answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReducerStep {
+    /// The 1-based attempt number.
+    pub attempt: i32,
+    /// The ids of the request's entries, in order.
+    pub request_ids: Vec<String>,
+    /// The answer.
+    pub answer: ReducerAnswer,
+}
+
+/// What the reducer answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum ReducerAnswer {
+    /// A proposal: request entries kept by id, or new entries.
+    Propose(Vec<TraceProposalItem>),
+    /// Nothing (an `InvalidOperation` error, SPEC ASM-4).
+    Nothing,
+    /// An error of this kind: `ReducerFailed` or `ReducerContract`.
+    Error(String),
+}
+
+/// One proposal item: a request entry kept by id, or `{"new": entry}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TraceProposalItem {
+    /// The request entry with this id, unchanged.
+    Keep(String),
+    /// A new entry.
+    New(Box<NewTraceEntry>),
+}
+
+/// `{"new": entry}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewTraceEntry {
+    /// The new entry.
+    pub new: TraceEntry,
+}
+
+/// Where a call failed (which decides the events the SPEC allows, EVT-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Phase {
+    /// Entering the run's gate (SPEC LSE-7): no lease, no event.
+    Gate,
+    /// NODE-3 steps 1-5 (cancellation, adaptation, integration): no event.
+    Prepare,
+    /// NODE-3 steps 7-9 (assembler, cancellation, diagnostics): `Started` only.
+    Assembly,
+    /// A termination outcome (NODE-4): `Started`, `Terminated`.
+    Terminated,
+    /// The provider failed after `Composed` (NODE-5).
+    Provider,
+    /// Committing the lease failed after the provider succeeded (NODE-5).
+    Commit,
+}
+
+/// A call's error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceError {
+    /// The error kind (SPEC ERR-1).
+    pub kind: String,
+    /// Where it happened.
+    pub phase: Phase,
+}
+
+/// The four event kinds (SPEC EVT-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[allow(missing_docs)]
+pub enum EventKind {
+    Started,
+    Completed,
+    Terminated,
+    Composed,
+}
+
+/// One progress event (SPEC EVT-3, EVT-4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceEvent {
+    /// The kind.
+    pub kind: EventKind,
+    /// The attempt's opaque id (SPEC EVT-5).
+    pub assembly_id: String,
+    /// The envelope's sequence number (SPEC EVT-3).
+    pub sequence: u64,
+    /// `Started`: the estimator's unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement_unit: Option<String>,
+    /// `Started`: the hard limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hard_limit: Option<i32>,
+    /// `Started`: the trigger threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_threshold: Option<i32>,
+    /// `Completed`, `Terminated`, `Composed`: the diagnostics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<DiagnosticsOutput>,
+}
+
+/// How a call's lease ended (SPEC NODE-5, LSE-3, LSE-4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Settlement {
+    /// Committed with the forwarded digests.
+    Committed,
+    /// Released.
+    Released,
+    /// No lease was taken (the gate refused the call).
+    None,
+}
+
+/// Lease actions of one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceLease {
+    /// The settlement.
+    pub settled: Settlement,
+    /// The artifact digests committed as delivered, in final order (SPEC NODE-3 step 13).
+    #[serde(default)]
+    pub forwarded: Vec<String>,
+}
+
+/// Any line of a trace: the header (first line) or a record (every later line). Exists for the
+/// published JSON Schema (`hybrid-compaction schema trace`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Line {
+    /// The first line.
+    Header(Header),
+    /// Every later line.
+    Record(Record),
+}
+
+/// The JSON Schema every line of a trace validates against.
+pub fn schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Line)).unwrap_or(serde_json::Value::Null)
+}

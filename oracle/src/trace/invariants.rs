@@ -1,0 +1,447 @@
+//! Per-call checks (SPEC TRC-1 .. TRC-7, TRC-9 .. TRC-11 within one call).
+//!
+//! Each check reads the recorded call (and the vocabulary [`super::replay`] rebuilt from it) and
+//! yields zero or more [`Finding`]s: a clause id and a one-line explanation. The checks never
+//! trust the recorded answer to judge the recorded answer: sizes are re-measured with the
+//! policy's estimator (recorded sizes for redacted traces), verification, required ids and tool
+//! analysis are recomputed by the chosen implementation against the last captured snapshot.
+
+use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use serde::Serialize;
+
+use super::format::{CallRecord, EventKind, Phase, Settlement};
+use super::replay::{self, Prepared};
+use crate::wire::exec::Implementation;
+use crate::wire::output::Output;
+
+/// One broken clause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The TRC clause id.
+    pub clause: &'static str,
+    /// One line: what was recorded and what the SPEC requires.
+    pub message: String,
+}
+
+fn finding(clause: &'static str, message: impl Into<String>) -> Finding {
+    Finding {
+        clause,
+        message: message.into(),
+    }
+}
+
+const SUCCESSES: [&str; 3] = ["WithinLimit", "Reduced", "PreservationFallback"];
+
+/// Whether the recorded call assembled successfully.
+fn succeeded(rec: &CallRecord) -> bool {
+    rec.result
+        .as_ref()
+        .is_some_and(|r| SUCCESSES.contains(&r.outcome.as_str()))
+}
+
+/// The first path at which two JSON renderings differ, with both values.
+fn first_difference<T: Serialize>(recorded: &T, spec: &T) -> String {
+    fn walk(a: &serde_json::Value, b: &serde_json::Value, path: &mut String) -> Option<String> {
+        use serde_json::Value as J;
+        match (a, b) {
+            (J::Object(x), J::Object(y)) => {
+                for (k, va) in x {
+                    let vb = y.get(k).unwrap_or(&J::Null);
+                    let len = path.len();
+                    path.push('.');
+                    path.push_str(k);
+                    if let Some(d) = walk(va, vb, path) {
+                        return Some(d);
+                    }
+                    path.truncate(len);
+                }
+                None
+            }
+            _ if a == b => None,
+            _ => Some(format!("{path}: recorded {a}, SPEC {b}")),
+        }
+    }
+    let a = serde_json::to_value(recorded).unwrap_or_default();
+    let b = serde_json::to_value(spec).unwrap_or_default();
+    walk(&a, &b, &mut String::new()).unwrap_or_else(|| "outputs differ".to_owned())
+}
+
+fn shorten(mut s: String) -> String {
+    if s.len() > 160 {
+        let mut cut = 157;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("...");
+    }
+    s
+}
+
+/// SPEC TRC-1: the recorded answer equals the implementation's answer for the recorded inputs.
+/// Returns the implementation's answer when the call was replayed.
+pub fn replay(
+    rec: &CallRecord,
+    prep: &Prepared,
+    imp: &dyn Implementation,
+) -> (Option<Output>, Vec<Finding>) {
+    let mut out = Vec::new();
+    let phase = rec.error.as_ref().map(|e| e.phase);
+    if prep.cancel.is_err() || matches!(phase, Some(Phase::Gate | Phase::Prepare)) {
+        // Nothing to replay: cancellation at an unrecorded point, or no assembly happened.
+        if matches!(phase, Some(Phase::Gate | Phase::Prepare)) && !rec.snapshots.is_empty() {
+            out.push(finding(
+                "TRC-1",
+                "the call failed before assembly, yet snapshots were captured",
+            ));
+        }
+        return (None, out);
+    }
+    let ans = replay::answer(prep, imp);
+    match (&rec.result, &rec.error) {
+        (Some(res), err) => match &ans.assembly {
+            None => out.push(finding(
+                "TRC-1",
+                format!(
+                    "the trace records outcome {}, the SPEC answers error {}",
+                    res.outcome,
+                    replay::error_kind(&ans).unwrap_or("?")
+                ),
+            )),
+            Some(spec) => {
+                if spec != res {
+                    out.push(finding("TRC-1", shorten(format!("result{}", first_difference(res, spec)))));
+                } else if let Some(d) = &rec.diagnostics {
+                    match &ans.diagnostics {
+                        Some(sd) if sd == d => {}
+                        Some(sd) => out.push(finding(
+                            "TRC-1",
+                            shorten(format!("diagnostics{}", first_difference(d, sd))),
+                        )),
+                        None => out.push(finding(
+                            "TRC-1",
+                            format!(
+                                "the trace records diagnostics, the SPEC's diagnostics fail with {}",
+                                replay::error_kind(&ans).unwrap_or("?")
+                            ),
+                        )),
+                    }
+                } else if let Some(e) = err.as_ref().filter(|e| e.kind != "Cancelled") {
+                    if replay::error_kind(&ans) != Some(e.kind.as_str()) {
+                        out.push(finding(
+                            "TRC-1",
+                            format!("the trace records diagnostics error {}, the SPEC builds diagnostics", e.kind),
+                        ));
+                    }
+                }
+            }
+        },
+        (None, Some(e)) if e.phase == Phase::Assembly => match replay::error_kind(&ans) {
+            Some(k) if k == e.kind => {}
+            Some(k) => out.push(finding(
+                "TRC-1",
+                format!("the trace records error {}, the SPEC answers error {k}", e.kind),
+            )),
+            None => out.push(finding(
+                "TRC-1",
+                format!(
+                    "the trace records error {}, the SPEC answers outcome {}",
+                    e.kind,
+                    ans.assembly.as_ref().map_or("?", |a| a.outcome.as_str())
+                ),
+            )),
+        },
+        (None, _) => out.push(finding(
+            "TRC-1",
+            "the call records no result, yet it reached a phase after assembly (or records no error)",
+        )),
+    }
+    (Some(ans), out)
+}
+
+/// The final entries of a successful call, resolved by id against the last snapshot, then the
+/// proposals' new entries (the last one with that id).
+fn final_entries(rec: &CallRecord, prep: &Prepared) -> Result<Vec<Entry>, Finding> {
+    let ids = rec
+        .result
+        .as_ref()
+        .and_then(|r| r.final_entry_ids.as_ref())
+        .ok_or_else(|| finding("TRC-3", "a success records no final entry ids"))?;
+    let last: &[Entry] = prep.steps.last().map_or(&[], |(_, es)| es.as_slice());
+    ids.iter()
+        .map(|id| {
+            last.iter()
+                .find(|e| e.id().as_str() == id)
+                .or_else(|| prep.news.iter().rev().find(|e| e.id().as_str() == id))
+                .cloned()
+                .ok_or_else(|| {
+                    finding(
+                        "TRC-3",
+                        format!(
+                            "forwarded entry {id:?} is in neither the last snapshot nor a proposal"
+                        ),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// SPEC TRC-2 .. TRC-7: what was forwarded, judged against the last snapshot.
+pub fn forwarded(rec: &CallRecord, prep: &Prepared, imp: &dyn Implementation) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if !succeeded(rec) {
+        lease(rec, &[], &mut out);
+        return out;
+    }
+    let Some(res) = &rec.result else { return out };
+    let policy = &prep.policy;
+    let h = policy.hard_limit();
+    let finals = match final_entries(rec, prep) {
+        Ok(f) => f,
+        Err(f) => {
+            out.push(f);
+            return out;
+        }
+    };
+    // TRC-2: nothing forwarded over the hard limit.
+    let measured: i64 = finals
+        .iter()
+        .map(|e| policy.estimator().estimate(e) as i64)
+        .sum();
+    if res.final_estimated_size > h || measured > h as i64 {
+        out.push(finding(
+            "TRC-2",
+            format!(
+                "forwarded size {} (recorded {}) exceeds the hard limit {h}",
+                measured, res.final_estimated_size
+            ),
+        ));
+    }
+    let last: &[Entry] = prep.steps.last().map_or(&[], |(_, es)| es.as_slice());
+    // TRC-3: the forwarded sequence verifies against the snapshot of the final capture.
+    match imp.verify(last, &finals, policy) {
+        Ok(v) if v.is_accepted() => {}
+        Ok(v) => out.push(finding(
+            "TRC-3",
+            format!(
+                "the forwarded entries are rejected against the last snapshot: {}",
+                v.rejection_reasons
+                    .iter()
+                    .map(|r| r.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+        Err(e) => out.push(finding("TRC-3", format!("verification fails: {e}"))),
+    }
+    // TRC-4: required entries kept, in order.
+    if let Ok(sel) = imp.select_required(last, policy, &CancellationToken::new()) {
+        let mut pos = 0usize;
+        for id in &sel.required_entry_ids {
+            match finals[pos..].iter().position(|e| e.id() == id) {
+                Some(p) => pos += p + 1,
+                None => {
+                    let present = finals.iter().any(|e| e.id() == id);
+                    out.push(finding(
+                        "TRC-4",
+                        format!(
+                            "required entry {:?} is {} the forwarded entries",
+                            id.as_str(),
+                            if present {
+                                "out of order in"
+                            } else {
+                                "missing from"
+                            }
+                        ),
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    // TRC-5: tool exchanges atomic.
+    let analysis = imp.analyze(&finals);
+    if !analysis.is_sequence_valid() {
+        let mut defects = Vec::new();
+        for (name, ids) in [
+            ("orphaned call", &analysis.orphaned_call_entry_ids),
+            ("orphan result", &analysis.orphan_result_entry_ids),
+            ("duplicate call", &analysis.duplicate_call_entry_ids),
+            ("duplicate result", &analysis.duplicate_result_entry_ids),
+            ("reordered group", &analysis.reordered_call_entry_ids),
+            ("cross-group result", &analysis.cross_group_result_entry_ids),
+        ] {
+            if let Some(id) = ids.first() {
+                defects.push(format!("{name} {:?}", id.as_str()));
+            }
+        }
+        out.push(finding(
+            "TRC-5",
+            format!(
+                "the forwarded tool exchanges are not atomic: {}",
+                defects.join(", ")
+            ),
+        ));
+    }
+    // TRC-6: contributions sum to the final size, in the policy's unit.
+    if let Some(d) = &rec.diagnostics {
+        let unit = policy.estimator().unit().name();
+        let sum: i64 = d.category_contributions.iter().map(|c| c.size as i64).sum();
+        if d.measurement_unit != unit {
+            out.push(finding(
+                "TRC-6",
+                format!(
+                    "diagnostics in {}, the policy measures in {unit}",
+                    d.measurement_unit
+                ),
+            ));
+        }
+        if sum != d.final_size as i64 || d.final_size != res.final_estimated_size {
+            out.push(finding(
+                "TRC-6",
+                format!(
+                    "contributions sum to {sum}, diagnostics final size {}, result final size {}",
+                    d.final_size, res.final_estimated_size
+                ),
+            ));
+        }
+    }
+    lease(rec, &finals, &mut out);
+    out
+}
+
+/// SPEC TRC-7: the lease is committed exactly on a dispatched success, with the digests of the
+/// forwarded recovered bodies in final order; released on every other path after the gate.
+fn lease(rec: &CallRecord, finals: &[Entry], out: &mut Vec<Finding>) {
+    let Some(l) = &rec.lease else { return };
+    let phase = rec.error.as_ref().map(|e| e.phase);
+    let expected = match phase {
+        Some(Phase::Gate) => Some(Settlement::None),
+        Some(Phase::Commit) => None,
+        Some(_) => Some(Settlement::Released),
+        None if succeeded(rec) => Some(Settlement::Committed),
+        None => Some(Settlement::Released),
+    };
+    if let Some(want) = expected.filter(|w| *w != l.settled) {
+        out.push(finding(
+            "TRC-7",
+            format!(
+                "the lease was settled {:?}, the SPEC requires {want:?}",
+                l.settled
+            ),
+        ));
+    }
+    let bodies: Vec<String> = if l.settled == Settlement::Committed {
+        finals
+            .iter()
+            .filter(|e| e.kind() == EntryKind::RecoverableContextSegment)
+            .filter_map(|e| {
+                e.recoverable_segment()
+                    .map(|s| s.reference.digest().to_hex())
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if l.forwarded != bodies {
+        out.push(finding(
+            "TRC-7",
+            format!(
+                "forwarded digests {} differ from the forwarded recovered bodies {}",
+                l.forwarded.len(),
+                bodies.len()
+            ),
+        ));
+    }
+}
+
+/// SPEC TRC-9 .. TRC-11 within one call: the events the SPEC prescribes for how the call ended,
+/// identical diagnostics, one AssemblyId, increasing sequence numbers.
+pub fn events(rec: &CallRecord, prep: Option<&Prepared>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some(evs) = &rec.events else { return out };
+    use EventKind::*;
+    let phase = rec.error.as_ref().map(|e| e.phase);
+    let expected: &[EventKind] = match phase {
+        Some(Phase::Gate | Phase::Prepare) => &[],
+        Some(Phase::Assembly) => &[Started],
+        _ if rec.result.is_none() => &[Started],
+        _ if succeeded(rec) => &[Started, Completed, Composed],
+        _ => &[Started, Terminated],
+    };
+    let kinds: Vec<EventKind> = evs.iter().map(|e| e.kind).collect();
+    if kinds != expected {
+        let names = |k: &[EventKind]| {
+            if k.is_empty() {
+                "none".to_owned()
+            } else {
+                k.iter()
+                    .map(|k| format!("{k:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        out.push(finding(
+            "TRC-9",
+            format!(
+                "events {}; the SPEC requires {}",
+                names(&kinds),
+                names(expected)
+            ),
+        ));
+    }
+    // TRC-10: payloads.
+    let completed = evs
+        .iter()
+        .find(|e| e.kind == Completed)
+        .and_then(|e| e.diagnostics.as_ref());
+    for e in evs {
+        match e.kind {
+            Started => {
+                if let Some(p) = prep {
+                    let pol = &p.policy;
+                    if e.measurement_unit.as_deref() != Some(pol.estimator().unit().name())
+                        || e.hard_limit != Some(pol.hard_limit())
+                        || e.trigger_threshold != Some(pol.trigger_threshold())
+                    {
+                        out.push(finding(
+                            "TRC-10",
+                            "Started does not carry the policy's unit, hard limit and threshold",
+                        ));
+                    }
+                }
+            }
+            Composed if completed.is_some() && e.diagnostics.as_ref() != completed => {
+                out.push(finding(
+                    "TRC-10",
+                    "Composed carries different diagnostics than Completed",
+                ))
+            }
+            Completed | Terminated | Composed => {
+                if rec.diagnostics.is_some() && e.diagnostics != rec.diagnostics {
+                    out.push(finding(
+                        "TRC-10",
+                        format!("{:?} carries different diagnostics than the call's", e.kind),
+                    ));
+                }
+            }
+        }
+    }
+    // TRC-11: one AssemblyId per attempt, sequence numbers increasing in emission order.
+    if let Some(first) = evs.first() {
+        if evs.iter().any(|e| e.assembly_id != first.assembly_id) {
+            out.push(finding(
+                "TRC-11",
+                "the events of one attempt carry different AssemblyIds",
+            ));
+        }
+        if evs.windows(2).any(|w| w[1].sequence <= w[0].sequence) {
+            out.push(finding(
+                "TRC-11",
+                "sequence numbers do not increase in emission order",
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,311 @@
+//! # Trace checking: judging what an implementation recorded (SPEC TRC-1 .. TRC-11)
+//!
+//! A CI run of any implementation (C#, Python, TypeScript, this crate's node) records what
+//! happened at each provider call as a trace ([`format`], `docs/TRACE.md`); `hybrid-compaction
+//! check` reads it line by line and says, per call and across calls, whether it conformed.
+//!
+//! ```text
+//!  JSONL --format--> CallRecord --replay::prepare--> vocabulary (policy, schedule, reducer)
+//!                        |                               |
+//!                        |            invariants::replay (TRC-1: recorded == SPEC's answer)
+//!                        |            invariants::forwarded (TRC-2..7: what was sent)
+//!                        |            invariants::events (TRC-9..11: one call's events)
+//!                        +--> cross::Cross (TRC-8, TRC-11 across calls; per open run)
+//!                        +--> shrink (a minimal wire case per disagreeing call)
+//!                                   |
+//!                               report (table / JSON; exit 0 / 1 / 2)
+//! ```
+//!
+//! Streaming: records are read in batches of [`BATCH`] lines; each batch's per-call work runs
+//! in parallel (`--jobs`, rayon) and the cross-call state is then advanced sequentially in line
+//! order, so the output does not depend on the number of jobs. Memory is one batch plus the
+//! state of the open runs.
+
+pub mod cross;
+pub mod format;
+pub mod invariants;
+pub mod record;
+pub mod replay;
+pub mod report;
+pub mod shrink;
+
+use std::io::BufRead;
+
+use rayon::prelude::*;
+
+use self::format::{CallRecord, Header, Record, TRACE_VERSION};
+use self::invariants::Finding;
+use self::replay::PrepareError;
+use crate::wire::exec::Implementation;
+
+/// Records per batch (the unit of parallel work).
+pub const BATCH: usize = 1024;
+
+/// How to check.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Worker threads for per-call checks (1: the calling thread only).
+    pub jobs: usize,
+    /// Write a shrunk counterexample for each call whose replay disagrees (SPEC TRC-1).
+    pub counterexamples: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            jobs: 1,
+            counterexamples: true,
+        }
+    }
+}
+
+/// One violation: a clause, where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Violation {
+    /// The TRC clause id.
+    pub clause: &'static str,
+    /// The run id.
+    pub run: String,
+    /// The call id.
+    pub call: String,
+    /// The 1-based line of the call record.
+    pub line: usize,
+    /// One line of explanation.
+    pub message: String,
+}
+
+/// The checker's verdict.
+#[derive(Debug, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// Call records read.
+    pub calls: usize,
+    /// Distinct runs seen.
+    pub runs: usize,
+    /// Calls replayed through the implementation (TRC-1).
+    pub replayed: usize,
+    /// Which implementation replayed: `model` or `engine`.
+    pub implementation: String,
+    /// Every violation, in line order.
+    pub violations: Vec<Violation>,
+    /// One shrunk wire case per call whose replay disagreed.
+    pub counterexamples: Vec<shrink::Counterexample>,
+}
+
+/// The trace cannot be read (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct Unreadable {
+    /// The 1-based line.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// What checking one line produced.
+enum Checked {
+    Call(Box<CallRecord>, Box<CallOutcome>),
+    RunEnd(String),
+}
+
+struct CallOutcome {
+    findings: Vec<Finding>,
+    replayed: bool,
+    counterexample: Option<shrink::Counterexample>,
+}
+
+/// Runs every per-call check on one record.
+pub fn check_call(
+    rec: &CallRecord,
+    imp: &dyn Implementation,
+) -> Result<(Vec<Finding>, bool), String> {
+    let o = call_outcome(rec, imp, false)?;
+    Ok((o.findings, o.replayed))
+}
+
+fn call_outcome(
+    rec: &CallRecord,
+    imp: &dyn Implementation,
+    cex: bool,
+) -> Result<CallOutcome, String> {
+    let prep = match replay::prepare(rec, imp) {
+        Ok(p) => p,
+        Err(PrepareError::Unreadable(m)) => return Err(m),
+        Err(PrepareError::Inconsistent(m)) => {
+            let mut findings = vec![Finding {
+                clause: "TRC-1",
+                message: m,
+            }];
+            findings.extend(invariants::events(rec, None));
+            return Ok(CallOutcome {
+                findings,
+                replayed: false,
+                counterexample: None,
+            });
+        }
+    };
+    let (answer, mut findings) = invariants::replay(rec, &prep, imp);
+    let replayed = answer.is_some();
+    let disagrees = !findings.is_empty();
+    findings.extend(invariants::forwarded(rec, &prep, imp));
+    findings.extend(invariants::events(rec, Some(&prep)));
+    let counterexample = match answer {
+        Some(_) if cex && disagrees => shrink::counterexample(rec, &prep, imp),
+        _ => None,
+    };
+    Ok(CallOutcome {
+        findings,
+        replayed,
+        counterexample,
+    })
+}
+
+fn check_line(line: &str, imp: &dyn Implementation, cex: bool) -> Result<Checked, String> {
+    let record = format::parse_record(line).map_err(|e| e.to_string())?;
+    match record {
+        Record::RunEnd(r) => Ok(Checked::RunEnd(r.run)),
+        Record::Call(rec) => {
+            // An implementation that panics on recorded inputs is a failure to report (exit 1),
+            // not an unreadable trace.
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                call_outcome(&rec, imp, cex)
+            }));
+            let o = match caught {
+                Ok(o) => o?,
+                Err(payload) => {
+                    let message = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "non-string panic payload".to_owned());
+                    CallOutcome {
+                        findings: vec![Finding {
+                            clause: "TRC-1",
+                            message: format!(
+                                "the {} failed internally on this call: {message}",
+                                imp.name()
+                            ),
+                        }],
+                        replayed: false,
+                        counterexample: None,
+                    }
+                }
+            };
+            Ok(Checked::Call(rec, Box::new(o)))
+        }
+    }
+}
+
+/// Reads the header line.
+fn header(line: &str) -> Result<(), String> {
+    let h: Header = serde_json::from_str(line)
+        .map_err(|e| format!("expected the header {{\"trace\": {TRACE_VERSION}}}: {e}"))?;
+    if h.trace != TRACE_VERSION {
+        return Err(format!(
+            "trace format version {} is not supported (this checker reads version {TRACE_VERSION})",
+            h.trace
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a whole trace, streaming.
+pub fn check<R: BufRead>(
+    input: R,
+    imp: &dyn Implementation,
+    opts: &Options,
+) -> Result<Report, Unreadable> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .build()
+        .map_err(|e| Unreadable {
+            line: 0,
+            message: format!("cannot start workers: {e}"),
+        })?;
+    let mut report = Report {
+        implementation: imp.name().to_owned(),
+        ..Report::default()
+    };
+    let mut cross = cross::Cross::default();
+    let mut lines = input.lines().enumerate();
+    let mut saw_header = false;
+    let mut batch: Vec<(usize, String)> = Vec::with_capacity(BATCH);
+    loop {
+        batch.clear();
+        for (i, l) in lines.by_ref() {
+            let l = l.map_err(|e| Unreadable {
+                line: i + 1,
+                message: format!("cannot read: {e}"),
+            })?;
+            if l.trim().is_empty() {
+                continue;
+            }
+            if !saw_header {
+                header(&l).map_err(|message| Unreadable {
+                    line: i + 1,
+                    message,
+                })?;
+                saw_header = true;
+                continue;
+            }
+            batch.push((i + 1, l));
+            if batch.len() == BATCH {
+                break;
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let checked: Vec<Result<Checked, String>> = if opts.jobs <= 1 {
+            batch
+                .iter()
+                .map(|(_, l)| check_line(l, imp, opts.counterexamples))
+                .collect()
+        } else {
+            pool.install(|| {
+                batch
+                    .par_iter()
+                    .map(|(_, l)| check_line(l, imp, opts.counterexamples))
+                    .collect()
+            })
+        };
+        for ((line, _), c) in batch.iter().zip(checked) {
+            match c.map_err(|message| Unreadable {
+                line: *line,
+                message,
+            })? {
+                Checked::RunEnd(run) => cross.end(&run),
+                Checked::Call(rec, o) => {
+                    report.calls += 1;
+                    report.replayed += o.replayed as usize;
+                    let mut findings = o.findings;
+                    findings.extend(cross.call(&rec));
+                    for f in findings {
+                        report.violations.push(Violation {
+                            clause: f.clause,
+                            run: rec.run.clone(),
+                            call: rec.call.clone(),
+                            line: *line,
+                            message: f.message,
+                        });
+                    }
+                    if let Some(mut cex) = o.counterexample {
+                        cex.run = rec.run.clone();
+                        cex.call = rec.call.clone();
+                        cex.line = *line;
+                        report.counterexamples.push(cex);
+                    }
+                }
+            }
+        }
+    }
+    if !saw_header {
+        return Err(Unreadable {
+            line: 1,
+            message: format!("empty trace: expected the header {{\"trace\": {TRACE_VERSION}}}"),
+        });
+    }
+    report.runs = cross.runs_seen;
+    Ok(report)
+}

@@ -1,0 +1,470 @@
+//! Rebuilding a recorded call as vocabulary and replaying it through an implementation
+//! (SPEC TRC-1).
+//!
+//! The recorded snapshots become a [`ScriptedProvider`] schedule (SPEC SNAP-5): the k-th capture
+//! of the replay sees the k-th recorded capture. The recorded reducer answers become a replay
+//! reducer that plays them in order (kept ids are looked up in the replay's own request, exactly
+//! like the wire's scripted reducer). The assembler of the chosen implementation (the spec by
+//! default, `--engine` for the engine) then answers, and its result and diagnostics are compared
+//! with the recorded ones.
+//!
+//! Redacted entries (no content) are rebuilt with the same structure and the content digest as
+//! their only text, so the verifier's structural equality (SPEC VER-2) compares digests. Their
+//! sizes come from the trace through [`RecordedSizes`], an estimator keyed by (id, content key):
+//! a host-defined unit table per call.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
+use hybrid_compaction_model::assembly::ContractViolation;
+use hybrid_compaction_model::assembly::{Reducer, ReducerError, ReductionRequest};
+use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind, RecoverableSegment};
+use hybrid_compaction_model::estimator::{
+    ConstantEstimator, Estimator, MeasurementUnit, TableEstimator,
+};
+use hybrid_compaction_model::message::{
+    FunctionCall, FunctionResult, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL, ROLE_USER,
+};
+use hybrid_compaction_model::policy::{Policy, PolicySpec};
+use hybrid_compaction_model::snapshot::ScriptedProvider;
+use hybrid_compaction_model::value::Value;
+
+use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceEstimator, TraceProposalItem};
+use crate::wire::case::EntryInput;
+use crate::wire::convert::{self, CancelPoint, CaseError};
+use crate::wire::exec::Implementation;
+use crate::wire::output::{ErrorOutput, Output};
+
+/// Why a call record cannot be rebuilt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PrepareError {
+    /// The record is not valid trace input (the checker exits 2).
+    #[error("{0}")]
+    Unreadable(String),
+    /// The record is readable but self-contradictory (a violation of SPEC TRC-1).
+    #[error("{0}")]
+    Inconsistent(String),
+}
+
+/// The content key of an entry: the recorded digest for redacted entries (their only text), the
+/// message text for entries with content.
+pub fn content_key(entry: &Entry) -> std::borrow::Cow<'_, str> {
+    match entry.message().parts.as_slice() {
+        [Part::Text(t), ..] => std::borrow::Cow::Borrowed(t.as_str()),
+        _ => std::borrow::Cow::Owned(entry.message().text_content()),
+    }
+}
+
+/// Recorded per-entry sizes (the `recorded` estimator): keyed by entry id, then content key.
+#[derive(Debug, Default)]
+pub struct RecordedSizes {
+    unit: Option<MeasurementUnit>,
+    by_id: HashMap<EntryId, Vec<(String, i32)>>,
+}
+
+impl RecordedSizes {
+    fn insert(&mut self, entry: &Entry, size: i32) -> Result<(), PrepareError> {
+        let key = content_key(entry);
+        let slot = self.by_id.entry(entry.id().clone()).or_default();
+        match slot.iter().find(|(k, _)| *k == key) {
+            Some((_, s)) if *s != size => Err(PrepareError::Inconsistent(format!(
+                "entry {:?} is recorded with sizes {s} and {size} for the same content (an estimator must be pure, SPEC ASM-15)",
+                entry.id().as_str()
+            ))),
+            Some(_) => Ok(()),
+            None => {
+                slot.push((key.into_owned(), size));
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Estimator for RecordedSizes {
+    fn unit(&self) -> MeasurementUnit {
+        self.unit.unwrap_or(MeasurementUnit::HostDefinedUnits)
+    }
+
+    fn estimate(&self, entry: &Entry) -> i32 {
+        let key = content_key(entry);
+        self.by_id
+            .get(entry.id())
+            .and_then(|v| v.iter().find(|(k, _)| *k == key))
+            .map_or(0, |(_, s)| *s)
+    }
+}
+
+/// A unit by its SPEC name (EST-1).
+pub fn unit_named(name: &str) -> Option<MeasurementUnit> {
+    [
+        MeasurementUnit::Utf8Bytes,
+        MeasurementUnit::EstimatedTokens,
+        MeasurementUnit::HostDefinedUnits,
+    ]
+    .into_iter()
+    .find(|u| u.name() == name)
+}
+
+/// One replayed reducer answer.
+#[derive(Debug, Clone)]
+enum ReplayStep {
+    Propose(Vec<Item>),
+    Nothing,
+    Failed,
+    Contract,
+}
+
+#[derive(Debug, Clone)]
+enum Item {
+    Keep(String),
+    New(Entry),
+}
+
+/// Plays the recorded reducer answers in order; past the end it echoes (as the wire's scripted
+/// reducer does). Optionally cancels a token during its k-th invocation.
+#[derive(Debug)]
+struct ReplayReducer {
+    steps: Vec<ReplayStep>,
+    calls: usize,
+    cancel_at: Option<(usize, CancellationToken)>,
+}
+
+impl Reducer for ReplayReducer {
+    fn reduce(
+        &mut self,
+        request: &ReductionRequest<'_>,
+    ) -> Result<Option<Vec<Entry>>, ReducerError> {
+        let k = self.calls;
+        self.calls += 1;
+        if let Some((at, token)) = &self.cancel_at {
+            if *at == k {
+                token.cancel();
+            }
+        }
+        match self.steps.get(k) {
+            None => Ok(Some(request.entries.to_vec())),
+            Some(ReplayStep::Nothing) => Ok(None),
+            Some(ReplayStep::Failed) => Err(ReducerError::Failed("recorded failure".into())),
+            Some(ReplayStep::Contract) => {
+                Err(ReducerError::Contract(ContractViolation::NullResult))
+            }
+            Some(ReplayStep::Propose(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        Item::New(e) => out.push(e.clone()),
+                        Item::Keep(id) => match request.entries.iter().find(|e| e.id().as_str() == id) {
+                            Some(e) => out.push(e.clone()),
+                            None => {
+                                return Err(ReducerError::Failed(format!(
+                                    "the recorded proposal keeps {id:?}, which the replayed request does not hold"
+                                )))
+                            }
+                        },
+                    }
+                }
+                Ok(Some(out))
+            }
+        }
+    }
+}
+
+/// A recorded call rebuilt as vocabulary.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The policy (with the recorded-sizes estimator for redacted traces).
+    pub policy: Policy,
+    /// The snapshot schedule, one step per recorded capture.
+    pub steps: Vec<(i64, Vec<Entry>)>,
+    /// Every new entry of every proposal, in order.
+    pub news: Vec<Entry>,
+    reducer: Vec<ReplayStep>,
+    /// The cancellation point; `Err(())` when it is unknown (no replay).
+    pub cancel: Result<Option<CancelPoint>, ()>,
+}
+
+fn unreadable(path: &str, e: CaseError) -> PrepareError {
+    match e {
+        CaseError::Wire(w) => PrepareError::Unreadable(w.to_string()),
+        CaseError::Answer(a) => PrepareError::Unreadable(format!(
+            "{path}: the SPEC rejects this entry ({}: {})",
+            a.kind, a.message
+        )),
+    }
+}
+
+fn digest(hex: &str, path: &str) -> Result<Digest, PrepareError> {
+    Digest::parse(hex).map_err(|_| {
+        PrepareError::Unreadable(format!(
+            "{path}: expected 64 lowercase hex digits, got {hex:?}"
+        ))
+    })
+}
+
+/// Builds one entry, with content or redacted.
+pub fn entry(t: &TraceEntry, path: &str) -> Result<Entry, PrepareError> {
+    let redacted =
+        t.digest.is_some() || t.calls.is_some() || t.results.is_some() || t.reference.is_some();
+    let content = t.text.is_some() || t.parts.is_some() || t.segment.is_some();
+    if redacted && content {
+        return Err(PrepareError::Unreadable(format!(
+            "{path}: an entry has content (`text`, `parts`, `segment`) or is redacted (`digest`, `calls`, `results`, `reference`), not both"
+        )));
+    }
+    if !redacted {
+        let input = EntryInput {
+            id: t.id.clone(),
+            kind: t.kind,
+            role: t.role.clone(),
+            author: t.author.clone(),
+            text: t.text.clone(),
+            parts: t.parts.clone(),
+            segment: t.segment.clone(),
+        };
+        return convert::entry(&input, path).map_err(|e| unreadable(path, e));
+    }
+    let kind = convert::kind(t.kind);
+    let key = t.digest.clone().unwrap_or_default();
+    let reference = match &t.reference {
+        Some(r) => Some(ArtifactReference::new(digest(
+            r,
+            &format!("{path}.reference"),
+        )?)),
+        None => None,
+    };
+    let spec_error = |e: hybrid_compaction_model::entry::EntryError| {
+        PrepareError::Unreadable(format!("{path}: the SPEC rejects this entry: {e}"))
+    };
+    if kind == EntryKind::RecoverableContextSegment {
+        let Some(reference) = reference else {
+            return Err(PrepareError::Unreadable(format!(
+                "{path}: a redacted RecoverableContextSegment needs `reference`"
+            )));
+        };
+        return Entry::recoverable(
+            &t.id,
+            RecoverableSegment {
+                reference,
+                body: key,
+            },
+        )
+        .map_err(spec_error);
+    }
+    let mut parts = Vec::new();
+    if kind == EntryKind::ArtifactReference {
+        match reference {
+            Some(r) => parts.push(Part::Text(r.to_string())),
+            None => {
+                return Err(PrepareError::Unreadable(format!(
+                    "{path}: a redacted ArtifactReference needs `reference`"
+                )))
+            }
+        }
+    } else {
+        parts.push(Part::Text(key));
+    }
+    for c in t.calls.iter().flatten() {
+        parts.push(Part::Call(FunctionCall {
+            call_id: c.call_id.clone(),
+            name: c.name.clone(),
+            arguments: None,
+            informational_only: false,
+        }));
+    }
+    for (i, r) in t.results.iter().flatten().enumerate() {
+        let value = match &r.reference {
+            Some(d) => Value::String(
+                ArtifactReference::new(digest(d, &format!("{path}.results[{i}].reference"))?)
+                    .to_string(),
+            ),
+            None => Value::Null,
+        };
+        parts.push(Part::Result(FunctionResult {
+            call_id: r.call_id.clone(),
+            value,
+        }));
+    }
+    let role = t.role.clone().unwrap_or_else(|| {
+        if t.calls.as_ref().is_some_and(|c| !c.is_empty()) {
+            ROLE_ASSISTANT
+        } else if t.results.as_ref().is_some_and(|r| !r.is_empty()) {
+            ROLE_TOOL
+        } else if kind == EntryKind::SystemInstruction {
+            ROLE_SYSTEM
+        } else {
+            ROLE_USER
+        }
+        .to_owned()
+    });
+    let message = Message {
+        role,
+        author: t.author.clone(),
+        parts,
+    };
+    Entry::new(&t.id, kind, message).map_err(spec_error)
+}
+
+/// Builds one entry; the JSON path of an error is only formatted when there is one.
+fn entry_at(t: &TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
+    entry(t, "$").or_else(|_| entry(t, &path()))
+}
+
+/// Rebuilds a call record (paths in messages are relative to the record, `$`).
+pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, PrepareError> {
+    let mut sizes = RecordedSizes::default();
+    let recorded = matches!(rec.policy.estimator, TraceEstimator::Recorded { .. });
+    let mut note = |e: &Entry, t: &TraceEntry, path: &dyn Fn() -> String| {
+        if !recorded {
+            return Ok(());
+        }
+        match t.size {
+            Some(s) => sizes.insert(e, s),
+            None => Err(PrepareError::Unreadable(format!(
+                "{}: the `recorded` estimator needs a `size` on every entry",
+                path()
+            ))),
+        }
+    };
+    let mut steps: Vec<(i64, Vec<Entry>)> = Vec::with_capacity(rec.snapshots.len());
+    for (i, s) in rec.snapshots.iter().enumerate() {
+        let es = match &s.entries {
+            Some(ts) => {
+                let mut es = Vec::with_capacity(ts.len());
+                for (j, t) in ts.iter().enumerate() {
+                    let p = || format!("$.snapshots[{i}].entries[{j}]");
+                    let e = entry_at(t, p)?;
+                    note(&e, t, &p)?;
+                    es.push(e);
+                }
+                es
+            }
+            None => match steps.last() {
+                Some((_, prev)) => prev.clone(),
+                None => {
+                    return Err(PrepareError::Unreadable(format!(
+                        "$.snapshots[{i}]: the first snapshot needs `entries`"
+                    )))
+                }
+            },
+        };
+        steps.push((s.version, es));
+    }
+    let mut news = Vec::new();
+    let mut reducer = Vec::with_capacity(rec.reducer.len());
+    for (i, st) in rec.reducer.iter().enumerate() {
+        let path = format!("$.reducer[{i}].answer");
+        reducer.push(match &st.answer {
+            ReducerAnswer::Nothing => ReplayStep::Nothing,
+            ReducerAnswer::Error(k) if k == "ReducerContract" => ReplayStep::Contract,
+            ReducerAnswer::Error(k) if k == "ReducerFailed" => ReplayStep::Failed,
+            ReducerAnswer::Error(k) => {
+                return Err(PrepareError::Unreadable(format!(
+                    "{path}.error: expected ReducerFailed or ReducerContract, got {k:?}"
+                )))
+            }
+            ReducerAnswer::Propose(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (j, item) in items.iter().enumerate() {
+                    out.push(match item {
+                        TraceProposalItem::Keep(id) => Item::Keep(id.clone()),
+                        TraceProposalItem::New(n) => {
+                            let p = || format!("{path}.propose[{j}].new");
+                            let e = entry_at(&n.new, p)?;
+                            note(&e, &n.new, &p)?;
+                            news.push(e.clone());
+                            Item::New(e)
+                        }
+                    });
+                }
+                ReplayStep::Propose(out)
+            }
+        });
+    }
+    let p = &rec.policy;
+    let estimator: Arc<dyn Estimator> = match &p.estimator {
+        TraceEstimator::Utf8 {} => imp.utf8_estimator(),
+        TraceEstimator::Utf8Text {} => imp.utf8_text_estimator(),
+        TraceEstimator::Constant { size } => Arc::new(ConstantEstimator(*size)),
+        TraceEstimator::Table { sizes, default } => Arc::new(TableEstimator {
+            sizes: sizes.clone(),
+            default: *default,
+        }),
+        TraceEstimator::Recorded { unit } => {
+            sizes.unit = match unit {
+                None => None,
+                Some(u) => Some(unit_named(u).ok_or_else(|| {
+                    PrepareError::Unreadable(format!(
+                        "$.policy.estimator.unit: expected Utf8Bytes, EstimatedTokens or HostDefinedUnits, got {u:?}"
+                    ))
+                })?),
+            };
+            Arc::new(std::mem::take(&mut sizes))
+        }
+    };
+    let policy = Policy::new(PolicySpec {
+        hard_limit: p.hard_limit,
+        trigger_margin: p.trigger_margin,
+        recent_message_retention_count: p.recent_message_retention_count,
+        maximum_compaction_attempts: p.maximum_compaction_attempts,
+        preservation_label: Some(p.preservation_label.clone()),
+        preservation_version: p.preservation_version,
+        estimator: Some(estimator),
+    })
+    .map_err(|e| PrepareError::Unreadable(format!("$.policy: {e}")))?;
+    let cancel = match rec.cancel.as_deref() {
+        Some("unknown") => Err(()),
+        other => Ok(
+            convert::cancel_point(other.map(str::to_owned).as_ref(), "$.cancel")
+                .map_err(|e| unreadable("$.cancel", e))?,
+        ),
+    };
+    Ok(Prepared {
+        policy,
+        steps,
+        news,
+        reducer,
+        cancel,
+    })
+}
+
+/// What the implementation answers for the recorded inputs: the assembly and diagnostics, or
+/// the error (SPEC ERR-1). Diagnostics are built only after a successful assembly.
+pub fn answer(prep: &Prepared, imp: &dyn Implementation) -> Output {
+    let point = prep.cancel.ok().flatten();
+    let token = match point {
+        Some(CancelPoint::Before) => CancellationToken::cancelled(),
+        _ => CancellationToken::new(),
+    };
+    let mut provider = ScriptedProvider::new(prep.steps.clone());
+    if let Some(CancelPoint::Capture(k)) = point {
+        provider = provider.cancel_at_capture(k, token.clone());
+    }
+    let mut reducer = ReplayReducer {
+        steps: prep.reducer.clone(),
+        calls: 0,
+        cancel_at: match point {
+            Some(CancelPoint::Reducer(k)) => Some((k, token.clone())),
+            _ => None,
+        },
+    };
+    let result = match imp.assemble(&prep.policy, &mut provider, &mut reducer, &token) {
+        Ok(r) => r,
+        Err(e) => return Output::error(convert::assembly_error(&e)),
+    };
+    let mut out = Output {
+        assembly: Some(convert::assembly_output(&result)),
+        ..Output::default()
+    };
+    match imp.diagnostics(&result, &prep.policy) {
+        Ok(d) => out.diagnostics = Some(convert::diagnostics_output(&d)),
+        Err(e) => out.error = Some(convert::assembly_error(&e)),
+    }
+    out
+}
+
+/// The error kind of an answer, if it is an error.
+pub fn error_kind(o: &Output) -> Option<&str> {
+    o.error.as_ref().map(|e: &ErrorOutput| e.kind.as_str())
+}

@@ -1,0 +1,778 @@
+//! Trace checking end to end (SPEC TRC-1 .. TRC-11, `docs/TRACE.md`): the example trace CI
+//! checks, the node's recorded traces (generated runs check clean; seeded faults are each
+//! flagged with their clause), counterexamples that `run` reproduces, exit codes, `--jobs`.
+//!
+//! Deep run: `TRACE_RUNS=10000 cargo test -p hybrid-compaction-oracle --release --test trace`.
+
+mod trace_support;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use hybrid_compaction_oracle::trace::record::{header, Writer};
+use hybrid_compaction_oracle::trace::{self, Options, Report};
+use hybrid_compaction_oracle::wire::exec::{Engine, Implementation, Model};
+use hybrid_compaction_oracle::wire::schema;
+use serde_json::{json, Value as Json};
+
+use trace_support::run_records;
+
+const BIN: &str = env!("CARGO_BIN_EXE_hybrid-compaction");
+
+fn example() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/trace-example.jsonl")
+}
+
+fn bin(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary spawns");
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes());
+    let o = child.wait_with_output().expect("binary runs");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn check_text(text: &str, imp: &dyn Implementation, jobs: usize) -> Report {
+    let opts = Options {
+        jobs,
+        counterexamples: false,
+    };
+    trace::check(text.as_bytes(), imp, &opts).expect("readable trace")
+}
+
+fn clauses(r: &Report) -> Vec<&'static str> {
+    r.violations.iter().map(|v| v.clause).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The example trace and the format
+
+/// SPEC TRC-1 .. TRC-11 on the documented example: conformant on the model and the engine, and
+/// every line validates against the published schema.
+#[test]
+fn trc_1_example_trace_checks_clean_and_matches_the_schema() {
+    let (code, out, err) = bin(&["check", example().to_str().unwrap()], "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("conformant: 0 violations"), "{out}");
+    let (code, out, _) = bin(
+        &["check", "--engine", "--json", example().to_str().unwrap()],
+        "",
+    );
+    assert_eq!(code, 0);
+    let v: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["violations"], json!([]));
+    assert_eq!(v["replayed"], json!(4));
+    let (_, s, _) = bin(&["schema", "trace"], "");
+    let schema: Json = serde_json::from_str(&s).unwrap();
+    for (i, line) in std::fs::read_to_string(example())
+        .unwrap()
+        .lines()
+        .enumerate()
+    {
+        let errs = schema::validate(&schema, &serde_json::from_str(line).unwrap());
+        assert!(errs.is_empty(), "line {}: {errs:?}", i + 1);
+    }
+}
+
+/// Exit codes: 0 conformant, 1 violations (the table still printed), 2 unreadable (nothing on
+/// stdout, one line on stderr).
+#[test]
+fn trc_9_check_exit_codes() {
+    let text = std::fs::read_to_string(example()).unwrap();
+    let bad = text.replacen("\"kind\":\"Terminated\"", "\"kind\":\"Completed\"", 1);
+    let (code, out, err) = bin(&["check", "-"], &bad);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("TRC-9"), "{out}");
+    for garbage in [
+        "",
+        "{\"trace\": 2}\n",
+        "{\"trace\": 1}\n{\"type\": \"call\"}\n",
+        "{\"trace\": 1}\nnot json\n",
+        "{\"type\": \"runEnd\", \"run\": \"r\"}\n",
+    ] {
+        let (code, out, err) = bin(&["check", "-"], garbage);
+        assert_eq!(code, 2, "{garbage:?}: {out}{err}");
+        assert!(out.is_empty());
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generated runs through the node: every recorded trace checks clean
+
+fn runs() -> u64 {
+    std::env::var("TRACE_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300)
+}
+
+/// SPEC TRC-1 .. TRC-11: the node's traces of generated runs (mutation, provider failures,
+/// cancellation, several calls per run, recovered bodies) check clean, redacted and with
+/// content, on the model; a sample also on the engine. `TRACE_RUNS` sets the number of runs.
+#[test]
+fn trc_1_generated_node_runs_check_clean() {
+    let mut calls = 0;
+    let mut replayed = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..runs() {
+        let text = trace_support::run_trace(seed, seed % 3 == 0);
+        let r = check_text(&text, &Model, 1);
+        assert!(
+            r.violations.is_empty(),
+            "seed {seed}: {:?}\n{text}",
+            r.violations
+        );
+        if seed % 10 == 0 {
+            let e = check_text(&text, &Engine, 1);
+            assert!(
+                e.violations.is_empty(),
+                "seed {seed} (engine): {:?}",
+                e.violations
+            );
+        }
+        calls += r.calls;
+        replayed += r.replayed;
+        for line in text.lines().skip(1) {
+            let v: Json = serde_json::from_str(line).unwrap();
+            seen.insert(format!(
+                "outcome {}",
+                v["result"]["outcome"].as_str().unwrap_or("-")
+            ));
+            seen.insert(format!(
+                "error {}",
+                v["error"]["phase"].as_str().unwrap_or("-")
+            ));
+            seen.insert(format!(
+                "error kind {}",
+                v["error"]["kind"].as_str().unwrap_or("-")
+            ));
+            seen.insert(format!(
+                "cancel {}",
+                v["cancel"]
+                    .as_str()
+                    .map_or("-", |c| &c[..c.find(':').unwrap_or(c.len())])
+            ));
+            if v["lease"]["forwarded"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty())
+            {
+                seen.insert("forwarded a body".into());
+            }
+            if v["result"]["stages"]
+                .to_string()
+                .contains("RestartedAfterMutation")
+            {
+                seen.insert("restarted".into());
+            }
+            if v["reducer"].to_string().contains("\"new\"") {
+                seen.insert("new entries proposed".into());
+            }
+        }
+    }
+    eprintln!("{calls} calls, {replayed} replayed; seen: {seen:?}");
+    assert!(
+        replayed * 10 >= calls * 7,
+        "most calls are replayed: {replayed}/{calls}"
+    );
+    if runs() >= 300 {
+        for want in [
+            "outcome WithinLimit",
+            "outcome Reduced",
+            "outcome PreservationFallback",
+            "outcome Irreducible",
+            "error gate",
+            "error assembly",
+            "error provider",
+            "error terminated",
+            "error kind ReducerFailed",
+            "error kind ReducerContract",
+            "error kind Cancelled",
+            "cancel capture",
+            "cancel reducer",
+            "forwarded a body",
+            "restarted",
+            "new entries proposed",
+        ] {
+            assert!(
+                seen.contains(want),
+                "generated runs never show {want:?}: {seen:?}"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeded faults: each class is flagged with its clause
+
+/// The record lines (as JSON) of one generated run, redacted.
+fn run_lines(seed: u64) -> Vec<Json> {
+    let mut w = Writer::new();
+    run_records(seed, &mut w)
+        .into_iter()
+        .map(|(l, _)| serde_json::from_str(&l).unwrap())
+        .collect()
+}
+
+fn to_text(lines: &[Json]) -> String {
+    let mut s = serde_json::to_string(&header("seeded faults")).unwrap();
+    for l in lines {
+        s.push('\n');
+        s.push_str(&l.to_string());
+    }
+    s + "\n"
+}
+
+fn is_success(c: &Json) -> bool {
+    ["WithinLimit", "Reduced", "PreservationFallback"]
+        .contains(&c["result"]["outcome"].as_str().unwrap_or(""))
+        && c["error"].is_null()
+}
+
+fn last_entries(c: &Json) -> Vec<Json> {
+    let mut last = Vec::new();
+    for s in c["snapshots"].as_array().into_iter().flatten() {
+        if let Some(es) = s["entries"].as_array() {
+            last = es.clone();
+        }
+    }
+    last
+}
+
+type Fault = fn(&mut [Json]) -> bool;
+
+/// Applies `f` to the first call (or run) it fits; false if none fits.
+fn on_call(lines: &mut [Json], fits: impl Fn(&Json) -> bool, f: impl Fn(&mut Json)) -> bool {
+    for l in lines.iter_mut() {
+        if l["type"] == "call" && fits(l) {
+            f(l);
+            return true;
+        }
+    }
+    false
+}
+
+fn outcome_changed(lines: &mut [Json]) -> bool {
+    on_call(
+        lines,
+        |c| c["result"]["outcome"] == "Reduced",
+        |c| c["result"]["outcome"] = json!("WithinLimit"),
+    )
+}
+
+fn final_size_over_limit(lines: &mut [Json]) -> bool {
+    on_call(lines, is_success, |c| {
+        let over = c["policy"]["hardLimit"].as_i64().unwrap() + 1;
+        c["result"]["finalEstimatedSize"] = json!(over);
+    })
+}
+
+fn required_id_dropped(lines: &mut [Json]) -> bool {
+    on_call(
+        lines,
+        |c| {
+            is_success(c)
+                && !c["result"]["requiredEntryIds"]
+                    .as_array()
+                    .unwrap()
+                    .is_empty()
+        },
+        |c| {
+            let req = c["result"]["requiredEntryIds"][0].clone();
+            c["result"]["finalEntryIds"]
+                .as_array_mut()
+                .unwrap()
+                .retain(|i| *i != req);
+        },
+    )
+}
+
+/// The id of a forwarded call entry whose result entry is forwarded too.
+fn forwarded_call_entry(c: &Json) -> Option<Json> {
+    let finals = c["result"]["finalEntryIds"].as_array()?;
+    let entries = last_entries(c);
+    let call = entries
+        .iter()
+        .find(|e| e["calls"].is_array() && finals.contains(&e["id"]))?;
+    let call_id = &call["calls"][0]["callId"];
+    entries
+        .iter()
+        .any(|e| {
+            finals.contains(&e["id"])
+                && e["results"]
+                    .as_array()
+                    .is_some_and(|r| r.iter().any(|r| r["callId"] == *call_id))
+        })
+        .then(|| call["id"].clone())
+}
+
+fn orphan_result_forwarded(lines: &mut [Json]) -> bool {
+    on_call(
+        lines,
+        |c| is_success(c) && forwarded_call_entry(c).is_some(),
+        |c| {
+            let id = forwarded_call_entry(c).unwrap();
+            c["result"]["finalEntryIds"]
+                .as_array_mut()
+                .unwrap()
+                .retain(|i| *i != id);
+        },
+    )
+}
+
+fn body_delivered_twice(lines: &mut [Json]) -> bool {
+    let Some(i) = lines.iter().position(|c| {
+        c["lease"]["forwarded"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty())
+    }) else {
+        return false;
+    };
+    let body = lines[i]["lease"]["forwarded"][0].clone();
+    on_call(
+        &mut lines[i + 1..],
+        |c| c["lease"]["settled"] == "committed",
+        |c| {
+            c["lease"]["forwarded"]
+                .as_array_mut()
+                .unwrap()
+                .push(body.clone());
+        },
+    )
+}
+
+fn has_event(c: &Json, kind: &str) -> bool {
+    c["events"]
+        .as_array()
+        .is_some_and(|e| e.iter().any(|e| e["kind"] == kind))
+}
+
+fn terminated_missing(lines: &mut [Json]) -> bool {
+    on_call(
+        lines,
+        |c| has_event(c, "Terminated"),
+        |c| {
+            c["events"]
+                .as_array_mut()
+                .unwrap()
+                .retain(|e| e["kind"] != "Terminated");
+        },
+    )
+}
+
+fn two_started(lines: &mut [Json]) -> bool {
+    on_call(
+        lines,
+        |c| has_event(c, "Started"),
+        |c| {
+            let evs = c["events"].as_array_mut().unwrap();
+            let mut again = evs[0].clone();
+            again["sequence"] = json!(evs.last().unwrap()["sequence"].as_u64().unwrap() + 1);
+            evs.push(again);
+        },
+    )
+}
+
+fn composed_diagnostics_differ(lines: &mut [Json]) -> bool {
+    on_call(
+        lines,
+        |c| has_event(c, "Composed"),
+        |c| {
+            for e in c["events"].as_array_mut().unwrap() {
+                if e["kind"] == "Composed" {
+                    let n = e["diagnostics"]["attemptCount"].as_i64().unwrap();
+                    e["diagnostics"]["attemptCount"] = json!(n + 1);
+                }
+            }
+        },
+    )
+}
+
+fn contributions_not_summing(lines: &mut [Json]) -> bool {
+    on_call(
+        lines,
+        |c| {
+            is_success(c)
+                && c["diagnostics"]["categoryContributions"]
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty())
+        },
+        |c| {
+            let s = c["diagnostics"]["categoryContributions"][0]["size"]
+                .as_i64()
+                .unwrap();
+            c["diagnostics"]["categoryContributions"][0]["size"] = json!(s + 1);
+        },
+    )
+}
+
+fn stage_list_altered(lines: &mut [Json]) -> bool {
+    on_call(
+        lines,
+        |c| {
+            c["result"]["stages"]
+                .as_array()
+                .is_some_and(|s| s.len() > 1)
+        },
+        |c| {
+            c["result"]["stages"].as_array_mut().unwrap().pop();
+        },
+    )
+}
+
+fn attempts_miscounted(lines: &mut [Json]) -> bool {
+    on_call(
+        lines,
+        |c| c["result"].is_object(),
+        |c| {
+            let n = c["result"]["attemptCount"].as_i64().unwrap();
+            c["result"]["attemptCount"] = json!(n + 1);
+        },
+    )
+}
+
+fn version_change_ignored(lines: &mut [Json]) -> bool {
+    on_call(
+        lines,
+        |c| is_success(c) && c["snapshots"].as_array().is_some_and(|s| s.len() >= 2),
+        |c| {
+            let s = c["snapshots"].as_array_mut().unwrap().last_mut().unwrap();
+            let v = s["version"].as_i64().unwrap();
+            s["version"] = json!(v + 1);
+        },
+    )
+}
+
+const FAULTS: [(&str, Fault, &str); 12] = [
+    ("outcome changed", outcome_changed, "TRC-1"),
+    ("final size over the limit", final_size_over_limit, "TRC-2"),
+    ("a required id dropped", required_id_dropped, "TRC-4"),
+    (
+        "an orphan tool result forwarded",
+        orphan_result_forwarded,
+        "TRC-5",
+    ),
+    (
+        "a body delivered twice in one run",
+        body_delivered_twice,
+        "TRC-8",
+    ),
+    ("Terminated missing", terminated_missing, "TRC-9"),
+    ("two Started for one AssemblyId", two_started, "TRC-9"),
+    (
+        "Composed diagnostics differ from Completed",
+        composed_diagnostics_differ,
+        "TRC-10",
+    ),
+    (
+        "contributions not summing",
+        contributions_not_summing,
+        "TRC-6",
+    ),
+    ("stage list altered", stage_list_altered, "TRC-1"),
+    ("attempts miscounted", attempts_miscounted, "TRC-1"),
+    ("a version change ignored", version_change_ignored, "TRC-1"),
+];
+
+/// SPEC TRC-1, TRC-2, TRC-4, TRC-5, TRC-6, TRC-8, TRC-9, TRC-10: twelve classes of faults seeded
+/// into node-recorded traces, each into the first generated run it fits, are each flagged with
+/// the clause that names them (and the untouched run checks clean).
+#[test]
+fn trc_2_trc_4_trc_5_trc_6_trc_8_trc_10_seeded_faults_are_flagged_with_their_clause() {
+    for (name, fault, clause) in FAULTS {
+        let mut hit = false;
+        for seed in 0..400 {
+            let clean = run_lines(seed);
+            let mut lines = clean.clone();
+            if !fault(&mut lines) {
+                continue;
+            }
+            assert!(
+                check_text(&to_text(&clean), &Model, 1)
+                    .violations
+                    .is_empty(),
+                "seed {seed} is clean"
+            );
+            let r = check_text(&to_text(&lines), &Model, 1);
+            assert!(
+                clauses(&r).contains(&clause),
+                "{name} (seed {seed}) should break {clause}: {:?}",
+                r.violations
+            );
+            hit = true;
+            break;
+        }
+        assert!(hit, "no generated run fits the fault {name:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counterexamples and parallel checking
+
+/// SPEC TRC-1: a disagreeing call yields a shrunk wire case; `hybrid-compaction run` answers it
+/// with the SPEC's answer, which still disagrees with the recording at the reported field.
+#[test]
+fn trc_1_a_disagreeing_call_yields_a_shrunk_case_that_run_reproduces() {
+    let mut done = 0;
+    for seed in 0..400 {
+        let mut lines = run_lines(seed);
+        if !outcome_changed(&mut lines) && !attempts_miscounted(&mut lines) {
+            continue;
+        }
+        let text = to_text(&lines);
+        let opts = Options {
+            jobs: 1,
+            counterexamples: true,
+        };
+        let r = trace::check(text.as_bytes(), &Model, &opts).unwrap();
+        assert!(
+            !r.counterexamples.is_empty(),
+            "seed {seed}: {:?}",
+            r.violations
+        );
+        for c in &r.counterexamples {
+            let case = serde_json::to_string(&c.case).unwrap();
+            let (code, out, err) = bin(&["run", "--model", "-"], &case);
+            assert_eq!(code, 0, "{err}");
+            let got: Json = serde_json::from_str(&out).unwrap();
+            assert_eq!(
+                got,
+                serde_json::to_value(&c.expected).unwrap(),
+                "run reproduces the expected answer"
+            );
+            assert_ne!(
+                got.pointer(&c.field).unwrap_or(&Json::Null),
+                &c.recorded,
+                "still disagreeing at {}",
+                c.field
+            );
+            // Shrunk: no more entries than the recorded call's last snapshot.
+            let rec = lines
+                .iter()
+                .find(|l| l["run"] == c.run.as_str() && l["call"] == c.call.as_str())
+                .unwrap();
+            let n = c.case_entries();
+            assert!(
+                n <= last_entries(rec).len().max(1) * rec["snapshots"].as_array().unwrap().len(),
+                "{n} entries"
+            );
+        }
+        done += 1;
+        if done == 5 {
+            return;
+        }
+    }
+    assert!(done > 0, "no generated run fits");
+}
+
+/// `--jobs N` gives byte-identical output to `--jobs 1` (table and JSON), on a trace of many
+/// runs with seeded violations.
+#[test]
+fn trc_11_jobs_do_not_change_the_output() {
+    let mut lines = Vec::new();
+    for seed in 0..60 {
+        let mut l = run_lines(seed);
+        if seed % 7 == 0 {
+            attempts_miscounted(&mut l);
+        }
+        if seed % 11 == 0 {
+            two_started(&mut l);
+        }
+        lines.extend(l);
+    }
+    let text = to_text(&lines);
+    for args in [vec!["check", "-"], vec!["check", "--json", "-"]] {
+        let (c1, o1, _) = bin(&[args.as_slice(), &["--jobs", "1"]].concat(), &text);
+        let (c2, o2, _) = bin(&[args.as_slice(), &["--jobs", "3"]].concat(), &text);
+        assert_eq!(c1, 1);
+        assert_eq!((c1, &o1), (c2, &o2));
+    }
+}
+
+/// Applies `fault` to the first generated run it fits and returns the clauses flagged.
+fn flagged(fault: impl Fn(&mut [Json]) -> bool) -> Vec<&'static str> {
+    for seed in 0..400 {
+        let mut lines = run_lines(seed);
+        if fault(&mut lines) {
+            return clauses(&check_text(&to_text(&lines), &Model, 1));
+        }
+    }
+    panic!("no generated run fits");
+}
+
+/// SPEC TRC-3: a forwarded sequence that the verifier rejects against the last snapshot (two
+/// forwarded entries swapped) is flagged.
+#[test]
+fn trc_3_a_forwarded_sequence_that_does_not_verify_is_flagged() {
+    let got = flagged(|lines| {
+        on_call(
+            lines,
+            |c| is_success(c) && c["result"]["requiredEntryIds"].as_array().unwrap().len() >= 2,
+            |c| {
+                let f = c["result"]["finalEntryIds"].as_array_mut().unwrap();
+                let n = f.len();
+                f.swap(0, n - 1);
+            },
+        )
+    });
+    assert!(got.contains(&"TRC-3"), "{got:?}");
+}
+
+/// SPEC TRC-7: forwarded digests must be those of the forwarded recovered bodies, and a
+/// dispatched success commits its lease.
+#[test]
+fn trc_7_forwarded_digests_and_settlement_are_checked() {
+    let got = flagged(|lines| {
+        on_call(
+            lines,
+            |c| {
+                c["lease"]["forwarded"]
+                    .as_array()
+                    .is_some_and(|f| !f.is_empty())
+            },
+            |c| {
+                c["lease"]["forwarded"] = json!([]);
+            },
+        )
+    });
+    assert!(got.contains(&"TRC-7"), "{got:?}");
+    let got = flagged(|lines| {
+        on_call(lines, is_success, |c| {
+            c["lease"]["settled"] = json!("released")
+        })
+    });
+    assert!(got.contains(&"TRC-7"), "{got:?}");
+}
+
+/// SPEC TRC-11: an AssemblyId reused by a later call of the run is flagged, and so are events
+/// of one call with different ids or decreasing sequence numbers.
+#[test]
+fn trc_11_assembly_ids_are_unique_per_run_and_sequences_increase() {
+    let reuse = |lines: &mut [Json]| {
+        let with: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i]["events"].as_array().is_some_and(|e| !e.is_empty()))
+            .collect();
+        let [a, b, ..] = with[..] else { return false };
+        let id = lines[a]["events"][0]["assemblyId"].clone();
+        for e in lines[b]["events"].as_array_mut().unwrap() {
+            e["assemblyId"] = id.clone();
+        }
+        true
+    };
+    assert!(flagged(reuse).contains(&"TRC-11"));
+    let got = flagged(|lines| {
+        on_call(
+            lines,
+            |c| c["events"].as_array().is_some_and(|e| e.len() >= 2),
+            |c| {
+                c["events"][1]["sequence"] = json!(0);
+            },
+        )
+    });
+    assert!(got.contains(&"TRC-11"), "{got:?}");
+}
+
+/// Every TRC clause of `docs/SPEC.md` is cited by a test function of this file (`trc_N_...`).
+#[test]
+fn every_trc_clause_is_cited_by_a_test_name() {
+    let spec =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/SPEC.md"))
+            .unwrap();
+    let me = std::fs::read_to_string(file!()).unwrap_or_else(|_| {
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trace.rs"))
+            .unwrap()
+    });
+    let mut n = 0;
+    for line in spec.lines() {
+        let Some(rest) = line.strip_prefix("**TRC-") else {
+            continue;
+        };
+        let num: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        n += 1;
+        let cited = me.lines().any(|l| {
+            l.trim_start().starts_with("fn trc_")
+                && l.split(['(', ' '])
+                    .any(|w| w.starts_with("trc_") && w.split('_').any(|p| p == num))
+        });
+        assert!(
+            cited,
+            "TRC-{num} is cited by no `fn trc_..._{num}_...` test"
+        );
+    }
+    assert!(n >= 11, "SPEC has {n} TRC clauses");
+}
+
+/// The shape of the bench's trace (`docs/PERFORMANCE.md`): run with `--ignored --nocapture`.
+#[test]
+#[ignore]
+fn print_bench_trace_stats() {
+    let mut w = Writer::new();
+    let mut bytes = 0;
+    let mut calls = 0;
+    let mut entries = 0;
+    let mut snaps = 0;
+    for seed in 0..100 {
+        for (l, r) in trace_support::run_records_sized(seed, &mut w, 100) {
+            if let hybrid_compaction_oracle::trace::format::Record::Call(c) = r {
+                calls += 1;
+                bytes += l.len();
+                snaps += c.snapshots.len();
+                entries += c
+                    .snapshots
+                    .iter()
+                    .map(|s| s.entries.as_ref().map_or(0, Vec::len))
+                    .sum::<usize>();
+            }
+        }
+    }
+    eprintln!(
+        "{calls} calls, {} bytes/call, {} entries written/call, {} snapshots/call",
+        bytes / calls,
+        entries / calls,
+        snaps / calls
+    );
+}
+
+/// SPEC TRC-8 under concurrency: two threads call one run at once (forked scopes), both
+/// appending the same reference-less recovered body; the recorded trace checks clean and the
+/// body was forwarded by at most one call.
+#[test]
+fn trc_8_concurrent_calls_of_one_run_check_clean() {
+    let mut forwarded_once = 0;
+    for seed in 0..40 {
+        let (text, forwarding) = trace_support::concurrent_trace(seed);
+        let r = check_text(&text, &Model, 1);
+        assert!(r.violations.is_empty(), "seed {seed}: {:?}", r.violations);
+        assert_eq!(r.calls, 6);
+        assert!(
+            forwarding <= 1,
+            "seed {seed}: the body was forwarded {forwarding} times"
+        );
+        forwarded_once += forwarding;
+    }
+    assert!(forwarded_once > 0, "some run forwards the body");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+    /// SPEC TRC-1 .. TRC-11 on random seeds (the deterministic loop above covers 0..TRACE_RUNS).
+    #[test]
+    fn trc_1_proptest_node_runs_check_clean(seed in proptest::prelude::any::<u64>(), content in proptest::prelude::any::<bool>()) {
+        let text = trace_support::run_trace(seed, content);
+        let r = check_text(&text, &Model, 1);
+        proptest::prop_assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, text);
+    }
+}
