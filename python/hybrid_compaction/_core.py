@@ -111,6 +111,39 @@ def run(case: Case, implementation: str = "engine") -> Output:
     raise InternalError(first, second)
 
 
+def check(
+    trace: Union[str, Sequence[Mapping[str, Json]]], implementation: str = "model"
+) -> Dict[str, Json]:
+    """Checks a recorded trace (``docs/TRACE.md``): every call replayed through
+    ``implementation`` (``"model"``, the default, as ``hybrid-compaction check`` does, or
+    ``"engine"``) and every TRC invariant of the SPEC checked.
+
+    ``trace`` is the JSON Lines text or a list of its records (header first). Returns the report
+    ``hybrid-compaction check --json`` prints: ``calls``, ``runs``, ``replayed``,
+    ``violations`` (each with its clause, run, call, line and explanation) and
+    ``counterexamples``; a conformant trace has no violations. Raises
+    :class:`InvalidCaseError` (with ``path`` = ``"line N"``) for an unreadable trace.
+    """
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation must be 'model' or 'engine', got {implementation!r}")
+    if isinstance(trace, str):
+        text = trace
+    else:
+        try:
+            text = "".join(
+                json.dumps(record, allow_nan=False, ensure_ascii=False) + "\n" for record in trace
+            )
+        except (TypeError, ValueError) as e:
+            raise InvalidCaseError("$", f"not expressible as JSON: {e}") from None
+    status, first, second = _native.check_json(text, implementation)
+    if status == "ok":
+        report: Dict[str, Json] = json.loads(first)
+        return report
+    if status == "invalid":
+        raise InvalidCaseError(first, second)
+    raise InternalError(first, second)
+
+
 def _answer(output: Output, member: str) -> Json:
     if "error" in output:
         raise SpecError(output["error"])

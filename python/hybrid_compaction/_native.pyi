@@ -13,6 +13,15 @@ def run_json(
     ``("internal", implementation, reason)``. Never raises.
     """
 
+def check_json(
+    trace: str, implementation: str
+) -> Tuple[Literal["ok", "invalid", "internal"], str, str]:
+    """Checks a trace (JSON Lines text) by replaying it on ``"model"`` or ``"engine"``.
+
+    ``("ok", report_json, "")``, ``("invalid", "line N", reason)`` or
+    ``("internal", implementation, reason)``. Never raises.
+    """
+
 def schema_json(which: Optional[str] = None) -> Optional[str]:
     """The JSON Schema(s) as JSON text; ``None`` for an unknown ``which``."""
 

@@ -26,6 +26,7 @@
 mod parse;
 
 use hybrid_compaction_oracle::wire::exec::{run_case_caught, Engine, Implementation, Model};
+use hybrid_compaction_oracle::trace;
 use hybrid_compaction_oracle::wire::{schema, RunError};
 use pyo3::prelude::*;
 
@@ -76,6 +77,30 @@ fn run_json(py: Python<'_>, case_json: String, implementation: String) -> Answer
     py.detach(move || answer(&case_json, &implementation))
 }
 
+/// Checks a trace (JSON Lines text, `docs/TRACE.md`) by replaying every recorded call through
+/// `implementation` (SPEC TRC-1 .. TRC-11). `("ok", report JSON, "")`, `("invalid", "line N",
+/// message)` for an unreadable trace, or `("invalid", "implementation", message)`. Releases the
+/// GIL while it runs.
+#[pyfunction]
+fn check_json(py: Python<'_>, trace: String, implementation: String) -> Answer {
+    py.detach(move || {
+        let Some(imp) = self::implementation(&implementation) else {
+            return (
+                "invalid",
+                "implementation".to_owned(),
+                format!("expected \"model\" or \"engine\", got {implementation:?}"),
+            );
+        };
+        match trace::check(trace.as_bytes(), imp, &trace::Options::default()) {
+            Ok(report) => match serde_json::to_string(&report) {
+                Ok(text) => ("ok", text, String::new()),
+                Err(e) => ("internal", imp.name().to_owned(), e.to_string()),
+            },
+            Err(e) => ("invalid", format!("line {}", e.line), e.message),
+        }
+    })
+}
+
 /// The JSON Schema(s) as JSON text: `which` is `None` (all three), `"case"`, `"output"` or
 /// `"vector-file"`; anything else gives `None`.
 #[pyfunction]
@@ -102,6 +127,7 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -205,3 +205,34 @@ def test_the_installed_wheel_is_under_test():
     # CI installs the built wheel into a fresh venv; the source tree must not shadow it.
     source = os.path.join("python", "hybrid_compaction")
     assert source not in hc.__file__ and "site-packages" in hc.__file__, hc.__file__
+
+
+def _example_trace():
+    from conftest import DOCS
+
+    return (DOCS / "trace-example.jsonl").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("implementation", ["model", "engine"])
+def test_check_a_recorded_trace(implementation):
+    report = hc.check(_example_trace(), implementation)
+    assert report["violations"] == [] and report["calls"] == 4 and report["runs"] == 2
+    assert report["implementation"] == implementation
+
+
+def test_check_takes_records_and_flags_a_changed_outcome():
+    records = [json.loads(line) for line in _example_trace().splitlines() if line.strip()]
+    assert hc.check(records)["violations"] == []
+    call = next(r for r in records if r.get("type") == "call" and "result" in r)
+    call["result"]["outcome"] = (
+        "Irreducible" if call["result"]["outcome"] != "Irreducible" else "WithinLimit"
+    )
+    report = hc.check(records)
+    assert report["violations"], "a changed outcome must be a violation"
+    assert all(v["clause"].startswith("TRC-") for v in report["violations"])
+
+
+def test_check_names_the_unreadable_line():
+    with pytest.raises(hc.InvalidCaseError) as e:
+        hc.check('{"trace":1}\n{"type":"call",\n')
+    assert e.value.path == "line 2"
