@@ -792,6 +792,16 @@ fn cancel_at_capture(
     out
 }
 
+/// (what, policy, schedule, script, capture index, outcome without cancellation).
+type CancelCase = (
+    &'static str,
+    Policy,
+    Vec<(i64, Vec<Entry>)>,
+    Vec<ScriptStep>,
+    usize,
+    Outcome,
+);
+
 #[test]
 fn asm_16_a_cancellation_raised_during_any_capture_is_observed() {
     // SPEC ASM-16: `size` is `Evaluate` (checks before and after), `req` and `Verify` check on
@@ -806,14 +816,7 @@ fn asm_16_a_cancellation_raised_during_any_capture_is_observed() {
         (2, vec![conv("c", "x"), sys("s", "x"), conv("a", "x")]),
     ];
     let restart = vec![(0, vec![conv("c", "x")]), (1, vec![conv("c", "x")])];
-    let cases: Vec<(
-        &str,
-        Policy,
-        Vec<(i64, Vec<Entry>)>,
-        Vec<ScriptStep>,
-        usize,
-        Outcome,
-    )> = vec![
+    let cases: Vec<CancelCase> = vec![
         (
             "below-trigger success",
             pol(3),
