@@ -22,6 +22,8 @@
 //!
 //! Measurement is kept short (10 samples, 2 s) so the whole run stays within a few minutes.
 
+#![allow(clippy::cast_possible_truncation, reason = "bench sizes are small")]
+
 use std::collections::{BTreeMap, HashSet};
 use std::hint::black_box;
 use std::sync::Arc;

@@ -14,6 +14,8 @@
 //! code, some CJK and emoji), and every fifth step a tool call with a JSON argument map and its
 //! result. Measurement is short (10 samples, 1 s warm-up, 3 s measurement).
 
+#![allow(clippy::cast_possible_truncation, reason = "bench sizes are small")]
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -13,6 +13,11 @@
 //!
 //! Case counts: `PROPTEST_CASES` (deep runs) or the CI-sized defaults below.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "test data: small generated numbers"
+)]
+
 #[path = "support/cases.rs"]
 mod cases;
 #[path = "support/gen.rs"]

@@ -12,6 +12,11 @@
 //!
 //! Case counts: 256 by default; set `PROPTEST_CASES` for deep runs (e.g. 20000).
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "test data: small generated counts"
+)]
+
 use std::cell::RefCell;
 use std::rc::Rc;
 

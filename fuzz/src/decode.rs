@@ -19,6 +19,11 @@
 //! This file depends only on the vocabulary of `hybrid_compaction_model` (no spec functions, no
 //! engine), so the same bytes decode to the same input everywhere.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "fuzz input bytes mapped to small ranges on purpose"
+)]
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -93,9 +93,11 @@ impl Decimal {
             && int_part.bytes().all(|b| b.is_ascii_digit())
             && frac_part.bytes().all(|b| b.is_ascii_digit())
             && !(body.contains('.') && frac_part.is_empty());
-        if !valid || frac_part.len() > 28 {
-            return Err(ValueError::DecimalOutOfRange);
-        }
+        // Scale 0..=28 (ENT-4), so it fits a `u8`.
+        let scale = match u8::try_from(frac_part.len()) {
+            Ok(scale) if valid && scale <= 28 => scale,
+            _ => return Err(ValueError::DecimalOutOfRange),
+        };
         let mut mantissa: i128 = 0;
         for b in int_part.bytes().chain(frac_part.bytes()) {
             mantissa = mantissa
@@ -106,10 +108,7 @@ impl Decimal {
                 return Err(ValueError::DecimalOutOfRange);
             }
         }
-        Decimal::new(
-            if neg { -mantissa } else { mantissa },
-            frac_part.len() as u8,
-        )
+        Decimal::new(if neg { -mantissa } else { mantissa }, scale)
     }
 
     /// The signed mantissa.

@@ -14,6 +14,8 @@
 //! * `docs/SPEC.md` is self-contained (no document outside the repository, a glossary for the
 //!   framework terms it uses), and no source or document cites an outside document.
 
+#![allow(clippy::cast_possible_truncation, reason = "small counts")]
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};

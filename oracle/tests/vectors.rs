@@ -2,6 +2,8 @@
 //! coverage, reproducibility of the generator, and agreement of the model and the engine with
 //! every expected output.
 
+#![allow(clippy::cast_possible_truncation, reason = "test data: small counts")]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -28,6 +28,11 @@
 //!
 //! Per pass the work is O(n) plus O(parts) hash operations, independent of calls per message.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "positions are u32 by design: the engine indexes lists of at most u32::MAX entries (module docs)"
+)]
+
 use hybrid_compaction_model::assembly::{
     AssemblyError, AssemblyResult, Outcome, Reducer, ReductionRequest, Stage,
 };

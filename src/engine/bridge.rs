@@ -11,6 +11,11 @@
 //! bucket, first unmatched position first. The result is the same "first not-yet-matched
 //! bridge-equal request entry" of SPEC BRG-2.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "positions are u32 by design: the engine indexes lists of at most u32::MAX entries (module docs)"
+)]
+
 use std::hash::{Hash, Hasher};
 
 use hybrid_compaction_model::bridge::BridgeMatcher;

@@ -219,7 +219,11 @@ fn value_text(value: &Value, h: &mut Sha256) {
 }
 
 /// The .NET invariant rendering of a float from Rust's shortest `{:e}` text (SPEC EST-2).
-fn dotnet_float(
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "the scale is a float's decimal exponent: |scale| < 400"
+)]
+pub(crate) fn dotnet_float(
     nan: bool,
     infinite: bool,
     negative: bool,

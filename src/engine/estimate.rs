@@ -52,7 +52,13 @@ impl Estimator for Utf8TextEstimator {
                 total = total.wrapping_add(t.len());
             }
         }
-        total as i32
+        // EST-4 / EST-2: the reference's unchecked 32-bit sum, truncated on purpose.
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "SPEC EST-2: the sum wraps modulo 2^32"
+        )]
+        let size = total as i32;
+        size
     }
 }
 
@@ -78,7 +84,12 @@ pub(crate) fn context_size(entry: &Entry) -> i32 {
             }
         }
     }
-    total as i32
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "SPEC EST-2: the sum wraps modulo 2^32"
+    )]
+    let size = total as i32;
+    size
 }
 
 fn map_len(map: &ValueMap) -> usize {
@@ -237,7 +248,12 @@ fn float_len(
     } else {
         k + 1
     };
-    sign + body as usize
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "a float text is shorter than 400 bytes"
+    )]
+    let body = body as usize;
+    sign + body
 }
 
 /// Checked sum of the estimator over `entries` (SPEC POL-3), no cancellation checks (SPEC

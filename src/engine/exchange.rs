@@ -10,6 +10,11 @@
 //! which is what required-preservation and the verifier consume; [`analyze`] converts it to the
 //! id-based vocabulary record.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "positions are u32 by design: the engine indexes lists of at most u32::MAX entries (module docs)"
+)]
+
 use hybrid_compaction_model::analysis::{ToolExchangeAnalysis, ToolGroup};
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::message::Part;

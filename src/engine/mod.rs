@@ -7,6 +7,11 @@
 //! both. The engine cannot call the specification: this crate does not depend on it (only on the
 //! shared vocabulary, `hybrid-compaction-model`).
 //!
+//! Positions inside one list are `u32` (half the memory of `usize` in the per-position arrays),
+//! with `u32::MAX` reserved as "no position": the engine handles lists of fewer than `u32::MAX`
+//! entries, far beyond what any context limit admits (a list that long cannot fit a 32-bit size,
+//! POL-3, unless nearly every entry measures 0). The narrowing casts of positions rely on this.
+//!
 //! | module | SPEC | what is different from the model |
 //! |---|---|---|
 //! | [`estimate`] | EST, POL-3/4 | allocation-free UTF-8 / .NET-number measurement; per-snapshot size cache |

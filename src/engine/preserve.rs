@@ -7,6 +7,11 @@
 //! over the groups), and the last `retention` recency units (a backward walk over the tail only,
 //! after marking group membership). No id is ever searched for: everything is by position.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "positions are u32 by design: the engine indexes lists of at most u32::MAX entries (module docs)"
+)]
+
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::assembly::AssemblyError;
 use hybrid_compaction_model::cancel::CancellationToken;

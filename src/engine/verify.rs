@@ -11,6 +11,11 @@
 //! order) the tool analysis of the proposal equals the original's, so the original's analysis is
 //! reused instead of re-analysing (check 4).
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "positions are u32 by design: the engine indexes lists of at most u32::MAX entries (module docs)"
+)]
+
 use std::collections::BTreeSet;
 
 use hybrid_compaction_model::assembly::AssemblyError;

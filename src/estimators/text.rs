@@ -15,6 +15,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use crate::engine::classify::dotnet_float;
 use hybrid_compaction_model::value::{Value, ValueMap};
 
 /// The text a tool result is counted as (SPEC EST-6): a string as-is, else its compact JSON.
@@ -107,47 +108,16 @@ fn write_string(s: &str, out: &mut String) {
 }
 
 /// The .NET invariant rendering of a float (SPEC EST-2) from `sci`, Rust's shortest round-trip
-/// `{:e}` text of its magnitude, with `precision` 17 (`f64`) or 9 (`f32`).
+/// `{:e}` text of its magnitude, with `precision` 17 (`f64`) or 9 (`f32`): the engine's rendering.
 fn float_text(x: f64, sci: &str, precision: i64, out: &mut String) {
-    if x.is_nan() {
-        out.push_str("NaN");
-        return;
-    }
-    if x.is_sign_negative() {
-        out.push('-');
-    }
-    if x.is_infinite() {
-        out.push_str("Infinity");
-        return;
-    }
-    if x == 0.0 {
-        out.push('0');
-        return;
-    }
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i64;
-    let scale = exp.parse::<i64>().unwrap_or(0) + 1;
-    if scale > k.max(precision) || scale < -3 {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let e = scale - 1;
-        let _ = write!(out, "E{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
-    } else if scale <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-scale) as usize));
-        out.push_str(&digits);
-    } else if scale >= k {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (scale - k) as usize));
-    } else {
-        out.push_str(&digits[..scale as usize]);
-        out.push('.');
-        out.push_str(&digits[scale as usize..]);
-    }
+    out.push_str(&dotnet_float(
+        x.is_nan(),
+        x.is_infinite(),
+        x.is_sign_negative(),
+        x == 0.0,
+        sci,
+        precision,
+    ));
 }
 
 #[cfg(test)]

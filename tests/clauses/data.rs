@@ -6,6 +6,11 @@
 //! Expected values come from the SPEC text (ENT, SNAP, POL, EST and ART clauses), never from
 //! running the code under test.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "test values chosen in range"
+)]
+
 use std::sync::Arc;
 
 use hybrid_compaction_model::integration::AugmentError;

@@ -37,6 +37,10 @@
 //! Entry ids are [`entry_id`]`(prefix, i)` in build order (unique), so plans can name entries by
 //! index.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "test data: small generated numbers"
+)]
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;

@@ -72,6 +72,10 @@ impl Estimator for Utf8TextEstimator {
 
 /// UTF-8 byte length of a string as a 32-bit size (SPEC EST-2; .NET strings never exceed
 /// `i32::MAX` UTF-16 units, so a wrap here only mirrors the unchecked arithmetic of the reference).
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "SPEC EST-2: the sum wraps modulo 2^32"
+)]
 fn utf8_len(s: &str) -> i32 {
     s.len() as i32
 }
@@ -193,7 +197,7 @@ fn render_dotnet(negative: bool, zero: bool, sci: &str, precision: i64) -> Strin
             out.push('0');
         }
     } else {
-        let (int_part, frac_part) = digits.split_at(scale as usize);
+        let (int_part, frac_part) = digits.split_at(usize::try_from(scale).unwrap_or(0));
         out.push_str(int_part);
         out.push('.');
         out.push_str(frac_part);

@@ -461,6 +461,8 @@ pub fn value(v: &Json, path: &str, entry_id: Option<&str>) -> Result<Value, Case
                     let x = match inner {
                         // Parse the shortest decimal text directly as f32 (no double rounding).
                         Json::Number(n) => n.to_string().parse::<f32>().ok(),
+                        // Only "NaN", "Infinity", "-Infinity" and "-0" reach here: exact in f32.
+                        #[allow(clippy::cast_possible_truncation, reason = "special values only")]
                         _ => Some(float(inner, &p, "f32")? as f32),
                     };
                     match x {

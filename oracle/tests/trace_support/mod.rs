@@ -9,6 +9,10 @@
 //! (version bumps), may cancel during a capture; the reducer may cancel during an invocation;
 //! the token may be cancelled before the call; the provider may fail.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "test data: small generated numbers"
+)]
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};

@@ -7,6 +7,11 @@
 //! schedules with version changes and occasional cancellation points. The same seed and count
 //! always yield the same cases.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "generated numbers are drawn from small ranges"
+)]
+
 use serde_json::{json, Value as Json};
 
 use super::dsl::*;
