@@ -77,7 +77,7 @@ struct Bucket {
     start: usize,
 }
 
-/// The engine's BRG-2 search: request positions bucketed by [`bridge_hash`].
+/// The engine's BRG-2 search: request positions bucketed by `bridge_hash`.
 #[derive(Debug)]
 pub struct HashBuckets {
     buckets: FxHashMap<u64, Bucket>,

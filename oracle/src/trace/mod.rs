@@ -1,7 +1,7 @@
 //! # Trace checking: judging what an implementation recorded (SPEC TRC-1 .. TRC-11)
 //!
 //! A CI run of any implementation (C#, Python, TypeScript, this crate's node) records what
-//! happened at each provider call as a trace ([`format`], `docs/TRACE.md`); `hybrid-compaction
+//! happened at each provider call as a trace ([`mod@format`], `docs/TRACE.md`); `hybrid-compaction
 //! check` reads it line by line and says, per call and across calls, whether it conformed.
 //!
 //! ```text
