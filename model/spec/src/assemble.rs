@@ -16,7 +16,7 @@
 //! `req(L)` is the required selection (checks on entry, PRE-4) and `Verify` checks on entry
 //! (VER-5), including the computations that build success and churn results (ASM-6, ASM-13).
 //!
-//! Notation as in the SPEC: `size(L)` is the checked sum of the policy estimator ([`size`]),
+//! Notation as in the SPEC: `size(L)` is `Evaluate(L)`, the checked sum of the policy estimator ([`evaluate`]),
 //! `req(L)` the required ids of `L` ([`required_ids`]), `T` the trigger threshold, `H` the hard
 //! limit, `M` the attempt budget. `Verify` always compares against `cur`, the full latest
 //! snapshot.
