@@ -25,8 +25,8 @@
 
 mod parse;
 
-use hybrid_compaction_oracle::wire::exec::{run_case_caught, Engine, Implementation, Model};
 use hybrid_compaction_oracle::trace;
+use hybrid_compaction_oracle::wire::exec::{run_case_caught, Engine, Implementation, Model};
 use hybrid_compaction_oracle::wire::{schema, RunError};
 use pyo3::prelude::*;
 
