@@ -195,11 +195,32 @@ fn vectors_runs_the_shipped_corpus_and_prints_the_table() {
     let o = run(&["vectors", "vectors/bridge.json"], b"");
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stdout.contains("bridge"));
-    // From another working directory the crate's corpus is found too.
+    // From another working directory (no vectors/ there, the binary copied elsewhere) the
+    // embedded corpus runs: the same table as the files on disk.
     let d = tmpdir("elsewhere");
+    let copied = d.join("hybrid-compaction");
+    std::fs::copy(BIN, &copied).expect("copy the binary");
     let o = run_in(&d, &["vectors", "--implementation", "model"], b"");
     assert_eq!(o.code, 0, "{}", o.stderr);
-    assert!(o.stdout.contains("TOTAL"));
+    let from_disk = run(&["vectors", "vectors", "--implementation", "model"], b"");
+    let table = |s: &str| {
+        s.lines()
+            .filter(|l| !l.contains(" in "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(table(&o.stdout), table(&from_disk.stdout));
+    let moved = Command::new(&copied)
+        .args(["vectors", "--implementation", "engine"])
+        .current_dir(&d)
+        .output()
+        .expect("the copied binary runs");
+    assert!(
+        moved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&moved.stderr)
+    );
+    assert!(String::from_utf8_lossy(&moved.stdout).contains("all passed"));
 }
 
 #[test]

@@ -149,8 +149,7 @@ struct RunArgs {
 struct VectorsArgs {
     #[command(subcommand)]
     action: Option<VectorsAction>,
-    /// Corpus directory or one vector file (default: ./vectors if present, else the crate's
-    /// vectors/).
+    /// Corpus directory or one vector file (default: the corpus embedded in this binary).
     dir: Option<PathBuf>,
     /// Which implementation(s) to run.
     #[arg(long, value_enum, default_value_t = Which::Both)]
@@ -633,39 +632,37 @@ fn cmd_run(a: &InputArgs, verify_shorthand: bool, out: &mut Vec<u8>) -> Result<(
 }
 
 /// The corpus directory: the argument, else `./vectors` if it exists, else the crate's.
-fn corpus_dir(arg: Option<&Path>) -> PathBuf {
-    if let Some(d) = arg {
-        return d.to_path_buf();
-    }
-    let local = PathBuf::from("vectors");
-    if local.is_dir() {
-        return local;
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors")
-}
-
-fn cmd_vectors(a: &VectorsArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
-    let dir = corpus_dir(a.dir.as_deref());
-    // A single vector file is a corpus of one.
-    let files = if dir.is_file() {
-        vec![dir.clone()]
-    } else {
-        corpus_files(&dir).map_err(|e| invalid(e.to_string()))?
+/// The corpus to run: the files of `arg` (a directory or one vector file), else the corpus
+/// embedded in the binary. Returns the files and a name for messages.
+fn load_corpus(arg: Option<&Path>) -> Result<(Vec<vectors::VectorFile>, String), Failure> {
+    let Some(dir) = arg else {
+        let files = vectors::embedded_corpus().map_err(|e| invalid(e.to_string()))?;
+        return Ok((files, "the embedded corpus".to_owned()));
     };
-    if files.is_empty() {
+    // A single vector file is a corpus of one.
+    let paths = if dir.is_file() {
+        vec![dir.to_path_buf()]
+    } else {
+        corpus_files(dir).map_err(|e| invalid(e.to_string()))?
+    };
+    if paths.is_empty() {
         return Err(invalid(format!(
             "{}: no *.json vector files",
             dir.display()
         )));
     }
     let mut loaded = Vec::new();
-    for f in &files {
+    for f in &paths {
         loaded.push(load_file(f).map_err(|e| invalid(e.to_string()))?);
     }
+    Ok((loaded, dir.display().to_string()))
+}
+
+fn cmd_vectors(a: &VectorsArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
+    let (loaded, name) = load_corpus(a.dir.as_deref())?;
     if let Err(problems) = corpus::check_corpus(&loaded) {
         return Err(invalid(format!(
-            "{}: malformed corpus: {}",
-            dir.display(),
+            "{name}: malformed corpus: {}",
             problems.join("; ")
         )));
     }

@@ -115,6 +115,16 @@ pub fn load_file(path: &Path) -> Result<VectorFile, LoadError> {
     let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|e| err(format!("invalid UTF-8 at byte offset {}", e.valid_up_to())))?;
+    parse_file(&path.display().to_string(), text)
+}
+
+/// Parses the text of one vector file named `name` (a path, or an embedded file's name) and
+/// checks its header.
+pub fn parse_file(name: &str, text: &str) -> Result<VectorFile, LoadError> {
+    let err = |message: String| LoadError {
+        path: name.to_owned(),
+        message,
+    };
     let file: VectorFile = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
     if file.schema != VECTOR_SCHEMA {
         return Err(err(format!(
@@ -130,6 +140,20 @@ pub fn load_file(path: &Path) -> Result<VectorFile, LoadError> {
         )));
     }
     Ok(file)
+}
+
+/// The corpus compiled into the oracle (`vectors/*.json` when it was built; `oracle/build.rs`).
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/corpus.rs"));
+}
+
+/// The embedded corpus, by file name: `hybrid-compaction vectors` without a directory runs it, so
+/// the command works from any directory and a copied binary carries its corpus.
+pub fn embedded_corpus() -> Result<Vec<VectorFile>, LoadError> {
+    embedded::EMBEDDED
+        .iter()
+        .map(|(name, text)| parse_file(&format!("embedded {name}"), text))
+        .collect()
 }
 
 /// The `*.json` files of a directory, sorted by name.
