@@ -311,6 +311,34 @@ fn vectors_generate_reproduces_the_committed_files() {
 }
 
 #[test]
+fn run_stream_answers_line_by_line_and_a_bad_line_does_not_stop_the_rest() {
+    let good = json!({"op": "policy", "policy": policy()}).to_string();
+    let long = format!("{{\"op\": \"policy\", \"pad\": \"{}\"}}", "x".repeat(300));
+    let input = format!("{good}\n\n{{\"op\": \"nope\"}}\nnot json\n{long}\n\u{e9}\n{good}\n");
+    let o = run(&["run", "--stream", "--max-input-bytes", "200", "-"], input.as_bytes());
+    assert_eq!(o.code, 2, "invalid lines give exit 2 after the whole stream: {}", o.stderr);
+    let lines: Vec<Json> = o
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every output line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 6, "one answer per non-blank line: {}", o.stdout);
+    assert!(lines[0].get("policy").is_some());
+    for (i, n) in [(1, 3), (2, 4), (3, 5), (4, 6)] {
+        assert_eq!(lines[i]["invalid"]["line"], n, "{}", lines[i]);
+    }
+    assert!(lines[3]["invalid"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("exceeds the limit of 200 bytes"));
+    assert_eq!(lines[5], lines[0], "the stream goes on after bad lines");
+    assert_eq!(o.stderr.trim_end().lines().count(), 1, "{}", o.stderr);
+    // A clean stream exits 0.
+    let o = run(&["run", "--stream", "-"], format!("{good}\n{good}").as_bytes());
+    assert_eq!((o.code, o.stdout.lines().count()), (0, 2), "{}", o.stderr);
+}
+
+#[test]
 fn vectors_generate_bounds_the_count() {
     for count in ["18446744073709551615", "100001", "0", "-1", "ten"] {
         let flag = format!("--count={count}");

@@ -28,6 +28,7 @@ use crate::wire::vectors::{self, corpus_files, load_file, render_table, run_file
 use crate::wire::{schema, Case};
 
 mod check;
+mod stream;
 
 /// Default input size cap: 64 MiB.
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
@@ -125,8 +126,12 @@ struct InputArgs {
     #[arg(long, default_value_t = DEFAULT_MAX_INPUT_BYTES, value_name = "BYTES")]
     max_input_bytes: u64,
     /// Pretty-print the output JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "stream")]
     pretty: bool,
+    /// JSON Lines, answered line by line in constant memory: a bad line is answered by an
+    /// `invalid` line and the rest continues (`--max-input-bytes` then limits each line).
+    #[arg(long)]
+    stream: bool,
     /// Measure with this estimator instead of each case policy's: `utf8`, `utf8-text`,
     /// `tokens:o200k_base`, `tokens:cl100k_base`, optionally prefixed by `memo:` (SPEC EST-6, EST-7).
     #[arg(long, value_name = "ESTIMATOR", value_parser = parse_estimator)]
@@ -582,6 +587,9 @@ fn strip_position(msg: &str) -> String {
 }
 
 fn cmd_run(a: &InputArgs, verify_shorthand: bool, out: &mut Vec<u8>) -> Result<(), Failure> {
+    if a.stream {
+        return stream::cmd_stream(a, verify_shorthand);
+    }
     let imp = implementation(a.model, a.engine);
     let (name, text) = read_input(&a.input, a.max_input_bytes)?;
     let (shape, mut cases) = parse_cases(&name, &text, verify_shorthand)?;
@@ -631,7 +639,6 @@ fn cmd_run(a: &InputArgs, verify_shorthand: bool, out: &mut Vec<u8>) -> Result<(
     Ok(())
 }
 
-/// The corpus directory: the argument, else `./vectors` if it exists, else the crate's.
 /// The corpus to run: the files of `arg` (a directory or one vector file), else the corpus
 /// embedded in the binary. Returns the files and a name for messages.
 fn load_corpus(arg: Option<&Path>) -> Result<(Vec<vectors::VectorFile>, String), Failure> {
