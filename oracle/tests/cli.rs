@@ -315,14 +315,26 @@ fn run_stream_answers_line_by_line_and_a_bad_line_does_not_stop_the_rest() {
     let good = json!({"op": "policy", "policy": policy()}).to_string();
     let long = format!("{{\"op\": \"policy\", \"pad\": \"{}\"}}", "x".repeat(300));
     let input = format!("{good}\n\n{{\"op\": \"nope\"}}\nnot json\n{long}\n\u{e9}\n{good}\n");
-    let o = run(&["run", "--stream", "--max-input-bytes", "200", "-"], input.as_bytes());
-    assert_eq!(o.code, 2, "invalid lines give exit 2 after the whole stream: {}", o.stderr);
+    let o = run(
+        &["run", "--stream", "--max-input-bytes", "200", "-"],
+        input.as_bytes(),
+    );
+    assert_eq!(
+        o.code, 2,
+        "invalid lines give exit 2 after the whole stream: {}",
+        o.stderr
+    );
     let lines: Vec<Json> = o
         .stdout
         .lines()
         .map(|l| serde_json::from_str(l).expect("every output line is JSON"))
         .collect();
-    assert_eq!(lines.len(), 6, "one answer per non-blank line: {}", o.stdout);
+    assert_eq!(
+        lines.len(),
+        6,
+        "one answer per non-blank line: {}",
+        o.stdout
+    );
     assert!(lines[0].get("policy").is_some());
     for (i, n) in [(1, 3), (2, 4), (3, 5), (4, 6)] {
         assert_eq!(lines[i]["invalid"]["line"], n, "{}", lines[i]);
@@ -334,8 +346,96 @@ fn run_stream_answers_line_by_line_and_a_bad_line_does_not_stop_the_rest() {
     assert_eq!(lines[5], lines[0], "the stream goes on after bad lines");
     assert_eq!(o.stderr.trim_end().lines().count(), 1, "{}", o.stderr);
     // A clean stream exits 0.
-    let o = run(&["run", "--stream", "-"], format!("{good}\n{good}").as_bytes());
+    let o = run(
+        &["run", "--stream", "-"],
+        format!("{good}\n{good}").as_bytes(),
+    );
     assert_eq!((o.code, o.stdout.lines().count()), (0, 2), "{}", o.stderr);
+}
+
+/// `{"tcId": N, "output": expected}` for every vector of the corpus on disk.
+fn reference_outputs() -> Vec<Json> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+    let mut lines = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("vectors/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    for f in files {
+        let file: Json =
+            serde_json::from_str(&std::fs::read_to_string(f).expect("read")).expect("json");
+        for g in file["testGroups"].as_array().expect("groups") {
+            for t in g["tests"].as_array().expect("tests") {
+                lines.push(json!({"tcId": t["tcId"], "output": t["expected"]}));
+            }
+        }
+    }
+    lines
+}
+
+fn jsonl(lines: &[Json]) -> Vec<u8> {
+    lines
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+#[test]
+fn vectors_check_judges_another_implementations_outputs_strictly() {
+    let mut outputs = reference_outputs();
+    let o = run(&["vectors", "check", "-"], &jsonl(&outputs));
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout
+            .contains(&format!("{n} of {n} vectors", n = outputs.len())),
+        "{}",
+        o.stdout
+    );
+    // A boolean answered as 1 differs (strict), a dropped vector is "not answered", an unknown
+    // tcId is reported; the informative error message is ignored.
+    let bool_at = outputs
+        .iter()
+        .position(|l| l["output"]["evaluation"]["triggered"].is_boolean())
+        .expect("an evaluation vector");
+    outputs[bool_at]["output"]["evaluation"]["triggered"] = json!(1);
+    let dropped = outputs.remove(0)["tcId"].clone();
+    let err_at = outputs
+        .iter()
+        .position(|l| l["output"]["error"].is_object())
+        .expect("an error vector");
+    outputs[err_at]["output"]["error"]["message"] = json!("any wording");
+    outputs.push(json!({"tcId": 999_999, "output": {}}));
+    let o = run(&["vectors", "check", "-"], &jsonl(&outputs));
+    assert_eq!(o.code, 1, "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains(".triggered: expected"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains(&format!("tcId {dropped} ")),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("not answered"), "{}", o.stdout);
+    assert!(o.stdout.contains("tcId 999999: not in"), "{}", o.stdout);
+    assert_eq!(
+        o.stdout.lines().filter(|l| l.starts_with("  tcId")).count(),
+        3,
+        "{}",
+        o.stdout
+    );
+    // Unreadable outputs: exit 2, one line naming the line.
+    assert_invalid(
+        &run(&["vectors", "check", "-"], b"{\"tcId\": 1}\n"),
+        "no output member",
+    );
+    let twice = jsonl(&[
+        json!({"tcId": 1, "output": {}}),
+        json!({"tcId": 1, "output": {}}),
+    ]);
+    let o = run(&["vectors", "check", "-"], &twice);
+    assert_invalid(&o, "tcId twice");
+    assert!(o.stderr.contains("<stdin>:2"), "{}", o.stderr);
 }
 
 #[test]

@@ -28,6 +28,7 @@ use crate::wire::vectors::{self, corpus_files, load_file, render_table, run_file
 use crate::wire::{schema, Case};
 
 mod check;
+mod judge;
 mod stream;
 
 /// Default input size cap: 64 MiB.
@@ -169,7 +170,15 @@ enum VectorsAction {
     /// Write the corpus: hand-written topics plus seeded generated cases, expectations from the model.
     #[command(after_help = GENERATE_EXAMPLE)]
     Generate(GenerateArgs),
+    /// Judge another implementation's outputs (JSON Lines `{"tcId": N, "output": {...}}`)
+    /// against the corpus' expectations, with the same strict comparison as `vectors`.
+    #[command(after_help = JUDGE_EXAMPLE)]
+    Check(judge::JudgeArgs),
 }
+
+const JUDGE_EXAMPLE: &str = r#"Example:
+  my-implementation --run-corpus > outputs.jsonl    # {"tcId": 2001, "output": {...}} per line
+  hybrid-compaction vectors check outputs.jsonl     # exit 0: every vector matched"#;
 
 #[derive(Debug, Args)]
 struct GenerateArgs {
@@ -307,6 +316,7 @@ where
         Command::Verify(a) => cmd_run(&a, true, &mut stdout),
         Command::Vectors(a) => match a.action {
             Some(VectorsAction::Generate(g)) => cmd_generate(&g, &mut stdout),
+            Some(VectorsAction::Check(j)) => judge::cmd_judge(&j, &mut stdout),
             None => cmd_vectors(&a, &mut stdout),
         },
         Command::Schema(a) => cmd_schema(&a, &mut stdout),
