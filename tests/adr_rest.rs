@@ -159,8 +159,11 @@ fn cap_1_compaction_metadata_is_fixed() {
     assert_eq!(m.delivery_phase, DeliveryPhase::G5);
 }
 
-fn names<T: Copy>(all: &[T], name: impl Fn(T) -> &'static str) -> Vec<&'static str> {
-    all.iter().map(|v| name(*v)).collect()
+fn names<T>(
+    all: impl IntoIterator<Item = T>,
+    name: impl Fn(T) -> &'static str,
+) -> Vec<&'static str> {
+    all.into_iter().map(name).collect()
 }
 
 /// SPEC CAP-2 (C# S75): declaration orders and phase values.
@@ -679,8 +682,8 @@ fn tru_3_dep_14_events_by_where_the_attempt_ends() {
     assert_eq!(e(AttemptEnd::Success), [Started, Completed, Composed]);
     // Composed only on success; never both Completed and Terminated.
     for end in AttemptEnd::ALL {
-        let events = e(*end);
-        assert_eq!(events.contains(&Composed), *end == AttemptEnd::Success);
+        let events = e(end);
+        assert_eq!(events.contains(&Composed), end == AttemptEnd::Success);
         assert!(!(events.contains(&Completed) && events.contains(&Terminated)));
     }
 }

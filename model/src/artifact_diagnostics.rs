@@ -16,14 +16,14 @@ use std::sync::Arc;
 
 use crate::artifact::{ArtifactReference, REFERENCE_LEN};
 use crate::error::ErrorKind;
-use crate::named::named_enum;
+use crate::names::named_enum;
 
 /// The UTF-8 byte length of a canonical reference id (SPEC ATR-1, ART-2).
 pub const REFERENCE_UTF8_BYTES: i64 = REFERENCE_LEN as i64;
 
 named_enum! {
     /// The artifact operation (SPEC ATR-2).
-    ArtifactOperation {
+    pub enum ArtifactOperation {
         /// An offload decision (SPEC OFF-2).
         Offload,
         /// A rehydration decision (SPEC RHY-3).
@@ -33,7 +33,7 @@ named_enum! {
 
 named_enum! {
     /// The decision's outcome: the offload family, then the rehydration family (SPEC ATR-2).
-    ArtifactOutcome {
+    pub enum ArtifactOutcome {
         /// Kept in the conversation.
         Inline,
         /// Written to the workspace; the reference replaces the body.
@@ -59,7 +59,7 @@ named_enum! {
 
 named_enum! {
     /// The reason: the offload family, then the rehydration family (SPEC ATR-2).
-    ArtifactReason {
+    pub enum ArtifactReason {
         /// Observed size at or below the threshold.
         BelowThreshold,
         /// A recovered segment is never offloaded again.
@@ -95,7 +95,7 @@ named_enum! {
 
 named_enum! {
     /// What kind of content the decision is about (SPEC ATR-2).
-    ArtifactContent {
+    pub enum ArtifactContent {
         /// A tool result.
         ToolResult,
         /// A recovered segment (SPEC ENT-6).
@@ -173,7 +173,7 @@ pub struct ArtifactDiagnosticsFields {
 
 named_enum! {
     /// The ATR-2 rule a diagnostics value broke.
-    ArtifactDiagnosticsRule {
+    pub enum ArtifactDiagnosticsRule {
         /// The outcome is not of the operation's family.
         OutcomeFamily,
         /// The reason is not one of the outcome's pairs.

@@ -15,7 +15,7 @@ use std::time::SystemTime;
 
 use crate::artifact::{ArtifactReference, Digest};
 use crate::error::ErrorKind;
-use crate::named::named_enum;
+use crate::names::named_enum;
 use crate::trust::Owners;
 
 /// The only schema version (SPEC ARF-1).
@@ -57,7 +57,7 @@ impl fmt::Debug for RecordFields {
 
 named_enum! {
     /// The record field an error names (SPEC ARF-2).
-    RecordField {
+    pub enum RecordField {
         /// Schema version.
         Schema,
         /// Reference id.

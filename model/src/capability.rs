@@ -7,11 +7,11 @@
 //! of the executable specification (`hybrid_compaction_spec::capability`); this module holds
 //! only the data and the fixed metadata of `Compaction` ([`COMPACTION`], SPEC CAP-1).
 
-use crate::named::named_enum;
+use crate::names::named_enum;
 
 named_enum! {
     /// Effective state of a capability (SPEC CAP-2).
-    CapabilityState {
+    pub enum CapabilityState {
         /// Not active.
         Disabled,
         /// Active and delivered.
@@ -25,7 +25,7 @@ named_enum! {
 
 named_enum! {
     /// The trust boundary a capability crosses (SPEC CAP-2).
-    TrustBoundary {
+    pub enum TrustBoundary {
         /// No boundary.
         None,
         /// The host's identity.
@@ -41,7 +41,7 @@ named_enum! {
 
 named_enum! {
     /// Ahead-of-time compilation status (SPEC CAP-2).
-    AotStatus {
+    pub enum AotStatus {
         /// Executed under AOT.
         Verified,
         /// Compiles under AOT.
@@ -55,7 +55,7 @@ named_enum! {
 
 named_enum! {
     /// Diagnostics availability (SPEC CAP-2).
-    DiagnosticsStatus {
+    pub enum DiagnosticsStatus {
         /// Full diagnostics.
         Available,
         /// Some diagnostics.
@@ -67,7 +67,7 @@ named_enum! {
 
 named_enum! {
     /// Delivery phases, compared by their numbers 2 .. 7 (SPEC CAP-2).
-    DeliveryPhase {
+    pub enum DeliveryPhase {
         /// Phase 2.
         G2,
         /// Phase 3.
@@ -99,7 +99,7 @@ impl DeliveryPhase {
 
 named_enum! {
     /// Stability of a capability (SPEC CAP-2).
-    Stability {
+    pub enum Stability {
         /// Stable.
         Stable,
         /// Experimental (compaction, SPEC CAP-1).
@@ -111,7 +111,7 @@ named_enum! {
 
 named_enum! {
     /// Which stabilities the caller accepts (SPEC CAP-2, CAP-3).
-    Acceptance {
+    pub enum Acceptance {
         /// Only stable capabilities.
         StableOnly,
         /// Stable and experimental capabilities.
@@ -121,7 +121,7 @@ named_enum! {
 
 named_enum! {
     /// How a composition chooses its capabilities (SPEC CAP-2; the *bundle lane*, section 16).
-    BundleLane {
+    pub enum BundleLane {
         /// The caller names every capability it requests.
         SelectedProviders,
         /// The bundle's defaults are active without being named.

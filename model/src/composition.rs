@@ -7,7 +7,7 @@
 //! (SPEC CMP-4) is observable in tests and the library can plug its node in later.
 
 use crate::error::ErrorKind;
-use crate::named::named_enum;
+use crate::names::named_enum;
 use crate::policy::Policy;
 
 /// The static snapshot integration (SPEC SNAP-3) as a profile's integration choice: no
@@ -30,7 +30,7 @@ pub struct HybridProfile<U, C, I> {
 
 named_enum! {
     /// The composition status (SPEC CMP-2), in declaration order.
-    CompositionStatus {
+    pub enum CompositionStatus {
         /// Neither capability nor profile: nothing installed.
         Disabled,
         /// One node and one run coordinator installed.
@@ -71,7 +71,7 @@ impl ClientChain {
 
 named_enum! {
     /// A required composition input (SPEC CMP-3 step 1), in check order.
-    CompositionInput {
+    pub enum CompositionInput {
         /// The client chain.
         Client,
         /// The resolved capability profile.
@@ -106,7 +106,7 @@ impl CompositionError {
 
 named_enum! {
     /// Who owns the non-retransmission runs of an installed node (SPEC CMP-3, CFG-3, LSE-6).
-    RunCoordination {
+    pub enum RunCoordination {
         /// One run coordinator shared with the guarded agent (one run per outer run).
         SharedWithAgent,
         /// No shared coordinator: every provider call runs in a call-local run.

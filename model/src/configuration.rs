@@ -5,7 +5,7 @@
 
 use crate::composition::{HybridProfile, RunCoordination, StaticSnapshotIntegration};
 use crate::error::ErrorKind;
-use crate::named::named_enum;
+use crate::names::named_enum;
 use crate::policy::PolicyError;
 
 /// The preservation label of the public path (SPEC CFG-3).
@@ -66,7 +66,7 @@ impl ConfigurationError {
 
 named_enum! {
     /// Requested state in the effective-defaults report (SPEC CFG-3).
-    RequestedState {
+    pub enum RequestedState {
         /// The switch is on.
         RequestedEnabled,
         /// The switch is off.
@@ -76,7 +76,7 @@ named_enum! {
 
 named_enum! {
     /// Effective state in the effective-defaults report (SPEC CFG-3).
-    EffectiveState {
+    pub enum EffectiveState {
         /// Compaction runs.
         Enabled,
         /// Compaction does not run.
@@ -86,7 +86,7 @@ named_enum! {
 
 named_enum! {
     /// Where the value came from in the effective-defaults report (SPEC CFG-3).
-    DefaultSource {
+    pub enum DefaultSource {
         /// The caller supplied the options.
         CallerSupplied,
         /// Nothing applies.

@@ -45,7 +45,6 @@ pub mod estimator;
 pub mod integration;
 pub mod lease;
 pub mod message;
-mod named;
 mod names;
 pub mod offload;
 pub mod policy;

@@ -11,12 +11,12 @@ use crate::artifact_diagnostics::{ArtifactDiagnostics, ArtifactDiagnosticsError}
 use crate::artifact_record::ReferenceRecord;
 use crate::entry::RecoverableSegment;
 use crate::error::ErrorKind;
-use crate::named::named_enum;
+use crate::names::named_enum;
 use crate::trust::TrustError;
 
 named_enum! {
     /// Who asked for the rehydration (SPEC RHY-1).
-    RehydrationSource {
+    pub enum RehydrationSource {
         /// A tool call asked.
         ToolRequest,
         /// A deterministic policy asked.
@@ -26,7 +26,7 @@ named_enum! {
 
 named_enum! {
     /// `HarnessArtifactResolutionStatus` (SPEC RHY-2).
-    ResolutionStatus {
+    pub enum ResolutionStatus {
         /// Resolved and verified.
         Resolved,
         /// The stored body's digest differs.

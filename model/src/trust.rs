@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::ErrorKind;
-use crate::named::named_enum;
+use crate::names::named_enum;
 
 /// An opaque host token identifying one workspace instance; "the same instance" is equality of
 /// tokens (SPEC TRU-2, ours).
@@ -77,7 +77,7 @@ pub trait BindingAccessor: Send + Sync {
 
 named_enum! {
     /// Why a revalidation failed, in check order (SPEC TRU-2).
-    TrustStatus {
+    pub enum TrustStatus {
         /// The configured session is not the binding's.
         SessionMismatch,
         /// The accessor answered no current context.
@@ -138,7 +138,7 @@ impl fmt::Debug for TrustGuard {
 
 named_enum! {
     /// Where a provider-call attempt ends (SPEC TRU-3, EVT-2): decides its events.
-    AttemptEnd {
+    pub enum AttemptEnd {
         /// An error before `Started` (including a failed first revalidation).
         BeforeStarted,
         /// An error during assembly (NODE-3 steps 7-9).
@@ -154,7 +154,7 @@ named_enum! {
 
 named_enum! {
     /// The progress events of one attempt, in emission order (SPEC EVT-2, TRU-3).
-    AttemptEvent {
+    pub enum AttemptEvent {
         /// `Started`.
         Started,
         /// `Completed`.
