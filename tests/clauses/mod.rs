@@ -171,3 +171,116 @@ pub trait Implementation {
     /// The diagnostics record (SPEC DIA-5).
     fn build(result: &AssemblyResult, policy: &Policy) -> Result<Diagnostics, AssemblyError>;
 }
+
+/// The adapter methods that are, in both implementations, the function of the same name: `$m`
+/// names the implementation's module root (`spec` or `engine`). Each adapter invokes it inside
+/// its `impl Implementation` and writes only the methods where the two differ.
+macro_rules! same_name_functions {
+    ($m:ident) => {
+        type ContextEstimator = $m::estimate::Utf8ContextEstimator;
+        type TextEstimator = $m::estimate::Utf8TextEstimator;
+        type ContentHashClassifier = $m::classify::ContentHashClassifier;
+        type Bridge<U: UpstreamReducer> = $m::bridge::Bridge<U>;
+        type AdaptError = $m::classify::AdaptError;
+
+        fn size(entries: &[Entry], estimator: &dyn Estimator) -> Result<i32, AssemblyError> {
+            $m::estimate::size(entries, estimator)
+        }
+        fn evaluate(
+            entries: &[Entry],
+            policy: &Policy,
+            cancel: &CancellationToken,
+        ) -> Result<TriggerEvaluation, AssemblyError> {
+            $m::estimate::evaluate(entries, policy, cancel)
+        }
+        fn analyze(entries: &[Entry]) -> ToolExchangeAnalysis {
+            $m::exchange::analyze(entries)
+        }
+        fn required_ids(entries: &[Entry], retention: i32) -> Result<Vec<EntryId>, AssemblyError> {
+            $m::preserve::required_ids(entries, retention)
+        }
+        fn select_required(
+            entries: &[Entry],
+            policy: &Policy,
+            cancel: &CancellationToken,
+        ) -> Result<PreservationSelection, AssemblyError> {
+            $m::preserve::select_required(entries, policy, cancel)
+        }
+        fn verify(
+            original: &[Entry],
+            proposed: &[Entry],
+            policy: &Policy,
+        ) -> Result<VerificationResult, AssemblyError> {
+            $m::verify::verify(original, proposed, policy)
+        }
+        fn verify_cancellable(
+            original: &[Entry],
+            proposed: &[Entry],
+            policy: &Policy,
+            cancel: &CancellationToken,
+        ) -> Result<VerificationResult, AssemblyError> {
+            $m::verify::verify_cancellable(original, proposed, policy, cancel)
+        }
+        fn structurally_equal(a: &Message, b: &Message) -> bool {
+            $m::verify::structurally_equal(a, b)
+        }
+        fn assemble(
+            policy: &Policy,
+            provider: &mut dyn SnapshotProvider,
+            reducer: &mut dyn Reducer,
+            cancel: &CancellationToken,
+        ) -> Result<AssemblyResult, AssemblyError> {
+            $m::assemble::assemble(policy, provider, reducer, cancel)
+        }
+        fn evict(entries: &[Entry]) -> Vec<Entry> {
+            $m::assemble::evict(entries)
+        }
+        fn bridge<U: UpstreamReducer>(upstream: U) -> Self::Bridge<U> {
+            $m::bridge::Bridge::new(upstream)
+        }
+        fn upstream<U: UpstreamReducer>(bridge: &Self::Bridge<U>) -> &U {
+            &bridge.upstream
+        }
+        fn bridge_equal(a: &Message, b: &Message) -> bool {
+            $m::bridge::bridge_equal(a, b)
+        }
+        fn adapt(
+            messages: &[Message],
+            classifier: &mut dyn Classifier,
+        ) -> Result<Vec<Entry>, Self::AdaptError> {
+            $m::classify::adapt(messages, classifier)
+        }
+        fn adapt_error_view(error: &Self::AdaptError) -> AdaptErrorView {
+            use $m::classify::AdaptError;
+            match error.clone() {
+                AdaptError::ForbiddenOverride { index, kind } => {
+                    AdaptErrorView::ForbiddenOverride { index, kind }
+                }
+                AdaptError::Entry { index, source } => AdaptErrorView::Entry { index, source },
+                other => unreachable!("an adaptation error the SPEC does not name: {other:?}"),
+            }
+        }
+        fn adapt_error_kind(error: &Self::AdaptError) -> ErrorKind {
+            error.kind()
+        }
+        fn adapt_error(view: AdaptErrorView) -> Self::AdaptError {
+            use $m::classify::AdaptError;
+            match view {
+                AdaptErrorView::ForbiddenOverride { index, kind } => {
+                    AdaptError::ForbiddenOverride { index, kind }
+                }
+                AdaptErrorView::Entry { index, source } => AdaptError::Entry { index, source },
+            }
+        }
+        fn contributions(
+            entries: &[Entry],
+            estimator: &dyn Estimator,
+        ) -> Result<Vec<Contribution>, AssemblyError> {
+            $m::diagnostics::contributions(entries, estimator)
+        }
+        fn build(result: &AssemblyResult, policy: &Policy) -> Result<Diagnostics, AssemblyError> {
+            $m::diagnostics::build(result, policy)
+        }
+    };
+}
+pub(crate) use same_name_functions;
