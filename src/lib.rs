@@ -25,6 +25,8 @@
 //!   the lease-filtering snapshot provider; written against [`sync`] so loom checks this code.
 //! - [`transcript`]: OpenAI chat, Anthropic messages and LangChain transcripts to entries (ids,
 //!   kinds by CLS-1 with overrides) and the bounded list back into the same format (SPEC TRN).
+//! - [`compose`]: selected-provider composition through capability resolution, and trust
+//!   revalidation (SPEC CMP, CAP, TRU): the fail-closed way a node comes to exist.
 //! - [`node`]: the per-provider-call seam: wraps a provider client, assembles, dispatches, settles
 //!   the lease, and reports privacy-safe events sharing one `AssemblyId`.
 //!
@@ -61,6 +63,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod compose;
 pub mod engine;
 pub mod estimators;
 pub mod lease;

@@ -7,6 +7,7 @@ use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::assembly::{AssemblyError, Outcome};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::composition::HybridProfile;
 use hybrid_compaction_model::diagnostics::Diagnostics;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::error::ErrorKind;
@@ -15,6 +16,9 @@ use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::UpstreamReducer;
 use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
+use hybrid_compaction_model::trust::{
+    BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustError, TrustGuard,
+};
 
 use super::events::{
     CompactionEvent, CompletedEvent, ComposedEvent, EventEnvelope, Reporter, StartedEvent,
@@ -22,6 +26,7 @@ use super::events::{
 };
 use super::ids::{AssemblyId, IdSource, RandomIdSource};
 use super::trace::{Recorder, TraceObserver};
+use crate::compose::trust::{configure, revalidate};
 use crate::engine::assemble::Assembler;
 use crate::engine::bridge::Bridge;
 use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
@@ -153,6 +158,7 @@ pub fn select<C, U: UpstreamReducer>(
             reporter,
             assembler: Assembler::new(),
             observer: None,
+            trust: None,
         }))),
         (true, None) => Err(ConfigError::EnabledWithoutOptions),
         (false, Some(_)) => Err(ConfigError::OptionsWithoutEnabled),
@@ -200,6 +206,10 @@ pub enum NodeError {
     /// The real provider failed after `Composed`; the lease was released (SPEC NODE-5).
     #[error(transparent)]
     Provider(ProviderError),
+    /// A trust revalidation failed (SPEC TRU-2, TRU-3): at step 1 before any event, at step 12
+    /// after `Completed` (no `Composed`, nothing dispatched). Names only the status.
+    #[error(transparent)]
+    Trust(TrustError),
 }
 
 impl NodeError {
@@ -215,6 +225,7 @@ impl NodeError {
             NodeError::Assembly(e) => e.kind(),
             NodeError::Terminated(_) => ErrorKind::InvalidOperation,
             NodeError::Provider(_) => ErrorKind::InvalidOperation,
+            NodeError::Trust(e) => e.kind(),
         }
     }
 }
@@ -253,6 +264,8 @@ pub struct CompactionNode<C, U> {
     reporter: Option<Reporter>,
     assembler: Assembler,
     observer: Option<Arc<dyn TraceObserver>>,
+    /// The trust guard revalidated at NODE-3 steps 1 and 12 (SPEC TRU-1: all or nothing).
+    trust: Option<TrustGuard>,
 }
 
 impl<C, U> fmt::Debug for CompactionNode<C, U> {
@@ -260,6 +273,7 @@ impl<C, U> fmt::Debug for CompactionNode<C, U> {
         f.debug_struct("CompactionNode")
             .field("policy", &self.policy)
             .field("reporter", &self.reporter)
+            .field("trusted", &self.trust.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -282,6 +296,62 @@ fn emit(
 }
 
 impl<C, U: UpstreamReducer> CompactionNode<C, U> {
+    /// The node of a hybrid profile (SPEC CMP-1), built only by a `Success` composition
+    /// (`crate::compose::compose`, SPEC CMP-4).
+    pub(crate) fn from_profile<K, I>(
+        client: C,
+        profile: HybridProfile<U, K, I>,
+        reporter: Option<Reporter>,
+    ) -> Self
+    where
+        K: Classifier + Send + 'static,
+        I: SnapshotIntegration + Send + 'static,
+    {
+        CompactionNode {
+            client,
+            policy: profile.policy,
+            reducer: profile.reducer,
+            classifier: Box::new(profile.classifier),
+            integration: Box::new(profile.integration),
+            ids: Arc::new(RandomIdSource),
+            reporter,
+            assembler: Assembler::new(),
+            observer: None,
+            trust: None,
+        }
+    }
+
+    /// Installs an already-configured guard (SPEC TRU-1).
+    pub(crate) fn guarded(mut self, guard: TrustGuard) -> Self {
+        self.trust = Some(guard);
+        self
+    }
+
+    /// Configures trust revalidation (SPEC TRU-1): binding, accessor and a non-blank session id
+    /// together make every call revalidate before and after assembly (TRU-3); all three absent
+    /// leaves the node unguarded; any other combination is an `InvalidArgument` error.
+    pub fn with_trust(
+        mut self,
+        binding: Option<TrustBinding>,
+        accessor: Option<Arc<dyn BindingAccessor>>,
+        session_id: Option<&str>,
+    ) -> Result<Self, PartialTrustConfiguration> {
+        self.trust = configure(binding, accessor, session_id)?;
+        Ok(self)
+    }
+
+    /// Whether calls revalidate a trust binding (SPEC TRU-1).
+    pub fn is_guarded(&self) -> bool {
+        self.trust.is_some()
+    }
+
+    /// Revalidates the guard, if any (SPEC TRU-2).
+    fn revalidate(&self) -> Result<(), NodeError> {
+        self.trust
+            .as_ref()
+            .map_or(Ok(()), |g| revalidate(g).map_err(NodeError::Trust))
+    }
+
     /// Replaces the classifier (default: the content-hash classifier, SPEC CLS-2).
     pub fn with_classifier(mut self, classifier: Box<dyn Classifier + Send>) -> Self {
         self.classifier = classifier;
@@ -324,8 +394,8 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         &mut self.client
     }
 
-    /// The assembly steps of C# S52 (SPEC NODE-3), minus trust binding (not implemented: the
-    /// revalidations of steps 1 and 12 are absent, see SPEC NODE-3).
+    /// The assembly steps of C# S52 (SPEC NODE-3), with the trust revalidations of steps 1 and
+    /// 12 when a guard is configured (SPEC TRU-3).
     fn assemble(
         &mut self,
         slot: &CallSlot,
@@ -333,10 +403,11 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         cancel: &CancellationToken,
         trace: &mut Option<Recorder>,
     ) -> Result<Composed, NodeError> {
-        // 1. check cancellation (no trust binding to revalidate).
+        // 1. check cancellation, then revalidate (SPEC TRU-3; a failure: no event).
         if cancel.is_cancelled() {
             return Err(NodeError::Cancelled);
         }
+        self.revalidate()?;
         // 2. the lease was taken when entering the gate (`slot.lease()`).
         // 3. adapt messages (SPEC CLS-1).
         let baseline = adapt(messages, &mut *self.classifier).map_err(NodeError::Adapt)?;
@@ -404,7 +475,9 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
                 diagnostics: d,
             })
         });
-        // 12. trust revalidation: not implemented (roadmap, SPEC NODE-3).
+        // 12. revalidate after Completed (SPEC TRU-3): a failure emits no Composed and
+        // dispatches nothing; the caller releases the lease (SPEC NODE-5).
+        self.revalidate()?;
         // 13. forwarded digests and bounded messages, in final order. `build` already refused a
         // success without final entries (SPEC DIA-3), so the fallback is unreachable.
         let final_entries = result.final_entries.unwrap_or_default();

@@ -11,12 +11,12 @@
 //!   scope.ensure_run()                      S51 (1)   SPEC LSE-6
 //!   run.enter(cancel) -> CallSlot{lease}    S51 (2)   SPEC LSE-7          (no events on error)
 //!   assemble:                               S52
-//!     1 cancel?  3 adapt(classifier)  4 integration(baseline) -> provider  (no events on error)
+//!     1 cancel? revalidate  3 adapt  4 integration(baseline) -> provider  (no events on error)
 //!     5 FilteringProvider(lease) + Bridge(upstream reducer) + engine Assembler
 //!     6 AssemblyId; Started
 //!     7 assemble  8 cancel?  9 diagnostics                    (errors: Started only)
 //!    10 termination -> Terminated, Err(CompactionTerminated)
-//!    11 Completed   13 bounded messages + forwarded digests   14 Composed
+//!    11 Completed   12 revalidate   13 bounded messages + forwarded digests   14 Composed
 //!   client.send(bounded)                    S51 (4)
 //!   ok  -> slot.complete(forwarded)         S51 (5)   SPEC LSE-3
 //!   err -> slot.release()                             SPEC LSE-4 (every failure path)
@@ -42,7 +42,9 @@
 //! * **Trace seam.** [`CompactionNode::with_trace_observer`] hands one [`CallTrace`] per call to
 //!   a [`TraceObserver`] (plain values; the oracle writes them as `docs/TRACE.md` traces). No
 //!   observer, no recording and no other change.
-//! * **Not implemented (roadmap).** Trust binding (C# S77: revalidation at S52 steps 1 and 12).
+//! * **Trust revalidation.** A node built by `crate::compose::compose` (or given
+//!   [`CompactionNode::with_trust`]) revalidates its trust binding at S52 steps 1 and 12 (SPEC
+//!   TRU-3); a failure is [`NodeError::Trust`], naming only the status.
 //!
 //! The node is an additive module: nothing else in the crate depends on it.
 
