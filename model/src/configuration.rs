@@ -117,6 +117,17 @@ pub struct BundleCompaction<U, C> {
     pub trust_binding: bool,
     /// Always `false`: the capability resolver is not consulted.
     pub capability_resolver_consulted: bool,
+    /// Always [`HistoryPlacement::InsidePerCallHistory`] (SPEC CFG-4).
+    pub placement: HistoryPlacement,
+}
+
+named_enum! {
+    /// Where the public path places the node relative to the history decorator (SPEC CFG-4).
+    pub enum HistoryPlacement {
+        /// Inside the per-call history decorator: stored history is never reduced, every
+        /// provider call assembles again from the full record.
+        InsidePerCallHistory,
+    }
 }
 
 /// The outcome of a valid configuration (SPEC CFG-2, CFG-3).

@@ -11,7 +11,7 @@ use hybrid_compaction_model::composition::{
     ClientChain, HybridProfile, RunCoordination, StaticSnapshotIntegration,
 };
 use hybrid_compaction_model::configuration::{
-    BundleCompaction, ConfigurationError, Configured, DefaultSource, EffectiveDefault,
+    BundleCompaction, ConfigurationError, Configured, DefaultSource, EffectiveDefault, HistoryPlacement,
     EffectiveState, PublicOptions, RequestedState, BUNDLE_PRESERVATION_LABEL,
     BUNDLE_PRESERVATION_VERSION,
 };
@@ -74,6 +74,8 @@ pub fn configure<U>(
             runs: RunCoordination::CallLocal,
             trust_binding: false,
             capability_resolver_consulted: false,
+            // SPEC CFG-4: inside the per-call history decorator.
+            placement: HistoryPlacement::InsidePerCallHistory,
         }),
     })
 }

@@ -11,6 +11,8 @@
 use std::collections::BTreeMap;
 
 use hybrid_compaction_model::entry::EntryKind;
+
+use super::adr::case as adr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +34,20 @@ pub enum Case {
     Policy(PolicyCase),
     /// Entry construction and validation (SPEC ENT-2 .. ENT-6).
     Entry(EntryCase),
+    /// Capability resolution (SPEC CAP-1 .. CAP-4).
+    Resolve(adr::ResolveCase),
+    /// One composition call (SPEC CMP-1 .. CMP-4).
+    Compose(adr::ComposeCase),
+    /// Trust configuration and a guarded provider call (SPEC TRU-1 .. TRU-3).
+    Trust(adr::TrustCase),
+    /// Reference-record creation or reconstruction (SPEC ARF-1 .. ARF-3).
+    Record(adr::RecordCase),
+    /// Rehydration with its attribution (SPEC RHY-1 .. RHY-4, ATR-1 .. ATR-4).
+    Rehydrate(adr::RehydrateCase),
+    /// The offload decision with its attribution (SPEC OFF-1 .. OFF-3, ATR-1 .. ATR-4).
+    Offload(adr::OffloadCase),
+    /// The public switch of ADR-0011 (SPEC CFG-1 .. CFG-4).
+    Configure(adr::ConfigureCase),
 }
 
 impl Case {
@@ -45,6 +61,13 @@ impl Case {
             Case::Analyze(_) => "analyze",
             Case::Policy(_) => "policy",
             Case::Entry(_) => "entry",
+            Case::Resolve(_) => "resolve",
+            Case::Compose(_) => "compose",
+            Case::Trust(_) => "trust",
+            Case::Record(_) => "record",
+            Case::Rehydrate(_) => "rehydrate",
+            Case::Offload(_) => "offload",
+            Case::Configure(_) => "configure",
         }
     }
 }
@@ -59,6 +82,13 @@ impl Case {
             Case::Evaluate(c) => c.policy.as_mut(),
             Case::Policy(c) => c.policy.as_mut(),
             Case::Analyze(_) | Case::Entry(_) => None,
+            Case::Resolve(_)
+            | Case::Compose(_)
+            | Case::Trust(_)
+            | Case::Record(_)
+            | Case::Rehydrate(_)
+            | Case::Offload(_)
+            | Case::Configure(_) => None,
         }
     }
 }

@@ -30,6 +30,7 @@ use hybrid_compaction_model::selection::PreservationSelection;
 use hybrid_compaction_model::snapshot::{ScriptedProvider, SnapshotProvider};
 use hybrid_compaction_model::verification::VerificationResult;
 
+use super::adr::exec::{self as adr, AdrImplementation, EngineAdr, ModelAdr};
 use super::case::{
     Case, ProposalItemInput, ProposedItem, ReducerInput, StepInput, UpstreamStepInput,
 };
@@ -99,6 +100,8 @@ pub trait Implementation: Sync {
         result: &AssemblyResult,
         policy: &Policy,
     ) -> Result<Diagnostics, AssemblyError>;
+    /// The ADR-0007 operations this implementation answers on its own (SPEC CAP, CMP, TRU).
+    fn adr(&self) -> &'static dyn AdrImplementation;
 }
 
 /// The executable specification (`hybrid_compaction_spec`).
@@ -110,7 +113,7 @@ pub struct Model;
 pub struct Engine;
 
 macro_rules! implementation {
-    ($ty:ty, $name:literal, $($p:ident)::+, $adapt:ident) => {
+    ($ty:ty, $name:literal, $($p:ident)::+, $adapt:ident, $adr:expr) => {
         impl Implementation for $ty {
             fn name(&self) -> &'static str {
                 $name
@@ -183,12 +186,15 @@ macro_rules! implementation {
             ) -> Result<Diagnostics, AssemblyError> {
                 $($p)::+::diagnostics::build(result, policy)
             }
+            fn adr(&self) -> &'static dyn AdrImplementation {
+                &$adr
+            }
         }
     };
 }
 
-implementation!(Model, "model", hybrid_compaction_spec, model_adapt);
-implementation!(Engine, "engine", hybrid_compaction::engine, engine_adapt);
+implementation!(Model, "model", hybrid_compaction_spec, model_adapt, ModelAdr);
+implementation!(Engine, "engine", hybrid_compaction::engine, engine_adapt, EngineAdr);
 
 /// A classifier yielding a base classifier's ids plus scripted kind overrides.
 struct Overriding<'a, C> {
@@ -440,6 +446,13 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
             })
         }
         Case::Assemble(c) => run_assemble(c, imp),
+        Case::Resolve(c) => adr::resolve(c, imp.adr()),
+        Case::Compose(c) => adr::compose(c, imp.adr()),
+        Case::Trust(c) => adr::trust(c, imp.adr()),
+        Case::Record(c) => adr::record(c),
+        Case::Rehydrate(c) => adr::rehydrate(c),
+        Case::Offload(c) => adr::offload(c),
+        Case::Configure(c) => adr::configure(c),
     }
 }
 

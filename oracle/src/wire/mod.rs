@@ -19,6 +19,7 @@
 //! This module is the only place that knows JSON field names. The JSON Schemas
 //! ([`schema`]) are derived from the same serde types.
 
+pub mod adr;
 pub mod case;
 pub mod convert;
 pub mod corpus;

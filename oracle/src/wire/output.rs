@@ -8,6 +8,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::adr::output as adr;
+
 /// The answer to one case.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -43,6 +45,27 @@ pub struct Output {
     /// list on success) rendered in the transcript's format (SPEC TRN-6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_transcript: Option<serde_json::Value>,
+    /// `resolve`: capability resolution (SPEC CAP-1 .. CAP-4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<adr::ResolutionOutput>,
+    /// `compose`: the composition status (SPEC CMP-2 .. CMP-4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub composition: Option<adr::CompositionOutput>,
+    /// `trust`: a guarded call's end and events (SPEC TRU-1 .. TRU-3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<adr::TrustOutput>,
+    /// `record`: the validated record (SPEC ARF-1 .. ARF-3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<adr::RecordOutput>,
+    /// `rehydrate`: status, segment, diagnostics with attribution (SPEC RHY, ATR).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rehydration: Option<adr::RehydrationOutput>,
+    /// `offload`: record, diagnostics with attribution (SPEC OFF, ATR).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offload: Option<adr::OffloadOutput>,
+    /// `configure`: the effective-defaults report and installed compaction (SPEC CFG).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<adr::ConfigurationOutput>,
 }
 
 impl Output {

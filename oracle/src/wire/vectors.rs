@@ -84,7 +84,7 @@ impl TestVector {
                 Case::Select(c) => Some(&mut c.policy),
                 Case::Evaluate(c) => Some(&mut c.policy),
                 Case::Policy(c) => Some(&mut c.policy),
-                Case::Analyze(_) | Case::Entry(_) => None,
+                _ => None,
             };
             if let Some(slot) = slot {
                 if slot.is_none() {
