@@ -24,6 +24,8 @@ use super::vectors::{TestGroup, TestVector, VectorFile, VECTOR_SCHEMA};
 
 pub mod dsl;
 pub mod generated;
+mod hand_adr_artifacts;
+mod hand_adr_compose;
 mod hand_assemble;
 mod hand_basics;
 mod hand_bridge;
@@ -60,6 +62,8 @@ pub const FLAGS: &[(&str, &str)] = &[
     ("Deviation", "Behaviour where the reference implementation goes beyond or differs from the ADR text (docs/SPEC.md, deliberate departures DEP-n); we follow the implementation."),
     ("Bridge", "The reducer is an upstream (message-level) reducer behind the bridge (SPEC BRG-1 .. BRG-3)."),
     ("NumberRendering", "Exercises the .NET invariant-culture number rendering of the UTF-8 estimator (SPEC EST-2)."),
+    ("Multibyte", "A payload with multibyte UTF-8 characters: sizes count UTF-8 bytes (or UTF-16 units where the SPEC says so), never characters (SPEC ATR-1, ARF-1)."),
+    ("FailClosed", "Compaction fails closed: a typed status or error is decided before any node exists (SPEC CMP-4, TRU-1, CFG-2)."),
 ];
 
 /// One hand-written test.
@@ -201,6 +205,41 @@ pub fn topics(seed: u64, count: usize) -> Vec<Topic> {
             groups: hand_transcripts::transcripts(),
         },
         Topic {
+            name: "capability",
+            base: 13000,
+            groups: hand_adr_compose::capability(),
+        },
+        Topic {
+            name: "composition",
+            base: 13100,
+            groups: hand_adr_compose::composition(),
+        },
+        Topic {
+            name: "trust",
+            base: 13200,
+            groups: hand_adr_compose::trust(),
+        },
+        Topic {
+            name: "configuration",
+            base: 13300,
+            groups: hand_adr_compose::configuration(),
+        },
+        Topic {
+            name: "records",
+            base: 13400,
+            groups: hand_adr_artifacts::records(),
+        },
+        Topic {
+            name: "rehydration",
+            base: 13500,
+            groups: hand_adr_artifacts::rehydration(),
+        },
+        Topic {
+            name: "offload",
+            base: 13600,
+            groups: hand_adr_artifacts::offload_table(),
+        },
+        Topic {
             name: "generated",
             base: 10000,
             groups: generated::groups(seed, count),
@@ -225,6 +264,13 @@ pub fn topic_names() -> Vec<&'static str> {
         "diagnostics",
         "tokens",
         "transcripts",
+        "capability",
+        "composition",
+        "trust",
+        "configuration",
+        "records",
+        "rehydration",
+        "offload",
         "generated",
     ]
 }
