@@ -149,8 +149,7 @@ where
         .accessor
         .ok_or(missing(CompositionInput::BindingAccessor))?;
     // 2. blank session; the same check makes the trust configuration below total (TRU-1).
-    let Ok(Some(guard)) = configure(Some(binding), Some(accessor), Some(request.session_id))
-    else {
+    let Ok(Some(guard)) = configure(Some(binding), Some(accessor), Some(request.session_id)) else {
         return Err(CompositionError::BlankSession);
     };
     // 3-8.

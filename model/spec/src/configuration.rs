@@ -11,8 +11,8 @@ use hybrid_compaction_model::composition::{
     ClientChain, HybridProfile, RunCoordination, StaticSnapshotIntegration,
 };
 use hybrid_compaction_model::configuration::{
-    BundleCompaction, ConfigurationError, Configured, DefaultSource, EffectiveDefault, HistoryPlacement,
-    EffectiveState, PublicOptions, RequestedState, BUNDLE_PRESERVATION_LABEL,
+    BundleCompaction, ConfigurationError, Configured, DefaultSource, EffectiveDefault,
+    EffectiveState, HistoryPlacement, PublicOptions, RequestedState, BUNDLE_PRESERVATION_LABEL,
     BUNDLE_PRESERVATION_VERSION,
 };
 use hybrid_compaction_model::policy::{Policy, PolicySpec};

@@ -193,8 +193,20 @@ macro_rules! implementation {
     };
 }
 
-implementation!(Model, "model", hybrid_compaction_spec, model_adapt, ModelAdr);
-implementation!(Engine, "engine", hybrid_compaction::engine, engine_adapt, EngineAdr);
+implementation!(
+    Model,
+    "model",
+    hybrid_compaction_spec,
+    model_adapt,
+    ModelAdr
+);
+implementation!(
+    Engine,
+    "engine",
+    hybrid_compaction::engine,
+    engine_adapt,
+    EngineAdr
+);
 
 /// A classifier yielding a base classifier's ids plus scripted kind overrides.
 struct Overriding<'a, C> {

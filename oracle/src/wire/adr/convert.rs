@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use hybrid_compaction_model::artifact_diagnostics::ArtifactDiagnostics;
 use hybrid_compaction_model::artifact_record::{utf16_len, ReferenceRecord};
 use hybrid_compaction_model::capability::{
-    Acceptance, BundleLane, CapabilityEntry, CapabilityMetadata, CapabilityName,
-    CapabilityProfile, DeliveryPhase, Stability, COMPACTION,
+    Acceptance, BundleLane, CapabilityEntry, CapabilityMetadata, CapabilityName, CapabilityProfile,
+    DeliveryPhase, Stability, COMPACTION,
 };
 use hybrid_compaction_model::composition::{ClientChain, ClientComponent};
 use hybrid_compaction_model::trust::{
@@ -35,7 +35,10 @@ pub fn named<T>(
     from_name(name).ok_or_else(|| {
         CaseError::Wire(WireError::new(
             path,
-            format!("unknown name {name:?}; expected one of {}", names.join(", ")),
+            format!(
+                "unknown name {name:?}; expected one of {}",
+                names.join(", ")
+            ),
         ))
     })
 }
@@ -204,8 +207,7 @@ pub fn profile(
             )));
         }
         let metadata = if c.name == "Compaction" {
-            if c.stability.is_some() || c.bundle_default.is_some() || c.delivery_phase.is_some()
-            {
+            if c.stability.is_some() || c.bundle_default.is_some() || c.delivery_phase.is_some() {
                 return Err(CaseError::Wire(WireError::new(
                     &at,
                     "Compaction's metadata is fixed (SPEC CAP-1): give no stability, bundleDefault or deliveryPhase",

@@ -34,8 +34,8 @@ use hybrid_compaction_model::rehydration::{
     RehydrationError, RehydrationRequest, RehydrationSource, ResolutionStatus,
 };
 use hybrid_compaction_model::trust::{
-    AttemptEnd, AttemptEvent, BindingAccessor, PartialTrustConfiguration, TrustBinding,
-    TrustGuard, TrustStatus,
+    AttemptEnd, AttemptEvent, BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustGuard,
+    TrustStatus,
 };
 use hybrid_compaction_model::workspace::{ScriptedWorkspace, Workspace};
 use hybrid_compaction_spec as spec;
@@ -233,9 +233,7 @@ impl AdrImplementation for ModelAdr {
             client: input.client.as_ref(),
             capabilities: input.profile.as_ref(),
             execution_binding: input.binding.then_some(&binding),
-            accessor: input
-                .accessor
-                .then_some(&accessor as &dyn BindingAccessor),
+            accessor: input.accessor.then_some(&accessor as &dyn BindingAccessor),
             session_id: &input.session_id,
             hybrid_profile: input.hybrid_profile.then(|| {
                 spec::composition::default_profile(
@@ -325,7 +323,12 @@ mod engine {
             Arc::clone(&sink) as Arc<dyn ProgressSink>,
             ReporterIdentity::workflow("wire"),
         );
-        let selection = select(true, Some(options), CountingClient::default(), Some(reporter));
+        let selection = select(
+            true,
+            Some(options),
+            CountingClient::default(),
+            Some(reporter),
+        );
         let Ok(NodeSelection::Installed(node)) = selection else {
             unreachable!("switch and options together always install a node (SPEC NODE-1)")
         };
@@ -389,7 +392,10 @@ impl AdrImplementation for EngineAdr {
                 .then(|| Arc::new(accessor) as Arc<dyn BindingAccessor>),
             session_id: &input.session_id,
             hybrid_profile: input.hybrid_profile.then(|| {
-                default_profile(wire_policy(false), MessageCountingReducer { target_count: 2 })
+                default_profile(
+                    wire_policy(false),
+                    MessageCountingReducer { target_count: 2 },
+                )
             }),
             reporter: None,
         })?;
@@ -446,7 +452,10 @@ pub fn compose(c: &ComposeCase, imp: &dyn AdrImplementation) -> Result<Output, C
         profile,
         binding: c.execution_binding,
         accessor: c.accessor,
-        session_id: c.session_id.clone().unwrap_or_else(|| "session-1".to_owned()),
+        session_id: c
+            .session_id
+            .clone()
+            .unwrap_or_else(|| "session-1".to_owned()),
         hybrid_profile: c.hybrid_profile,
     };
     let (status, nodes, runs) = imp.compose(input).map_err(|e| {
@@ -473,8 +482,9 @@ pub fn compose(c: &ComposeCase, imp: &dyn AdrImplementation) -> Result<Output, C
 pub fn trust(c: &TrustCase, imp: &dyn AdrImplementation) -> Result<Output, CaseError> {
     let accessor = match &c.accessor {
         None => None,
-        Some(a) => Some(Arc::new(ScriptedAccessor::from_wire(a, "$.accessor")?)
-            as Arc<dyn BindingAccessor>),
+        Some(a) => {
+            Some(Arc::new(ScriptedAccessor::from_wire(a, "$.accessor")?) as Arc<dyn BindingAccessor>)
+        }
     };
     let assembly = match c.assembly.as_deref() {
         None | Some("Success") => AssemblyScript::Success,
@@ -546,7 +556,12 @@ pub fn record(c: &RecordCase) -> Result<Output, CaseError> {
                 created_at: fixed_now(),
             })
         }
-        _ => return wire_err("$", "a record case needs exactly one of `create` and `reconstruct`"),
+        _ => {
+            return wire_err(
+                "$",
+                "a record case needs exactly one of `create` and `reconstruct`",
+            )
+        }
     }
     .map_err(|e| record_error(&e))?;
     Ok(Output {
@@ -609,22 +624,20 @@ pub fn rehydrate(c: &RehydrateCase) -> Result<Output, CaseError> {
     if let Some(stored) = &c.stored {
         workspace.files.insert(record.path(), stored.clone());
     }
-    let request = RehydrationRequest::new(record, source, c.budget).map_err(|e| {
-        CaseError::Answer(answer(e.kind(), Some("Budget"), None, e.to_string()))
-    })?;
+    let request = RehydrationRequest::new(record, source, c.budget)
+        .map_err(|e| CaseError::Answer(answer(e.kind(), Some("Budget"), None, e.to_string())))?;
     let mut events: Vec<ArtifactEvent> = Vec::new();
-    let result = spec::rehydrate::rehydrate(&request, &guard, &mut workspace, fixed_now(), &mut events)
-        .map_err(|e| match e {
-            RehydrationError::Trust(t) => trust_answer(t.status, e.to_string()),
-            RehydrationError::Diagnostics(d) => CaseError::Answer(answer(
-                e.kind(),
-                Some(d.rule.name()),
-                None,
-                e.to_string(),
-            )),
-            _ => CaseError::Answer(answer(e.kind(), Some("Workspace"), None, e.to_string())),
-        })?;
-    let shared = matches!(events.as_slice(), [only] if Arc::ptr_eq(&only.diagnostics, &result.diagnostics));
+    let result =
+        spec::rehydrate::rehydrate(&request, &guard, &mut workspace, fixed_now(), &mut events)
+            .map_err(|e| match e {
+                RehydrationError::Trust(t) => trust_answer(t.status, e.to_string()),
+                RehydrationError::Diagnostics(d) => {
+                    CaseError::Answer(answer(e.kind(), Some(d.rule.name()), None, e.to_string()))
+                }
+                _ => CaseError::Answer(answer(e.kind(), Some("Workspace"), None, e.to_string())),
+            })?;
+    let shared =
+        matches!(events.as_slice(), [only] if Arc::ptr_eq(&only.diagnostics, &result.diagnostics));
     let segment = result.segment.as_ref().map(|s| ResolvedSegmentOutput {
         reference_id: s.segment.reference.to_string(),
         body: s.segment.body.clone(),
@@ -657,11 +670,15 @@ pub fn offload(c: &OffloadCase) -> Result<Output, CaseError> {
             reference: ArtifactReference::to_content(body),
             body: body.clone(),
         }),
-        _ => return wire_err("$", "an offload case needs exactly one of `toolResult` and `segment`"),
+        _ => {
+            return wire_err(
+                "$",
+                "an offload case needs exactly one of `toolResult` and `segment`",
+            )
+        }
     };
-    let request = OffloadRequest::new(input, c.threshold).map_err(|e| {
-        CaseError::Answer(answer(e.kind(), Some("Threshold"), None, e.to_string()))
-    })?;
+    let request = OffloadRequest::new(input, c.threshold)
+        .map_err(|e| CaseError::Answer(answer(e.kind(), Some("Threshold"), None, e.to_string())))?;
     let guard = default_guard(c.accessor.as_deref())?;
     let mut workspace = c.workspace.as_ref().map(|w| ScriptedWorkspace {
         files: w.files.clone(),
@@ -685,23 +702,20 @@ pub fn offload(c: &OffloadCase) -> Result<Output, CaseError> {
     let result = spec::offload::offload(&request, host, &mut events).map_err(|e| match e {
         OffloadError::Trust(t) => trust_answer(t.status, e.to_string()),
         OffloadError::Record(r) => record_error(&r),
-        OffloadError::Diagnostics(d) => CaseError::Answer(answer(
-            e.kind(),
-            Some(d.rule.name()),
-            None,
-            e.to_string(),
-        )),
+        OffloadError::Diagnostics(d) => {
+            CaseError::Answer(answer(e.kind(), Some(d.rule.name()), None, e.to_string()))
+        }
         _ => CaseError::Answer(answer(e.kind(), None, None, e.to_string())),
     })?;
-    let shared = matches!(events.as_slice(), [only] if Arc::ptr_eq(&only.diagnostics, &result.diagnostics));
+    let shared =
+        matches!(events.as_slice(), [only] if Arc::ptr_eq(&only.diagnostics, &result.diagnostics));
     Ok(Output {
         offload: Some(OffloadOutput {
             record: result.record.as_ref().map(record_output),
             diagnostics: diagnostics_output(&result.diagnostics),
             events: u32::try_from(events.len()).unwrap_or(u32::MAX),
             shared_with_event: shared,
-            workspace_writes: workspace
-                .map_or(0, |w| u32::try_from(w.writes).unwrap_or(u32::MAX)),
+            workspace_writes: workspace.map_or(0, |w| u32::try_from(w.writes).unwrap_or(u32::MAX)),
         }),
         ..Output::default()
     })
@@ -719,20 +733,19 @@ pub fn configure(c: &ConfigureCase) -> Result<Output, CaseError> {
             .upstream_reducer
             .then_some(MessageCountingReducer { target_count: 2 }),
     });
-    let configured =
-        spec::configuration::configure(c.enabled, options, &client).map_err(|e| {
-            let field = match &e {
-                ConfigurationError::EnabledWithoutOptions => "EnabledWithoutOptions".to_owned(),
-                ConfigurationError::OptionsWithoutEnabled => "OptionsWithoutEnabled".to_owned(),
-                ConfigurationError::MissingReducer => "UpstreamReducer".to_owned(),
-                ConfigurationError::ExistingCompactionComponent => {
-                    "ExistingCompactionComponent".to_owned()
-                }
-                ConfigurationError::Policy(p) => p.field().name().to_owned(),
-                _ => "Options".to_owned(),
-            };
-            CaseError::Answer(answer(e.kind(), Some(&field), None, e.to_string()))
-        })?;
+    let configured = spec::configuration::configure(c.enabled, options, &client).map_err(|e| {
+        let field = match &e {
+            ConfigurationError::EnabledWithoutOptions => "EnabledWithoutOptions".to_owned(),
+            ConfigurationError::OptionsWithoutEnabled => "OptionsWithoutEnabled".to_owned(),
+            ConfigurationError::MissingReducer => "UpstreamReducer".to_owned(),
+            ConfigurationError::ExistingCompactionComponent => {
+                "ExistingCompactionComponent".to_owned()
+            }
+            ConfigurationError::Policy(p) => p.field().name().to_owned(),
+            _ => "Options".to_owned(),
+        };
+        CaseError::Answer(answer(e.kind(), Some(&field), None, e.to_string()))
+    })?;
     let report = configured.report;
     let compaction = configured.compaction.map(|b| {
         let p = &b.profile.policy;

@@ -144,7 +144,14 @@ fn rehydrate(body: &str, stored: Option<&str>, budget: i64) -> Json {
 }
 
 /// Expected rehydration diagnostics: outcome, reason, observed bytes, budget, output bytes.
-fn rdiag(body: &str, outcome: &str, reason: &str, observed: Option<i64>, budget: i64, output: Option<i64>) -> Json {
+fn rdiag(
+    body: &str,
+    outcome: &str,
+    reason: &str,
+    observed: Option<i64>,
+    budget: i64,
+    output: Option<i64>,
+) -> Json {
     json!({"operation": "Rehydration", "outcome": outcome, "content": "RecoverableContextSegment", "reason": reason,
         "observedUtf8ByteSize": observed, "configuredThresholdOrBudget": budget, "referenceId": reference(body),
         "attribution": {"operation": "Rehydration", "inputUtf8Bytes": 82, "outputUtf8Bytes": output}})
@@ -157,7 +164,14 @@ fn resolved(body: &str, budget: i64, bytes: i64) -> Json {
         "events": 1, "sharedWithEvent": true, "workspaceReads": 1}})
 }
 
-fn unresolved(body: &str, status: &str, reason: &str, observed: Option<i64>, budget: i64, reads: u32) -> Json {
+fn unresolved(
+    body: &str,
+    status: &str,
+    reason: &str,
+    observed: Option<i64>,
+    budget: i64,
+    reads: u32,
+) -> Json {
     json!({"rehydration": {"status": status, "segment": null,
         "diagnostics": rdiag(body, status, reason, observed, budget, None),
         "events": 1, "sharedWithEvent": true, "workspaceReads": reads}})
@@ -240,6 +254,13 @@ pub fn rehydration() -> Vec<HandGroup> {
                 t("a budget of 0 is out of range", &["RHY-1"],
                     rehydrate("hello", Some("hello"), 0),
                     err_field("OutOfRange", "Budget")).flags(&["Boundary"]),
+                t("a multibyte body that is not stored: Missing, input 82, output null", &["RHY-2", "ATR-1"],
+                    rehydrate(&mb_body, None, 1000),
+                    unresolved(&mb_body, "Missing", "Missing", None, 1000, 1)).flags(&["Multibyte"]),
+                t("a multibyte body of other owners: Unauthorized, input 82, output null", &["RHY-2", "ATR-1"],
+                    json!({"op": "rehydrate", "body": mb_body, "stored": mb_body, "budget": 1000,
+                        "recordOwners": owners("usér-😀", "orch-1", "session-1")}),
+                    unresolved(&mb_body, "Unauthorized", "OwnerMismatch", None, 1000, 0)).flags(&["Multibyte"]),
             ],
         ),
     ]
@@ -262,7 +283,14 @@ fn ws() -> Option<Json> {
 }
 
 /// Expected offload output: outcome, reason, observed, threshold, reference present, output bytes.
-fn odiag(body: &str, outcome: &str, reason: &str, observed: i64, threshold: i64, output: Option<i64>) -> Json {
+fn odiag(
+    body: &str,
+    outcome: &str,
+    reason: &str,
+    observed: i64,
+    threshold: i64,
+    output: Option<i64>,
+) -> Json {
     let with_ref = matches!(outcome, "Offloaded" | "ExistingReference");
     let content = if reason == "RecoverableSegmentBypass" {
         "RecoverableContextSegment"
@@ -275,7 +303,15 @@ fn odiag(body: &str, outcome: &str, reason: &str, observed: i64, threshold: i64,
         "attribution": {"operation": "Offload", "inputUtf8Bytes": observed, "outputUtf8Bytes": output}})
 }
 
-fn decided(body: &str, outcome: &str, reason: &str, observed: i64, threshold: i64, output: Option<i64>, writes: u32) -> Json {
+fn decided(
+    body: &str,
+    outcome: &str,
+    reason: &str,
+    observed: i64,
+    threshold: i64,
+    output: Option<i64>,
+    writes: u32,
+) -> Json {
     let with_ref = matches!(outcome, "Offloaded" | "ExistingReference");
     json!({"offload": {
         "record": if with_ref { json!({"referenceId": reference(body), "referenceUtf8Bytes": 82, "path": path(body),

@@ -225,7 +225,8 @@ fn guarded(session: &str, answers: Vec<Json>, assembly: &str) -> Json {
 }
 
 fn ended(guarded: bool, end: &str, events: &[&str], failure: Option<(&str, Option<&str>)>) -> Json {
-    let mut out = json!({"guarded": guarded, "end": end, "events": events, "dispatched": end == "Success"});
+    let mut out =
+        json!({"guarded": guarded, "end": end, "events": events, "dispatched": end == "Success"});
     if let Some((kind, status)) = failure {
         let mut f = json!({"kind": kind});
         if let Some(s) = status {
@@ -239,7 +240,12 @@ fn ended(guarded: bool, end: &str, events: &[&str], failure: Option<(&str, Optio
 const ALL: &[&str] = &["Started", "Completed", "Composed"];
 
 fn before(status: &str) -> Json {
-    ended(true, "BeforeStarted", &[], Some(("InvalidOperation", Some(status))))
+    ended(
+        true,
+        "BeforeStarted",
+        &[],
+        Some(("InvalidOperation", Some(status))),
+    )
 }
 
 /// The trust groups (TRU-1 .. TRU-3).
