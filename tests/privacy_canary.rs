@@ -14,12 +14,17 @@
 //! * the artifact decisions of the executable specification (every offload row and every
 //!   rehydration status, plus the raising paths).
 //!
+//! * a *guarded* node (trust binding with canary owners and session, SPEC TRU-1) whose
+//!   revalidation fails before assembly, after assembly, or passes (TRU-3), and the library's
+//!   composition (`hybrid_compaction::compose`) over the same canary binding (CMP-3).
+//!
 //! Then no canary may appear in any progress event, compaction diagnostics, artifact
-//! diagnostics, attribution or artifact event — in their `Debug` (`{:?}` and `{:#?}`) — nor in
-//! the termination error's and the artifact errors' `Debug` and `Display`. (The library has no
-//! serde, so there is no JSON rendering of these values to check here; the oracle's JSON
-//! rendering of compaction diagnostics maps the same record field by field to enum names and
-//! numbers.) A self-check proves the canaries really are in the inputs.
+//! diagnostics, attribution or artifact event — in their `Debug` (`{:?}` and `{:#?}`), their
+//! `Display` where they have one, and their JSON (the oracle's wire and trace renderings:
+//! `hybrid_compaction_oracle::trace::record::event`, `wire::convert::diagnostics_output`,
+//! `wire::adr::convert::diagnostics_output`) — nor in the termination, trust, composition and
+//! artifact errors' `Debug` and `Display`. A self-check proves the canaries really are in the
+//! inputs.
 //!
 //! Case count: `PRIVACY_CASES` (default 256, CI-sized); the deep run is
 //! `PRIVACY_CASES=10000 cargo test --release -p hybrid-compaction --test privacy_canary`.
@@ -28,6 +33,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
 
+use hybrid_compaction::compose::{self, Composed, Composition};
 use hybrid_compaction::engine::estimate::Utf8ContextEstimator;
 use hybrid_compaction::lease::RunScope;
 use hybrid_compaction::node::{
@@ -35,9 +41,14 @@ use hybrid_compaction::node::{
     ProviderError, Reporter, ReporterIdentity,
 };
 use hybrid_compaction_model::artifact::ArtifactReference;
-use hybrid_compaction_model::artifact_diagnostics::ArtifactEvent;
+use hybrid_compaction_model::artifact_diagnostics::{ArtifactDiagnostics, ArtifactEvent};
 use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::capability::{
+    Acceptance, BundleLane, CapabilityEntry, CapabilityProfile, DeliveryPhase, COMPACTION,
+};
 use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::composition::ClientChain;
+use hybrid_compaction_model::diagnostics::Diagnostics;
 use hybrid_compaction_model::entry::{Entry, EntryKind, RecoverableSegment};
 use hybrid_compaction_model::message::{FunctionCall, Message, Part};
 use hybrid_compaction_model::offload::{OffloadInput, OffloadRequest};
@@ -50,6 +61,7 @@ use hybrid_compaction_model::trust::{
 };
 use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::workspace::{Workspace, WorkspaceFailure};
+use hybrid_compaction_oracle as oracle;
 use hybrid_compaction_spec as spec;
 use proptest::prelude::*;
 
@@ -291,6 +303,38 @@ fn debug_both<T: std::fmt::Debug>(out: &mut Vec<String>, value: &T) {
     out.push(format!("{value:#?}"));
 }
 
+/// Pushes the value's JSON text.
+macro_rules! json {
+    ($out:expr, $value:expr) => {
+        $out.push(serde_json::to_string($value).expect("serializable"))
+    };
+}
+
+/// A compaction event's `Debug` renderings and its JSON image.
+fn event_all(out: &mut Vec<String>, event: &CompactionEvent) {
+    debug_both(out, event);
+    json!(out, &oracle::trace::record::event(event));
+}
+
+/// A compaction diagnostics value's `Debug` renderings and its JSON image.
+fn diagnostics_all(out: &mut Vec<String>, d: &Diagnostics) {
+    debug_both(out, d);
+    json!(out, &oracle::wire::convert::diagnostics_output(d));
+}
+
+/// An artifact diagnostics value's `Debug` renderings (its attribution's too) and JSON image.
+fn artifact_all(out: &mut Vec<String>, d: &ArtifactDiagnostics) {
+    debug_both(out, d);
+    debug_both(out, d.attribution());
+    json!(out, &oracle::wire::adr::convert::diagnostics_output(d));
+}
+
+/// An error's `Debug` and `Display`.
+fn error_all<E: std::fmt::Debug + std::fmt::Display>(out: &mut Vec<String>, e: &E) {
+    debug_both(out, e);
+    out.push(e.to_string());
+}
+
 fn history(s: &Scenario, c: &mut Canaries) -> (Vec<Message>, Option<RecoverableSegment>) {
     let f = s.filler.as_str();
     let mut m = vec![Message::text("system", c.next(f))];
@@ -377,17 +421,169 @@ fn run_node(s: &Scenario, c: &mut Canaries, out: &mut Rendered) {
     let mut scope = RunScope::new();
     for _ in 0..2 {
         match node.call(&mut scope, &messages, &token) {
-            Ok(d) => debug_both(&mut out.outputs, &d.diagnostics),
-            Err(NodeError::Terminated(t)) => {
-                debug_both(&mut out.outputs, &t);
-                out.outputs.push(t.to_string());
-            }
+            Ok(d) => diagnostics_all(&mut out.outputs, &d.diagnostics),
+            Err(NodeError::Terminated(t)) => error_all(&mut out.outputs, &t),
             // Other errors go to the host, not to events; their kinds are categorical.
             Err(e) => out.outputs.push(e.kind().to_string()),
         }
     }
     for event in sink.0.lock().unwrap().iter() {
-        debug_both(&mut out.outputs, event);
+        event_all(&mut out.outputs, event);
+    }
+}
+
+/// A guarded node (canary owners, session and accessor contexts) whose revalidations fail at
+/// step 1, at step 12, or pass (SPEC TRU-3), and the library's composition over the same
+/// binding (SPEC CMP-3): the trust errors, events and composition outcomes carry no canary.
+fn run_trust(s: &Scenario, c: &mut Canaries, out: &mut Rendered) {
+    let f = s.filler.clone();
+    let owners = Owners {
+        user_id: c.next(&f),
+        orchestration_id: c.next(&f),
+        session_id: c.next(&f),
+    };
+    let binding = TrustBinding {
+        owners: owners.clone(),
+        workspace: WorkspaceId(u64::from(s.salt)),
+    };
+    let good = TrustContext {
+        user_id: owners.user_id.clone(),
+        orchestration_id: owners.orchestration_id.clone(),
+        workspace: Some(binding.workspace),
+    };
+    let stranger = TrustContext {
+        user_id: c.next(&f),
+        ..good.clone()
+    };
+    let text = c.next(&f);
+    out.inputs.push_str(&format!(
+        "{:?}{:?}{}{text}",
+        owners.user_id, stranger.user_id, owners.session_id
+    ));
+    let scripts = [
+        vec![None],
+        vec![Some(stranger.clone())],
+        vec![Some(good.clone()), Some(stranger)],
+        vec![Some(good.clone()), None],
+        vec![Some(good)],
+    ];
+    for script in scripts {
+        let sink = Arc::new(Sink::default());
+        let reporter = Reporter::new(
+            Arc::clone(&sink) as Arc<dyn ProgressSink>,
+            ReporterIdentity::workflow("wf"),
+        );
+        let options = NodeOptions {
+            policy: Policy::new(PolicySpec {
+                hard_limit: 1_000_000,
+                trigger_margin: 10,
+                recent_message_retention_count: 1,
+                maximum_compaction_attempts: 1,
+                preservation_label: Some("privacy".into()),
+                preservation_version: 1,
+                estimator: Some(Arc::new(Utf8ContextEstimator)),
+            })
+            .unwrap(),
+            reducer: CanaryReducer {
+                mode: ReducerMode::Keep(1),
+                summary: String::new(),
+                error: String::new(),
+            },
+        };
+        let Ok(NodeSelection::Installed(node)) =
+            select(true, Some(options), Client { fail: None }, Some(reporter))
+        else {
+            panic!("switch and options install a node")
+        };
+        let accessor: Arc<dyn BindingAccessor> = Arc::new(Script::new(script));
+        let mut node = node
+            .with_trust(
+                Some(binding.clone()),
+                Some(accessor),
+                Some(&owners.session_id),
+            )
+            .unwrap();
+        debug_both(&mut out.outputs, &node);
+        let messages = [Message::text("user", text.clone())];
+        match node.call(&mut RunScope::new(), &messages, &CancellationToken::new()) {
+            Ok(d) => diagnostics_all(&mut out.outputs, &d.diagnostics),
+            Err(e) => error_all(&mut out.outputs, &e),
+        }
+        for event in sink.0.lock().unwrap().iter() {
+            event_all(&mut out.outputs, event);
+        }
+    }
+    // The library's composition over the canary binding: every outcome and error rendering.
+    let caps = CapabilityProfile {
+        lane: BundleLane::SelectedProviders,
+        acceptance: Acceptance::StableAndExperimental,
+        history_coherent: true,
+        capabilities: vec![CapabilityEntry {
+            metadata: COMPACTION,
+            requested: true,
+            evidence: Some(DeliveryPhase::G5),
+        }],
+    };
+    let chain = ClientChain::default();
+    for (hybrid, session) in [(true, owners.session_id.as_str()), (false, ""), (true, " ")] {
+        let accessor: Arc<dyn BindingAccessor> = Arc::new(Accessor(None));
+        let request = Composition {
+            client: Some(Client { fail: None }),
+            chain: &chain,
+            capabilities: Some(&caps),
+            execution_binding: Some(binding.clone()),
+            accessor: Some(accessor),
+            session_id: session,
+            hybrid_profile: hybrid.then(|| {
+                compose::composition::default_profile(
+                    Policy::new(PolicySpec {
+                        hard_limit: 100,
+                        trigger_margin: 10,
+                        recent_message_retention_count: 1,
+                        maximum_compaction_attempts: 1,
+                        preservation_label: Some("privacy".into()),
+                        preservation_version: 1,
+                        estimator: Some(Arc::new(Utf8ContextEstimator)),
+                    })
+                    .unwrap(),
+                    CanaryReducer {
+                        mode: ReducerMode::Keep(1),
+                        summary: String::new(),
+                        error: String::new(),
+                    },
+                )
+            }),
+            reporter: None,
+        };
+        match compose::compose(request) {
+            Ok(Composed::Installed(node)) => debug_both(&mut out.outputs, &node),
+            Ok(other) => debug_both(&mut out.outputs, &other),
+            Err(e) => error_all(&mut out.outputs, &e),
+        }
+    }
+}
+
+/// An accessor answering `script[k]` at the k-th call, the last one repeating.
+struct Script {
+    script: Vec<Option<TrustContext>>,
+    calls: Mutex<usize>,
+}
+
+impl Script {
+    fn new(script: Vec<Option<TrustContext>>) -> Script {
+        Script {
+            script,
+            calls: Mutex::new(0),
+        }
+    }
+}
+
+impl BindingAccessor for Script {
+    fn current(&self) -> Option<TrustContext> {
+        let mut calls = self.calls.lock().unwrap();
+        let k = (*calls).min(self.script.len() - 1);
+        *calls += 1;
+        self.script[k].clone()
     }
 }
 
@@ -521,13 +717,13 @@ fn run_artifacts(s: &Scenario, c: &mut Canaries, out: &mut Rendered) {
         };
         match spec::offload::offload(&request, host, &mut events) {
             Ok(r) => {
-                debug_both(&mut out.outputs, &r.diagnostics);
-                debug_both(&mut out.outputs, r.diagnostics.attribution());
+                artifact_all(&mut out.outputs, &r.diagnostics);
+                if let Some(record) = &r.record {
+                    // The record replaces the body in the conversation; its Debug is redacted.
+                    debug_both(&mut out.outputs, record);
+                }
             }
-            Err(e) => {
-                debug_both(&mut out.outputs, &e);
-                out.outputs.push(e.to_string());
-            }
+            Err(e) => error_all(&mut out.outputs, &e),
         }
     }
     // Rehydration: every status and the raising paths.
@@ -560,18 +756,15 @@ fn run_artifacts(s: &Scenario, c: &mut Canaries, out: &mut Rendered) {
                 .unwrap();
         match spec::rehydrate::rehydrate(&request, g, &mut w, now, &mut events) {
             Ok(r) => {
-                debug_both(&mut out.outputs, &r.diagnostics);
-                debug_both(&mut out.outputs, r.diagnostics.attribution());
+                artifact_all(&mut out.outputs, &r.diagnostics);
                 out.outputs.push(r.status.to_string());
             }
-            Err(e) => {
-                debug_both(&mut out.outputs, &e);
-                out.outputs.push(e.to_string());
-            }
+            Err(e) => error_all(&mut out.outputs, &e),
         }
     }
     for e in &events {
         debug_both(&mut out.outputs, e);
+        artifact_all(&mut out.outputs, &e.diagnostics);
         out.outputs.push(e.diagnostics.outcome().to_string());
         out.outputs.push(e.diagnostics.reason().to_string());
     }
@@ -595,6 +788,7 @@ proptest! {
         let mut out = Rendered { outputs: Vec::new(), inputs: String::new() };
         run_node(&s, &mut c, &mut out);
         run_artifacts(&s, &mut c, &mut out);
+        run_trust(&s, &mut c, &mut out);
         // Self-check: the inputs do carry the canaries (so absence below means something).
         prop_assert!(c.leaks(&out.inputs).len() >= c.issued.len() / 2);
         for text in &out.outputs {

@@ -356,7 +356,9 @@ fn part(p: &Part) -> PartInput {
     }
 }
 
-fn event(e: &CompactionEvent) -> TraceEvent {
+/// The JSON image of a progress event (docs/TRACE.md): enum names, numbers and the diagnostics
+/// record, nothing else (SPEC EVT-6).
+pub fn event(e: &CompactionEvent) -> TraceEvent {
     let env = e.envelope();
     let mut t = TraceEvent {
         kind: EventKind::Started,
