@@ -423,13 +423,22 @@ fn capability_profile() -> impl Strategy<Value = CapabilityProfile> {
         prop::sample::select(Acceptance::ALL.to_vec()),
         any::<bool>(),
         (0u16..4).prop_flat_map(|n| (0..n).map(entry).collect::<Vec<_>>()),
+        prop::bool::weighted(0.8),
+        any::<bool>(),
     )
         .prop_map(
-            |(lane, acceptance, coherent, capabilities)| CapabilityProfile {
-                lane,
-                acceptance,
-                history_coherent: coherent,
-                capabilities,
+            |(lane, acceptance, coherent, mut capabilities, with_compaction, requested)| {
+                // Mostly a Compaction with evidence first, so that the later CMP-3 steps
+                // (executability, the existing component) are reached often.
+                if with_compaction && !capabilities.iter().any(|c| c.metadata == COMPACTION) {
+                    capabilities.insert(0, compaction(requested, Some(DeliveryPhase::G6)));
+                }
+                CapabilityProfile {
+                    lane,
+                    acceptance,
+                    history_coherent: coherent,
+                    capabilities,
+                }
             },
         )
 }
@@ -460,7 +469,7 @@ impl<P> NodeFactory<P> for Counting {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(1024))]
 
     /// SPEC CAP-3, CAP-4: the library's resolution equals the specification's.
     #[test]
@@ -482,13 +491,13 @@ proptest! {
     /// error), and builds a node exactly when the specification's factory is called.
     #[test]
     fn cmp_3_cmp_4_library_composition_equals_the_spec(
-        p in prop::option::of(capability_profile()),
+        p in prop::option::weighted(0.95, capability_profile()),
         chain in prop::collection::vec(prop::bool::ANY, 0..3),
-        client in any::<bool>(),
-        has_binding in any::<bool>(),
-        has_accessor in any::<bool>(),
-        session in prop::sample::select(vec!["session-1", "", " ", "s"]),
-        hybrid in any::<bool>(),
+        client in prop::bool::weighted(0.95),
+        has_binding in prop::bool::weighted(0.95),
+        has_accessor in prop::bool::weighted(0.95),
+        session in prop::sample::select(vec!["session-1", "session-1", "session-1", "", " ", "s"]),
+        hybrid in prop::bool::weighted(0.7),
     ) {
         let chain = ClientChain {
             components: chain
