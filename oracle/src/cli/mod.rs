@@ -277,8 +277,19 @@ fn quietly<T>(f: impl FnOnce() -> T) -> T {
 /// The first line of clap's usage error without its `error: ` prefix, plus a pointer to help.
 fn usage_error_line(e: &clap::Error) -> String {
     let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or("invalid command line");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // The first paragraph, joined: it may name the missing arguments on indented lines.
+    let first: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let first = first.join(" ");
+    let first = first.strip_prefix("error: ").unwrap_or(&first);
+    let first = if first.is_empty() {
+        "invalid command line"
+    } else {
+        first
+    };
     format!("{first} (see --help)")
 }
 

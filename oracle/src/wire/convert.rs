@@ -156,7 +156,7 @@ pub fn policy(
     let Some(p) = input else {
         return wire(
             path,
-            "missing field `policy` (neither in the case nor in its test group)",
+            "missing member `policy` (neither in the case nor in its test group)",
         );
     };
     let estimator = p.estimator.as_ref().map(|e| estimator(e, imp));
@@ -216,7 +216,7 @@ pub fn entries_or_transcript(
             Ok((t.entries().to_vec(), Some(t)))
         }
         (Some(_), Some(_)) => wire("$", "`entries` and `transcript` are mutually exclusive"),
-        (None, None) => wire("$", "missing field `entries` (or `transcript`)"),
+        (None, None) => wire("$", "missing member `entries` (or `transcript`)"),
     }
 }
 

@@ -370,7 +370,7 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
                             .filter(|i| *i < messages.len())
                             .ok_or_else(|| {
                                 WireError::new(
-                                    format!("$.overrides.{k}"),
+                                    format!("$.overrides[{}]", serde_json::Value::from(k.as_str())),
                                     "expected the decimal index of a message",
                                 )
                             })?;

@@ -190,6 +190,9 @@ pub fn strip_position(msg: &str) -> String {
 
 /// serde_json calls any unpaired `\uDC00`..`\uDFFF` a "leading" surrogate; name it right.
 fn syntax_message(raw: &str, position: Option<(usize, usize)>, text: &str) -> String {
+    if raw == "recursion limit exceeded" {
+        return "nested deeper than 128 levels".to_owned();
+    }
     if raw != "lone leading surrogate in hex escape" {
         return raw.to_owned();
     }
