@@ -6,6 +6,8 @@
 
 mod trace_support;
 
+mod schema_support;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -82,7 +84,7 @@ fn trc_1_example_trace_checks_clean_and_matches_the_schema() {
         .lines()
         .enumerate()
     {
-        let errs = schema::validate(&schema, &serde_json::from_str(line).unwrap());
+        let errs = schema_support::Validator::new(&schema).errors(&serde_json::from_str(line).unwrap());
         assert!(errs.is_empty(), "line {}: {errs:?}", i + 1);
     }
 }

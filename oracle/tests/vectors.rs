@@ -4,6 +4,8 @@
 
 #![allow(clippy::cast_possible_truncation, reason = "test data: small counts")]
 
+mod schema_support;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -68,11 +70,11 @@ fn corpus_has_at_least_400_vectors_with_unique_tc_ids_and_documented_flags() {
 
 #[test]
 fn every_shipped_vector_file_validates_against_the_published_schema() {
-    let file_schema = schema::vector_file_schema();
-    let case_schema = schema::case_schema();
-    let output_schema = schema::output_schema();
+    let file_schema = schema_support::Validator::new(&schema::vector_file_schema());
+    let case_schema = schema_support::Validator::new(&schema::case_schema());
+    let output_schema = schema_support::Validator::new(&schema::output_schema());
     for (path, raw) in raw_files() {
-        let errors = schema::validate(&file_schema, &raw);
+        let errors = file_schema.errors(&raw);
         assert!(
             errors.is_empty(),
             "{}: {}",
@@ -81,7 +83,7 @@ fn every_shipped_vector_file_validates_against_the_published_schema() {
         );
         for g in raw["testGroups"].as_array().expect("groups") {
             for t in g["tests"].as_array().expect("tests") {
-                let e = schema::validate(&case_schema, &t["case"]);
+                let e = case_schema.errors(&t["case"]);
                 assert!(
                     e.is_empty(),
                     "{} tcId {}: case: {}",
@@ -89,7 +91,7 @@ fn every_shipped_vector_file_validates_against_the_published_schema() {
                     t["tcId"],
                     e.join("; ")
                 );
-                let e = schema::validate(&output_schema, &t["expected"]);
+                let e = output_schema.errors(&t["expected"]);
                 assert!(
                     e.is_empty(),
                     "{} tcId {}: expected: {}",
@@ -104,9 +106,9 @@ fn every_shipped_vector_file_validates_against_the_published_schema() {
 
 #[test]
 fn the_schema_validator_rejects_what_the_parser_rejects() {
-    let case_schema = schema::case_schema();
+    let case_schema = schema_support::Validator::new(&schema::case_schema());
     let good = serde_json::json!({"op": "analyze", "entries": [{"id": "u", "kind": "ConversationalMessage", "text": "x"}]});
-    assert!(schema::validate(&case_schema, &good).is_empty());
+    assert!(case_schema.errors(&good).is_empty());
     let bad = [
         serde_json::json!({"op": "analyze", "entries": [], "extra": 1}),
         serde_json::json!({"op": "nope", "entries": []}),
@@ -121,7 +123,7 @@ fn the_schema_validator_rejects_what_the_parser_rejects() {
     ];
     for b in bad {
         assert!(
-            !schema::validate(&case_schema, &b).is_empty(),
+            !case_schema.errors(&b).is_empty(),
             "schema accepted {b}"
         );
         // The parser (plus value conversion) refuses the same inputs as invalid wire input.

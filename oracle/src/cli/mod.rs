@@ -19,13 +19,12 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use serde_json::Value as Json;
 
 use crate::wire::case::EstimatorInput;
 use crate::wire::corpus;
 use crate::wire::exec::{run_case_caught, Engine, Implementation, Model, RunError};
 use crate::wire::vectors::{self, corpus_files, load_file, render_table, run_file};
-use crate::wire::{schema, Case};
+use crate::wire::{schema, strict, Case};
 
 mod check;
 mod judge;
@@ -278,8 +277,19 @@ fn quietly<T>(f: impl FnOnce() -> T) -> T {
 /// The first line of clap's usage error without its `error: ` prefix, plus a pointer to help.
 fn usage_error_line(e: &clap::Error) -> String {
     let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or("invalid command line");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // The first paragraph, joined: it may name the missing arguments on indented lines.
+    let first: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let first = first.join(" ");
+    let first = first.strip_prefix("error: ").unwrap_or(&first);
+    let first = if first.is_empty() {
+        "invalid command line"
+    } else {
+        first
+    };
     format!("{first} (see --help)")
 }
 
@@ -413,8 +423,9 @@ enum Shape {
     Lines,
 }
 
-/// Splits input text into cases. With `verify_shorthand`, objects without `op` get
-/// `"op": "verify"` and any other op is refused.
+/// Splits input text into cases, reading each straight from the text (one pass, see
+/// [`crate::wire::strict`]). With `verify_shorthand`, objects without `op` are `verify` cases and
+/// any other op is refused.
 fn parse_cases(
     name: &str,
     text: &str,
@@ -425,174 +436,65 @@ fn parse_cases(
             "{name}: empty input: expected a case object, a JSON array of cases, or JSONL"
         )));
     }
-    // Duplicate object keys are ambiguous JSON (which one wins?): refuse them everywhere.
-    let mut dup = serde_json::Deserializer::from_str(text).into_iter::<NoDuplicateKeys>();
-    for item in dup.by_ref() {
-        if let Err(e) = item {
-            if e.line() > 0 && e.to_string().contains("duplicate key") {
-                return Err(invalid(format!(
-                    "{name}:{}:{}: invalid JSON: {}",
-                    e.line(),
-                    e.column(),
-                    strip_position(&e.to_string())
-                )));
-            }
-            break;
-        }
-    }
-    let mut values: Vec<(usize, usize, Json)> = Vec::new();
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Json>();
-    let mut start = 0;
-    loop {
-        match stream.next() {
-            None => break,
-            Some(Ok(v)) => {
-                let end = stream.byte_offset();
-                values.push((start, end, v));
-                start = end;
-            }
-            Some(Err(e)) => {
-                return Err(invalid(format!(
-                    "{name}:{}:{}: invalid JSON: {}",
-                    e.line(),
-                    e.column(),
-                    strip_position(&e.to_string())
-                )))
-            }
-        }
-    }
-    let shape = match values.as_slice() {
-        [(_, _, Json::Array(_))] => Shape::Array,
-        [_] => Shape::Single,
-        _ => Shape::Lines,
-    };
-    let mut cases = Vec::new();
-    let mut index = 0usize;
-    for (start, end, v) in values {
-        let items = match (shape, v) {
-            (Shape::Array, Json::Array(items)) => items,
-            (_, v) => vec![v],
+    if text.trim_start().starts_with('[') {
+        let cases = if verify_shorthand {
+            strict::read::<Vec<VerifyOnly>>(text).map(|v| v.into_iter().map(|c| c.0).collect())
+        } else {
+            strict::read::<Vec<Case>>(text)
         };
-        for mut item in items {
-            let label = match shape {
-                Shape::Single => String::new(),
-                _ => format!(" case #{index}"),
-            };
-            if verify_shorthand {
-                if let Json::Object(o) = &mut item {
-                    match o.get("op") {
-                        None => {
-                            o.insert("op".into(), Json::String("verify".into()));
-                        }
-                        Some(Json::String(s)) if s == "verify" => {}
-                        Some(other) => {
-                            return Err(invalid(format!(
-                            "{name}:{label} `verify` takes verify cases only, got \"op\": {other}"
-                        )))
-                        }
-                    }
-                }
+        return match cases {
+            Ok(cases) => Ok((Shape::Array, cases)),
+            Err(e) => {
+                let (index, e) = e.split_index();
+                Err(read_failure(name, index, &e))
             }
-            let case: Case = match serde_json::from_value(item) {
-                Ok(c) => c,
-                Err(e) => {
-                    // Re-parse the value's own text to report a position.
-                    let pos = match shape {
-                        Shape::Array => None,
-                        _ if verify_shorthand => None,
-                        _ => serde_json::from_str::<Case>(&text[start..end])
-                            .err()
-                            .filter(|pe| pe.line() > 0)
-                            .map(|pe| {
-                                let (l0, c0) = line_col(&text.as_bytes()[..start]);
-                                let line = l0 + pe.line() - 1;
-                                let col = if pe.line() == 1 {
-                                    c0 + pe.column() - 1
-                                } else {
-                                    pe.column()
-                                };
-                                (line, col)
-                            }),
-                    };
-                    let at = pos.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default();
-                    return Err(invalid(format!(
-                        "{name}{at}:{label} invalid case: {}",
-                        strip_position(&e.to_string())
-                    )));
-                }
-            };
-            cases.push(case);
-            index += 1;
+        };
+    }
+    let mut cases = Vec::new();
+    let items: Box<dyn Iterator<Item = _>> = if verify_shorthand {
+        Box::new(strict::read_many::<VerifyOnly>(text).map(|r| r.map(|(c, _)| c.0)))
+    } else {
+        Box::new(strict::read_many::<Case>(text).map(|r| r.map(|(c, _)| c)))
+    };
+    for item in items {
+        match item {
+            Ok(case) => cases.push(case),
+            Err(e) => {
+                let index = (!cases.is_empty()).then_some(cases.len());
+                return Err(read_failure(name, index, &e));
+            }
         }
     }
+    let shape = if cases.len() == 1 {
+        Shape::Single
+    } else {
+        Shape::Lines
+    };
     Ok((shape, cases))
 }
 
-/// A JSON value walker that fails on the first object with a repeated key.
-struct NoDuplicateKeys;
+/// The one-line report of an unreadable case: `NAME:LINE:COL: case #N invalid case: PATH: WHAT`.
+fn read_failure(name: &str, index: Option<usize>, e: &strict::ReadError) -> Failure {
+    let at = e
+        .position
+        .map(|(l, c)| format!(":{l}:{c}"))
+        .unwrap_or_default();
+    if e.syntax {
+        return invalid(format!("{name}{at}: invalid JSON: {}", e.message));
+    }
+    let label = index.map(|i| format!(" case #{i}")).unwrap_or_default();
+    invalid(format!(
+        "{name}{at}:{label} invalid case: {}: {}",
+        e.path, e.message
+    ))
+}
 
-impl<'de> serde::Deserialize<'de> for NoDuplicateKeys {
+/// A `verify` case whose `op` may be omitted (the `verify` command's shorthand).
+struct VerifyOnly(Case);
+
+impl<'de> serde::Deserialize<'de> for VerifyOnly {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(NoDuplicateKeysVisitor)
-    }
-}
-
-struct NoDuplicateKeysVisitor;
-
-impl<'de> serde::de::Visitor<'de> for NoDuplicateKeysVisitor {
-    type Value = NoDuplicateKeys;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<NoDuplicateKeys, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<NoDuplicateKeys, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<NoDuplicateKeys, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<NoDuplicateKeys, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<NoDuplicateKeys, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_unit<E>(self) -> Result<NoDuplicateKeys, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(
-        self,
-        mut seq: A,
-    ) -> Result<NoDuplicateKeys, A::Error> {
-        while seq.next_element::<NoDuplicateKeys>()?.is_some() {}
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        mut map: A,
-    ) -> Result<NoDuplicateKeys, A::Error> {
-        let mut seen = std::collections::HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if !seen.insert(key.clone()) {
-                return Err(serde::de::Error::custom(format!(
-                    "duplicate key {key:?} in an object"
-                )));
-            }
-            map.next_value::<NoDuplicateKeys>()?;
-        }
-        Ok(NoDuplicateKeys)
-    }
-}
-
-/// serde_json appends " at line L column C"; we print positions ourselves.
-fn strip_position(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_owned(),
-        None => msg.to_owned(),
+        strict::without_tag(d, "op", "verify").map(|c| VerifyOnly(Case::Verify(c)))
     }
 }
 

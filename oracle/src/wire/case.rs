@@ -14,10 +14,13 @@ use hybrid_compaction_model::entry::EntryKind;
 
 use super::adr::case as adr;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
-/// One conformance case: an operation (`op`) and its inputs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+use super::strict::{self, TaggedUnion};
+
+/// One conformance case: an operation (`op`) and its inputs. Read as a [`TaggedUnion`] (see
+/// [`super::strict`]): a new operation adds its variant here and its line to `read_as`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "camelCase")]
 pub enum Case {
     /// A full assembly (SPEC ASM-7) followed by diagnostics (SPEC DIA-5).
@@ -72,6 +75,38 @@ impl Case {
     }
 }
 
+impl TaggedUnion for Case {
+    const TAG: &'static str = "op";
+    const NAMES: &'static [&'static str] = &[
+        "assemble", "verify", "select", "evaluate", "analyze", "policy", "entry",
+    ];
+    const WHAT: &'static str = "operation";
+
+    fn read_as<'de, D: Deserializer<'de>>(name: &str, rest: D) -> Result<Case, D::Error> {
+        Ok(match name {
+            "assemble" => Case::Assemble(AssembleCase::deserialize(rest)?),
+            "verify" => Case::Verify(VerifyCase::deserialize(rest)?),
+            "select" => Case::Select(SelectCase::deserialize(rest)?),
+            "evaluate" => Case::Evaluate(EvaluateCase::deserialize(rest)?),
+            "analyze" => Case::Analyze(AnalyzeCase::deserialize(rest)?),
+            "policy" => Case::Policy(PolicyCase::deserialize(rest)?),
+            "entry" => Case::Entry(EntryCase::deserialize(rest)?),
+            _ => return Err(unlisted(name)),
+        })
+    }
+}
+
+/// A name in `NAMES` without its line in `read_as` (a programming error, reported as input).
+fn unlisted<E: serde::de::Error>(name: &str) -> E {
+    E::custom(format!("`{name}` is accepted but not readable (oracle bug)"))
+}
+
+impl<'de> Deserialize<'de> for Case {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Case, D::Error> {
+        strict::tagged(d)
+    }
+}
+
 impl Case {
     /// The case's policy, if its operation takes one and it is present.
     pub fn policy_mut(&mut self) -> Option<&mut PolicyInput> {
@@ -120,6 +155,14 @@ impl EstimatorInput {
 /// Inputs of the `assemble` operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("allOf" = [
+    {"not": {"required": ["entries", "transcript"]}},
+    {"anyOf": [{"required": ["entries"]}, {"required": ["transcript"]}, {"required": ["snapshots"]}]},
+    {"if": {"required": ["snapshots"], "properties": {"snapshots": {"maxItems": 0}}},
+     "then": {"not": {"anyOf": [{"required": ["entries"]}, {"required": ["transcript"]}]}}},
+    {"if": {"not": {"anyOf": [{"required": ["entries"]}, {"required": ["transcript"]}]}},
+     "then": {"properties": {"snapshots": {"prefixItems": [{"required": ["entries"]}]}}}}
+]))]
 pub struct AssembleCase {
     /// The policy (may be inherited from the vector test group).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -141,6 +184,7 @@ pub struct AssembleCase {
     pub reducer: Option<ReducerInput>,
     /// Cancellation point: `before`, `capture:K` or `reducer:K` (K 0-based).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = "^(before|capture:[0-9]+|reducer:[0-9]+)$"))]
     pub cancel: Option<String>,
 }
 
@@ -157,11 +201,12 @@ pub struct VerifyCase {
     pub proposed: Vec<ProposedItem>,
     /// Only `before` is meaningful here: the verifier checks the token first (SPEC VER-5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = "^before$"))]
     pub cancel: Option<String>,
 }
 
 /// One proposed entry: a copy of an original entry (by id) or a new entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ProposedItem {
     /// The original entry with this id, unchanged.
@@ -170,9 +215,55 @@ pub enum ProposedItem {
     Entry(EntryInput),
 }
 
+impl<'de> Deserialize<'de> for ProposedItem {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ProposedItem, D::Error> {
+        id_or_object::<D, EntryInput, _>(d, "an original entry id (a string) or an entry object")
+    }
+}
+
+impl From<String> for ProposedItem {
+    fn from(id: String) -> ProposedItem {
+        ProposedItem::Same(id)
+    }
+}
+
+impl From<EntryInput> for ProposedItem {
+    fn from(e: EntryInput) -> ProposedItem {
+        ProposedItem::Entry(e)
+    }
+}
+
+/// A string (an id) or an object read as `O`, in one pass (serde's untagged enums buffer the
+/// value and lose the path of whatever fails inside).
+fn id_or_object<'de, D, O, T>(d: D, what: &'static str) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    O: Deserialize<'de>,
+    T: From<String> + From<O>,
+{
+    struct V<O, T>(&'static str, std::marker::PhantomData<(O, T)>);
+    impl<'de, O: Deserialize<'de>, T: From<String> + From<O>> serde::de::Visitor<'de> for V<O, T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+        fn visit_str<E>(self, v: &str) -> Result<T, E> {
+            Ok(T::from(v.to_owned()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<T, E> {
+            Ok(T::from(v))
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            O::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(T::from)
+        }
+    }
+    d.deserialize_any(V::<O, T>(what, std::marker::PhantomData))
+}
+
 /// Inputs of the `select` operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{"required": ["entries"]}, {"required": ["transcript"]}]))]
 pub struct SelectCase {
     /// The policy (retention count, label, version).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -185,12 +276,14 @@ pub struct SelectCase {
     pub transcript: Option<TranscriptInput>,
     /// Only `before` is meaningful here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = "^before$"))]
     pub cancel: Option<String>,
 }
 
 /// Inputs of the `evaluate` operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{"required": ["entries"]}, {"required": ["transcript"]}]))]
 pub struct EvaluateCase {
     /// The policy (its estimator measures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,12 +296,14 @@ pub struct EvaluateCase {
     pub transcript: Option<TranscriptInput>,
     /// Only `before` is meaningful here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = "^before$"))]
     pub cancel: Option<String>,
 }
 
 /// Inputs of the `analyze` operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{"required": ["entries"]}, {"required": ["transcript"]}]))]
 pub struct AnalyzeCase {
     /// The list to analyze (exactly one of `entries` and `transcript`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -230,6 +325,13 @@ pub struct PolicyCase {
 /// Inputs of the `entry` operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("allOf" = [
+    {"if": {"required": ["transcript"]},
+     "then": {"properties": {"entries": {"maxItems": 0}},
+              "not": {"anyOf": [{"required": ["messages"]}, {"required": ["overrides"]}]}}},
+    {"if": {"required": ["messages"]}, "then": {"properties": {"entries": {"maxItems": 0}}}},
+    {"dependentRequired": {"overrides": ["messages"]}}
+]))]
 pub struct EntryCase {
     /// The entries to construct, in order (the first failure is the answer).
     #[serde(default)]
@@ -240,7 +342,12 @@ pub struct EntryCase {
     pub messages: Option<Vec<MessageInput>>,
     /// Classifier kind overrides by message index (decimal string keys), consulted per SPEC
     /// CLS-1 step 3.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "index_keyed"
+    )]
+    #[schemars(with = "Option<BTreeMap<IndexKey, KindInput>>")]
     pub overrides: Option<BTreeMap<String, KindInput>>,
     /// A provider / framework transcript to adapt (SPEC TRN-1 .. TRN-5); exclusive with
     /// `entries` and `messages`. The output also carries the transcript rendered back from the
@@ -270,12 +377,63 @@ pub struct TranscriptInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ids: Option<Vec<String>>,
     /// Kind overrides by message index (decimal string keys), per SPEC CLS-1 step 3.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "index_keyed"
+    )]
+    #[schemars(with = "Option<BTreeMap<IndexKey, KindInput>>")]
     pub overrides: Option<BTreeMap<String, KindInput>>,
+}
+
+/// A message index as an object key: a canonical decimal (`0`, `12`; not `00`, `+1`, `-0`), so
+/// that two keys never name the same message.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct IndexKey(pub String);
+
+/// The pattern of an [`IndexKey`].
+pub const INDEX_KEY_PATTERN: &str = "^(0|[1-9][0-9]*)$";
+
+impl<'de> Deserialize<'de> for IndexKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let key = String::deserialize(d)?;
+        let canonical = key == "0"
+            || (!key.is_empty()
+                && !key.starts_with('0')
+                && key.len() <= 19
+                && key.bytes().all(|b| b.is_ascii_digit()));
+        if canonical {
+            Ok(IndexKey(key))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "expected a message index as a decimal key without sign or leading zeros (such as \"0\" or \"12\"), got {}",
+                serde_json::Value::from(key)
+            )))
+        }
+    }
+}
+
+impl JsonSchema for IndexKey {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IndexKey".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "pattern": INDEX_KEY_PATTERN})
+    }
+}
+
+/// `overrides`: kinds by canonical message index.
+fn index_keyed<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<BTreeMap<String, KindInput>>, D::Error> {
+    let m = Option::<BTreeMap<IndexKey, KindInput>>::deserialize(d)?;
+    Ok(m.map(|m| m.into_iter().map(|(k, v)| (k.0, v)).collect()))
 }
 
 /// A transcript format (SPEC TRN-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(expecting = "a transcript format: `openai-chat`, `anthropic-messages` or `langchain`")]
 pub enum TranscriptFormatInput {
     /// OpenAI Chat Completions messages (SPEC TRN-2).
     #[serde(rename = "openai-chat")]
@@ -322,7 +480,7 @@ pub struct PolicyInput {
 }
 
 /// A size estimator (SPEC EST-1 .. EST-5).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum EstimatorInput {
     /// The UTF-8 context estimator (SPEC EST-2), `Utf8Bytes`.
@@ -337,6 +495,31 @@ pub enum EstimatorInput {
     Tokens(TokensEstimatorInput),
     /// Another estimator behind a memo (SPEC EST-7); its unit.
     Memo(MemoEstimatorInput),
+}
+
+impl TaggedUnion for EstimatorInput {
+    const TAG: &'static str = "kind";
+    const NAMES: &'static [&'static str] =
+        &["utf8", "utf8-text", "constant", "table", "tokens", "memo"];
+    const WHAT: &'static str = "estimator kind";
+
+    fn read_as<'de, D: Deserializer<'de>>(name: &str, rest: D) -> Result<Self, D::Error> {
+        Ok(match name {
+            "utf8" => EstimatorInput::Utf8(NoParameters::deserialize(rest)?),
+            "utf8-text" => EstimatorInput::Utf8Text(NoParameters::deserialize(rest)?),
+            "constant" => EstimatorInput::Constant(ConstantEstimatorInput::deserialize(rest)?),
+            "table" => EstimatorInput::Table(TableEstimatorInput::deserialize(rest)?),
+            "tokens" => EstimatorInput::Tokens(TokensEstimatorInput::deserialize(rest)?),
+            "memo" => EstimatorInput::Memo(MemoEstimatorInput::deserialize(rest)?),
+            _ => return Err(unlisted(name)),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for EstimatorInput {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        strict::tagged(d)
+    }
 }
 
 /// Parameters of the `memo` estimator.
@@ -360,6 +543,7 @@ pub struct TokensEstimatorInput {
 
 /// A bundled BPE encoding (SPEC EST-6), by its tiktoken name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(expecting = "an encoding: `o200k_base` or `cl100k_base`")]
 pub enum EncodingInput {
     /// `o200k_base`.
     #[serde(rename = "o200k_base")]
@@ -408,7 +592,13 @@ impl<'de> Deserialize<'de> for KindInput {
         let name = String::deserialize(deserializer)?;
         EntryKind::from_name(&name)
             .map(KindInput)
-            .ok_or_else(|| serde::de::Error::unknown_variant(&name, &EntryKind::NAMES))
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown entry kind {}, expected one of {}",
+                    serde_json::Value::from(name),
+                    EntryKind::NAMES.join(", ")
+                ))
+            })
     }
 }
 
@@ -432,6 +622,12 @@ impl JsonSchema for KindInput {
 /// allowed with kind `RecoverableContextSegment` and selects the factory of SPEC ENT-6.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("allOf" = [
+    {"not": {"required": ["text", "parts"]}},
+    {"if": {"required": ["segment"]},
+     "then": {"properties": {"kind": {"const": "RecoverableContextSegment"}},
+              "not": {"anyOf": [{"required": ["role"]}, {"required": ["text"]}, {"required": ["parts"]}]}}}
+]))]
 pub struct EntryInput {
     /// The entry id (SPEC ENT-2).
     pub id: String,
@@ -468,6 +664,7 @@ pub struct SegmentInput {
 /// A message (upstream reducer output): role, optional author, `text` or `parts`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("not" = {"required": ["text", "parts"]}))]
 pub struct MessageInput {
     /// The role.
     pub role: String,
@@ -484,7 +681,11 @@ pub struct MessageInput {
 
 /// One message part (SPEC ENT-3): exactly one key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a message part: an object with one key, `text`, `call`, `result` or `unsupported`"
+)]
 pub enum PartInput {
     /// A text part.
     Text(String),
@@ -569,7 +770,7 @@ impl JsonSchema for WireValueSchema {
                 tagged("u64", int(0.into(), u64::MAX.into())),
                 tagged("f32", float.clone()),
                 tagged("f64", float),
-                tagged("decimal", serde_json::json!({"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]+)?$"})),
+                tagged("decimal", serde_json::json!({"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]{1,28})?$"})),
                 tagged("raw", serde_json::json!({"type": "string"})),
                 tagged("map", serde_json::json!({"type": "object", "additionalProperties": me})),
                 tagged("list", serde_json::json!({"type": "array", "items": me})),
@@ -591,7 +792,7 @@ pub struct SnapshotInput {
 }
 
 /// The reducer of an assembly.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ReducerInput {
     /// Entry-level script, one step per invocation; past the end it echoes.
@@ -601,6 +802,29 @@ pub enum ReducerInput {
     /// `MessageCountingReducer` through the bridge: keep system messages and the last
     /// `targetCount` others.
     MessageCounting(MessageCountingInput),
+}
+
+impl TaggedUnion for ReducerInput {
+    const TAG: &'static str = "kind";
+    const NAMES: &'static [&'static str] = &["scripted", "upstream", "messageCounting"];
+    const WHAT: &'static str = "reducer kind";
+
+    fn read_as<'de, D: Deserializer<'de>>(name: &str, rest: D) -> Result<Self, D::Error> {
+        Ok(match name {
+            "scripted" => ReducerInput::Scripted(ScriptedReducerInput::deserialize(rest)?),
+            "upstream" => ReducerInput::Upstream(UpstreamReducerInput::deserialize(rest)?),
+            "messageCounting" => {
+                ReducerInput::MessageCounting(MessageCountingInput::deserialize(rest)?)
+            }
+            _ => return Err(unlisted(name)),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for ReducerInput {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        strict::tagged(d)
+    }
 }
 
 /// Steps of the entry-level scripted reducer.
@@ -629,7 +853,11 @@ pub struct MessageCountingInput {
 
 /// One entry-level reducer step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a reducer step: `echo`, `nothing`, {\"fail\": message} or {\"propose\": [...]}"
+)]
 pub enum StepInput {
     /// Return the request entries unchanged.
     Echo,
@@ -643,13 +871,31 @@ pub enum StepInput {
 }
 
 /// One item of a proposal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ProposalItemInput {
     /// Keep the request entry with this id (unknown id: the reducer fails).
     Keep(String),
     /// Add a new entry.
     New(NewItemInput),
+}
+
+impl<'de> Deserialize<'de> for ProposalItemInput {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ProposalItemInput, D::Error> {
+        id_or_object::<D, NewItemInput, _>(d, "a request entry id (a string) or {\"new\": entry}")
+    }
+}
+
+impl From<String> for ProposalItemInput {
+    fn from(id: String) -> ProposalItemInput {
+        ProposalItemInput::Keep(id)
+    }
+}
+
+impl From<NewItemInput> for ProposalItemInput {
+    fn from(n: NewItemInput) -> ProposalItemInput {
+        ProposalItemInput::New(n)
+    }
 }
 
 /// `{"new": entry}`.
@@ -662,7 +908,11 @@ pub struct NewItemInput {
 
 /// One upstream reducer step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "an upstream step: `echo`, `null`, {\"fail\": message} or {\"return\": [...]}"
+)]
 pub enum UpstreamStepInput {
     /// Return the input messages unchanged.
     Echo,

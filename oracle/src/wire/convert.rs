@@ -156,7 +156,7 @@ pub fn policy(
     let Some(p) = input else {
         return wire(
             path,
-            "missing field `policy` (neither in the case nor in its test group)",
+            "missing member `policy` (neither in the case nor in its test group)",
         );
     };
     let estimator = p.estimator.as_ref().map(|e| estimator(e, imp));
@@ -216,7 +216,7 @@ pub fn entries_or_transcript(
             Ok((t.entries().to_vec(), Some(t)))
         }
         (Some(_), Some(_)) => wire("$", "`entries` and `transcript` are mutually exclusive"),
-        (None, None) => wire("$", "missing field `entries` (or `transcript`)"),
+        (None, None) => wire("$", "missing member `entries` (or `transcript`)"),
     }
 }
 
@@ -482,6 +482,10 @@ pub fn value(v: &Json, path: &str, entry_id: Option<&str>) -> Result<Value, Case
                     _ => wire(&p, "expected a decimal string such as \"1.50\""),
                 },
                 "raw" => match inner {
+                    Json::String(s) if nesting_exceeds(s, MAX_NESTING) => wire(
+                        &p,
+                        format!("raw JSON nested deeper than {MAX_NESTING} levels"),
+                    ),
                     Json::String(s) => RawJson::new(s.clone()).map(Value::RawJson).or_else(|_| {
                         wire(
                             &p,
@@ -517,6 +521,37 @@ pub fn value(v: &Json, path: &str, entry_id: Option<&str>) -> Result<Value, Case
             }
         }
     }
+}
+
+/// The deepest nesting the wire format accepts, in the case text and inside `raw` values.
+pub const MAX_NESTING: usize = 128;
+
+/// True if the JSON text `s` opens more than `max` arrays/objects at once (strings skipped).
+fn nesting_exceeds(s: &str, max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for b in s.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn list(items: &[Json], path: &str, entry_id: Option<&str>) -> Result<Vec<Value>, CaseError> {
@@ -730,6 +765,6 @@ mod tests {
         let err = serde_json::from_value::<KindInput>(serde_json::json!("Nope")).unwrap_err();
         assert!(err
             .to_string()
-            .starts_with("unknown variant `Nope`, expected one of"));
+            .starts_with("unknown entry kind \"Nope\", expected one of SystemInstruction"));
     }
 }

@@ -388,7 +388,7 @@ fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError>
                             .filter(|i| *i < messages.len())
                             .ok_or_else(|| {
                                 WireError::new(
-                                    format!("$.overrides.{k}"),
+                                    format!("$.overrides[{}]", serde_json::Value::from(k.as_str())),
                                     "expected the decimal index of a message",
                                 )
                             })?;
@@ -496,6 +496,10 @@ fn proposed_entries(original: &[Entry], items: &[ProposedItem]) -> Result<Vec<En
     Ok(proposed)
 }
 
+fn prev_is_some(base: &Option<Vec<Entry>>) -> bool {
+    base.is_some()
+}
+
 fn run_assemble(
     c: &super::case::AssembleCase,
     imp: &dyn Implementation,
@@ -524,10 +528,12 @@ fn run_assemble(
             }
         },
         Some(snaps) => {
-            if snaps.is_empty() {
+            // SPEC SNAP-5: the empty schedule captures version 0 with no entries, so a base
+            // list would never be seen.
+            if snaps.is_empty() && prev_is_some(&base) {
                 return Err(CaseError::Wire(WireError::new(
                     "$.snapshots",
-                    "the schedule needs at least one snapshot",
+                    "an empty schedule captures no entries: drop `entries` / `transcript`, or give a snapshot",
                 )));
             }
             let mut prev = base;

@@ -26,6 +26,7 @@ pub mod corpus;
 pub mod exec;
 pub mod output;
 pub mod schema;
+pub mod strict;
 pub mod vectors;
 
 pub use case::Case;
