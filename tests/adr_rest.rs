@@ -1779,6 +1779,11 @@ fn cfg_3_dep_15_dep_16_the_public_path_defaults() {
     // DEP-15: no trust binding; DEP-16: call-local runs; no capability resolution.
     assert!(!c.trust_binding && !c.capability_resolver_consulted);
     assert_eq!(c.runs, RunCoordination::CallLocal);
+    // SPEC CFG-4: inside the per-call history decorator.
+    assert_eq!(
+        c.placement,
+        hybrid_compaction_model::configuration::HistoryPlacement::InsidePerCallHistory
+    );
     // The estimator is EST-2's: a 2-byte "é" text measures 2.
     let e = hybrid_compaction_model::entry::Entry::new(
         "e",

@@ -12,11 +12,12 @@ use std::sync::{Arc, Mutex};
 
 use hybrid_compaction::compose::composition::default_profile;
 use hybrid_compaction::compose::{self, Composed, Composition};
-use hybrid_compaction::lease::RunScope;
+use hybrid_compaction::lease::{Run, RunScope};
 use hybrid_compaction::node::{
     select, ChatClient, CompactionEvent, EventKind, NodeError, NodeOptions, NodeSelection,
     ProgressSink, ProviderError, Reporter, ReporterIdentity,
 };
+use hybrid_compaction_model::artifact::ArtifactReference;
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::capability::{
     Acceptance, BundleLane, CapabilityEntry, CapabilityMetadata, CapabilityName, CapabilityProfile,
@@ -26,11 +27,13 @@ use hybrid_compaction_model::composition::{
     ClientChain, ClientComponent, CompositionError, CompositionInput, CompositionStatus,
     NodeFactory, RunCoordination,
 };
+use hybrid_compaction_model::entry::{Entry, RecoverableSegment};
 use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::estimator::ConstantEstimator;
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
 use hybrid_compaction_model::reducers::MessageCountingReducer;
+use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
 use hybrid_compaction_model::trust::{
     BindingAccessor, Owners, TrustBinding, TrustContext, TrustGuard, TrustStatus, WorkspaceId,
 };
@@ -346,6 +349,45 @@ fn tru_3_dep_14_a_failed_second_revalidation_leaves_started_completed_and_no_dis
     assert!(matches!(&e, NodeError::Trust(t) if t.status == TrustStatus::WorkspaceMismatch));
     assert_eq!(sink.kinds(), vec![EventKind::Started, EventKind::Completed]);
     assert_eq!(node.client().sent, 0);
+}
+
+#[test]
+fn tru_3_node_5_a_failed_second_revalidation_releases_the_lease_for_a_later_call() {
+    // One run: the first call fails at step 12, so its reservation of the recovered body is
+    // released and the second call of the same run delivers the body (SPEC NODE-5, LSE-4).
+    let bad = Some(TrustContext {
+        user_id: "user-2".into(),
+        ..good().unwrap()
+    });
+    let (node, sink) = guarded_node(vec![good(), bad, good()], "session-1");
+    let body = "the recovered body";
+    let reference = ArtifactReference::to_content(body);
+    let mut node = node.with_snapshot_integration(move |mut baseline: Vec<Entry>| {
+        let segment = RecoverableSegment {
+            reference,
+            body: body.into(),
+        };
+        baseline.push(Entry::recoverable("seg", segment).unwrap());
+        Some(Box::new(StaticProvider::new(baseline)) as Box<dyn SnapshotProvider>)
+    });
+    let mut scope = RunScope::with_run(Run::new());
+    let messages = [Message::text("user", reference.to_string())];
+    let cancel = CancellationToken::new();
+    let first = node.call(&mut scope, &messages, &cancel).unwrap_err();
+    assert!(matches!(first, NodeError::Trust(t) if t.status == TrustStatus::IdentityMismatch));
+    assert_eq!(node.client().sent, 0);
+    let second = node.call(&mut scope, &messages, &cancel).unwrap();
+    assert_eq!(second.forwarded, vec![reference.digest()]);
+    assert_eq!(
+        sink.kinds(),
+        vec![
+            EventKind::Started,
+            EventKind::Completed,
+            EventKind::Started,
+            EventKind::Completed,
+            EventKind::Composed
+        ]
+    );
 }
 
 #[test]

@@ -137,3 +137,128 @@ fn atr_3_every_artifact_decision_shares_one_value_with_its_one_event() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Model == engine on generated ADR-0007 cases: the library's node and composition against the
+// executable specification, through the wire.
+
+mod differential {
+    use hybrid_compaction_oracle::wire::{run_case, Case, Engine, Model};
+    use proptest::prelude::*;
+    use serde_json::{json, Value as Json};
+
+    fn context() -> impl Strategy<Value = Json> {
+        prop_oneof![
+            1 => Just(Json::Null),
+            4 => Just(json!({"userId": "user-1", "orchestrationId": "orch-1", "workspace": 1})),
+            3 => (
+                prop::sample::select(vec!["user-1", "user-2"]),
+                prop::sample::select(vec!["orch-1", "orch-2"]),
+                prop::option::of(prop::sample::select(vec![1u64, 2])),
+            )
+                .prop_map(|(u, o, w)| match w {
+                    Some(w) => json!({"userId": u, "orchestrationId": o, "workspace": w}),
+                    None => json!({"userId": u, "orchestrationId": o}),
+                }),
+        ]
+    }
+
+    fn trust_case() -> impl Strategy<Value = Json> {
+        (
+            prop::bool::weighted(0.9),
+            prop::option::weighted(0.9, prop::collection::vec(context(), 1..4)),
+            prop::option::weighted(
+                0.9,
+                prop::sample::select(vec!["session-1", "session-1", "session-1", "session-2", " "]),
+            ),
+            prop::sample::select(vec!["Success", "Success", "Terminated", "Failed"]),
+        )
+            .prop_map(|(binding, accessor, session, assembly)| {
+                let mut c = json!({"op": "trust", "assembly": assembly});
+                if binding {
+                    c["binding"] = json!({"owners": {"userId": "user-1", "orchestrationId": "orch-1",
+                        "sessionId": "session-1"}, "workspace": 1});
+                }
+                if let Some(a) = accessor {
+                    c["accessor"] = json!(a);
+                }
+                if let Some(s) = session {
+                    c["sessionId"] = json!(s);
+                }
+                c
+            })
+    }
+
+    fn capability() -> impl Strategy<Value = Json> {
+        (
+            any::<bool>(),
+            prop::option::of(prop::sample::select(vec!["G2", "G4", "G5", "G6", "G7"])),
+            any::<bool>(),
+        )
+            .prop_map(|(requested, evidence, other)| {
+                let mut c = if other {
+                    json!({"name": "Memory", "stability": "Stable", "deliveryPhase": "G3"})
+                } else {
+                    json!({"name": "Compaction"})
+                };
+                c["requested"] = json!(requested);
+                if let Some(e) = evidence {
+                    c["evidence"] = json!(e);
+                }
+                c
+            })
+    }
+
+    fn compose_case() -> impl Strategy<Value = Json> {
+        (
+            prop::sample::select(vec!["SelectedProviders", "CompleteBundle"]),
+            prop::sample::select(vec!["StableOnly", "StableAndExperimental"]),
+            any::<bool>(),
+            prop::collection::vec(capability(), 0..3),
+            prop::collection::vec(prop::sample::select(vec!["Other", "Compaction"]), 0..3),
+            any::<bool>(),
+        )
+            .prop_map(|(lane, acceptance, coherent, mut caps, client, hybrid)| {
+                // Capability names must be distinct: keep the first of each.
+                let mut seen = Vec::new();
+                caps.retain(|c| {
+                    let n = c["name"].clone();
+                    !seen.contains(&n) && {
+                        seen.push(n);
+                        true
+                    }
+                });
+                json!({"op": "compose", "client": client, "hybridProfile": hybrid,
+                    "profile": {"lane": lane, "acceptance": acceptance, "historyCoherent": coherent,
+                        "capabilities": caps}})
+            })
+    }
+
+    fn same_answer(case: Json) -> Result<(), TestCaseError> {
+        let case: Case = serde_json::from_value(case).expect("generated cases parse");
+        let m = run_case(&case, &Model).expect("valid case");
+        let e = run_case(&case, &Engine).expect("valid case");
+        prop_assert_eq!(m, e);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// SPEC TRU-1 .. TRU-3, NODE-3: a real library node call answers as the specification.
+        #[test]
+        fn tru_3_node_3_the_library_node_revalidates_as_the_spec(c in trust_case()) {
+            same_answer(c)?;
+        }
+
+        /// SPEC CMP-3, CAP-3, CAP-4: the library's composition answers as the specification.
+        #[test]
+        fn cmp_3_cap_3_the_library_composition_answers_as_the_spec(c in compose_case()) {
+            same_answer(c.clone())?;
+            let mut resolve = c;
+            resolve["op"] = json!("resolve");
+            let profile = resolve["profile"].take();
+            same_answer(json!({"op": "resolve", "profile": profile}))?;
+        }
+    }
+}

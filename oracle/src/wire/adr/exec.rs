@@ -24,6 +24,7 @@ use hybrid_compaction_model::composition::{
 use hybrid_compaction_model::configuration::{ConfigurationError, PublicOptions};
 use hybrid_compaction_model::entry::RecoverableSegment;
 use hybrid_compaction_model::error::ErrorKind;
+use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::offload::{OffloadError, OffloadInput, OffloadRequest};
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
@@ -133,8 +134,9 @@ pub struct ModelAdr;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EngineAdr;
 
-/// The fixed policy of a composed profile and of a `trust` call (UTF-8 bytes).
-fn wire_policy(tight: bool) -> Policy {
+/// The fixed policy of a composed profile and of a `trust` call, measuring UTF-8 bytes with
+/// `estimator` (each implementation's own EST-2 estimator).
+fn wire_policy(tight: bool, estimator: Arc<dyn Estimator>) -> Policy {
     let (hard_limit, trigger_margin) = if tight { (40, 4) } else { (4096, 64) };
     let spec = PolicySpec {
         hard_limit,
@@ -143,7 +145,7 @@ fn wire_policy(tight: bool) -> Policy {
         maximum_compaction_attempts: 1,
         preservation_label: Some("wire".to_owned()),
         preservation_version: 1,
-        estimator: Some(Arc::new(spec::estimate::Utf8ContextEstimator)),
+        estimator: Some(estimator),
     };
     // Constant, valid numbers (SPEC POL-2).
     Policy::new(spec).unwrap_or_else(|e| unreachable!("fixed wire policy is valid: {e}"))
@@ -237,7 +239,7 @@ impl AdrImplementation for ModelAdr {
             session_id: &input.session_id,
             hybrid_profile: input.hybrid_profile.then(|| {
                 spec::composition::default_profile(
-                    wire_policy(false),
+                    wire_policy(false, Arc::new(spec::estimate::Utf8ContextEstimator)),
                     MessageCountingReducer { target_count: 2 },
                 )
             }),
@@ -254,6 +256,7 @@ mod engine {
     //! The library side: a real node call.
 
     use super::*;
+    use hybrid_compaction::engine::estimate::Utf8ContextEstimator;
     use hybrid_compaction::lease::RunScope;
     use hybrid_compaction::node::{
         select, ChatClient, CompactionEvent, EventKind, NodeError, NodeOptions, NodeSelection,
@@ -315,7 +318,7 @@ mod engine {
             _ => UpstreamStep::Echo,
         };
         let options = NodeOptions {
-            policy: wire_policy(tight),
+            policy: wire_policy(tight, Arc::new(Utf8ContextEstimator)),
             reducer: ScriptedUpstreamReducer::new(vec![step]),
         };
         let sink = Arc::new(Sink::default());
@@ -379,6 +382,7 @@ impl AdrImplementation for EngineAdr {
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError> {
         use hybrid_compaction::compose::composition::{compose, default_profile};
         use hybrid_compaction::compose::Composition as Request;
+        use hybrid_compaction::engine::estimate::Utf8ContextEstimator;
         let binding = default_binding();
         let accessor = ScriptedAccessor::always(super::convert::context_of(&binding));
         let chain = input.client.clone().unwrap_or_default();
@@ -393,7 +397,7 @@ impl AdrImplementation for EngineAdr {
             session_id: &input.session_id,
             hybrid_profile: input.hybrid_profile.then(|| {
                 default_profile(
-                    wire_policy(false),
+                    wire_policy(false, Arc::new(Utf8ContextEstimator)),
                     MessageCountingReducer { target_count: 2 },
                 )
             }),
