@@ -32,6 +32,14 @@ pub enum Case {
     Policy(PolicyCase),
     /// Entry construction and validation (SPEC ENT-2 .. ENT-6).
     Entry(EntryCase),
+    /// A diagnostics record from its fields (SPEC DIA-1 .. DIA-4).
+    Diagnostics(super::scenario::case::DiagnosticsCase),
+    /// The upstream-reducer bridge on its own (SPEC BRG-1 .. BRG-3).
+    Bridge(super::scenario::case::BridgeCase),
+    /// A lease scenario (SPEC LSE-1 .. LSE-10).
+    Leases(super::scenario::case::LeasesCase),
+    /// A node scenario (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6).
+    Node(super::scenario::case::NodeCase),
 }
 
 impl Case {
@@ -45,6 +53,10 @@ impl Case {
             Case::Analyze(_) => "analyze",
             Case::Policy(_) => "policy",
             Case::Entry(_) => "entry",
+            Case::Diagnostics(_) => "diagnostics",
+            Case::Bridge(_) => "bridge",
+            Case::Leases(_) => "leases",
+            Case::Node(_) => "node",
         }
     }
 }
@@ -58,7 +70,9 @@ impl Case {
             Case::Select(c) => c.policy.as_mut(),
             Case::Evaluate(c) => c.policy.as_mut(),
             Case::Policy(c) => c.policy.as_mut(),
+            Case::Node(c) => c.policy.as_mut(),
             Case::Analyze(_) | Case::Entry(_) => None,
+            Case::Diagnostics(_) | Case::Bridge(_) | Case::Leases(_) => None,
         }
     }
 }

@@ -43,6 +43,15 @@ pub struct Output {
     /// list on success) rendered in the transcript's format (SPEC TRN-6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_transcript: Option<serde_json::Value>,
+    /// `bridge`: the result entries of each call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bridge: Option<super::scenario::output::BridgeOutput>,
+    /// `leases`: one answer per step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leases: Option<Vec<super::scenario::output::LeaseStepOutput>>,
+    /// `node`: the selection and one answer per step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<super::scenario::output::NodeOutput>,
 }
 
 impl Output {

@@ -84,7 +84,9 @@ impl TestVector {
                 Case::Select(c) => Some(&mut c.policy),
                 Case::Evaluate(c) => Some(&mut c.policy),
                 Case::Policy(c) => Some(&mut c.policy),
+                Case::Node(c) => Some(&mut c.policy),
                 Case::Analyze(_) | Case::Entry(_) => None,
+                Case::Diagnostics(_) | Case::Bridge(_) | Case::Leases(_) => None,
             };
             if let Some(slot) = slot {
                 if slot.is_none() {
