@@ -61,7 +61,10 @@ fn enum_value<T: Copy>(
 }
 
 /// The `diagnostics` operation (SPEC DIA-1 .. DIA-4): the record's checks, then its echo.
-pub fn diagnostics(c: &DiagnosticsCase, imp: &dyn crate::wire::exec::Implementation) -> Result<Output, CaseError> {
+pub fn diagnostics(
+    c: &DiagnosticsCase,
+    imp: &dyn crate::wire::exec::Implementation,
+) -> Result<Output, CaseError> {
     let (outcome, outcome_text) = enum_value(
         &c.outcome,
         &CompactionOutcome::ALL,
@@ -77,8 +80,12 @@ pub fn diagnostics(c: &DiagnosticsCase, imp: &dyn crate::wire::exec::Implementat
     let mut contributions = Vec::with_capacity(c.category_contributions.len());
     let mut echoed = Vec::with_capacity(c.category_contributions.len());
     for x in &c.category_contributions {
-        let (category, text) =
-            enum_value(&x.category, &Category::ALL, &Category::NAMES, Category::from_name);
+        let (category, text) = enum_value(
+            &x.category,
+            &Category::ALL,
+            &Category::NAMES,
+            Category::from_name,
+        );
         contributions.push(ContributionFields {
             category,
             size: x.size,
@@ -151,7 +158,10 @@ fn bridge_policy() -> Result<Policy, CaseError> {
 }
 
 /// The `bridge` operation (SPEC BRG-1 .. BRG-3).
-pub fn bridge(c: &BridgeCase, imp: &dyn crate::wire::exec::Implementation) -> Result<Output, CaseError> {
+pub fn bridge(
+    c: &BridgeCase,
+    imp: &dyn crate::wire::exec::Implementation,
+) -> Result<Output, CaseError> {
     let mut current = convert::entries(&c.entries, "$.entries")?;
     if c.steps.is_empty() {
         return wire("$.steps", "the bridge needs at least one step");
@@ -301,14 +311,20 @@ impl Names {
         let name = f.map_or("main", String::as_str);
         match self.flows.get(name) {
             Some(i) => Ok(*i),
-            None => wire(format!("{path}.flow"), format!("no flow named {name:?} (flows are `main` and those `fork` created)")),
+            None => wire(
+                format!("{path}.flow"),
+                format!("no flow named {name:?} (flows are `main` and those `fork` created)"),
+            ),
         }
     }
 
     fn call(&self, name: &str, path: &str) -> Result<usize, CaseError> {
         match self.calls.iter().position(|(n, _)| n == name) {
             Some(i) => Ok(i),
-            None => wire(format!("{path}.call"), format!("no call named {name:?} entered before")),
+            None => wire(
+                format!("{path}.call"),
+                format!("no call named {name:?} entered before"),
+            ),
         }
     }
 
@@ -316,7 +332,10 @@ impl Names {
         let i = self.call(name, path)?;
         match self.calls[i].1 {
             CallState::Admitted(..) => Ok(i),
-            _ => wire(format!("{path}.call"), format!("call {name:?} does not hold the gate")),
+            _ => wire(
+                format!("{path}.call"),
+                format!("call {name:?} does not hold the gate"),
+            ),
         }
     }
 
@@ -324,7 +343,10 @@ impl Names {
         if let Some((_, state)) = self.calls.iter().find(|(n, _)| n == name) {
             return match state {
                 CallState::Admitted(_, l) | CallState::Done(_, Some(l)) => Ok(*l),
-                _ => wire(format!("{path}.lease"), format!("call {name:?} has no lease (it never entered the gate)")),
+                _ => wire(
+                    format!("{path}.lease"),
+                    format!("call {name:?} has no lease (it never entered the gate)"),
+                ),
             };
         }
         let next = LeaseId(RAW_LEASE_BASE + self.raw.len() as u64);
@@ -346,7 +368,9 @@ fn named_digests(c: &LeasesCase) -> BTreeSet<Digest> {
     let mut out = BTreeSet::new();
     for s in &c.steps {
         match s {
-            LeaseStepInput::BeginRun(b) => out.extend(b.revisions.iter().flatten().map(|(b, _)| Digest::of(b))),
+            LeaseStepInput::BeginRun(b) => {
+                out.extend(b.revisions.iter().flatten().map(|(b, _)| Digest::of(b)))
+            }
             LeaseStepInput::Reserve(r) => {
                 out.insert(Digest::of(&r.body));
             }
@@ -374,7 +398,10 @@ enum Subject {
 }
 
 /// The `leases` operation (SPEC LSE-1 .. LSE-10).
-pub fn leases(c: &LeasesCase, imp: &dyn crate::wire::exec::Implementation) -> Result<Output, CaseError> {
+pub fn leases(
+    c: &LeasesCase,
+    imp: &dyn crate::wire::exec::Implementation,
+) -> Result<Output, CaseError> {
     let mut world = imp.lease_world();
     let mut names = Names::default();
     names.flows.insert("main".to_owned(), 0);
@@ -390,7 +417,13 @@ pub fn leases(c: &LeasesCase, imp: &dyn crate::wire::exec::Implementation) -> Re
             Subject::Flow(f) => (w.view(f), Box::new(move |d| w.peek_revision(f, d))),
             Subject::Call(k) => (w.call_run(k), Box::new(move |d| w.peek_call_revision(k, d))),
         };
-        o.run = run_output(view, &mut runs, |r, l| names.lease_name(r, l), revision, &named);
+        o.run = run_output(
+            view,
+            &mut runs,
+            |r, l| names.lease_name(r, l),
+            revision,
+            &named,
+        );
         out.push(o);
     }
     Ok(Output {
@@ -419,7 +452,12 @@ fn lease_step(
     Ok(match step {
         LeaseStepInput::BeginRun(b) => {
             let f = names.flow(b.flow.as_ref(), &format!("{path}.beginRun"))?;
-            let revisions: Vec<_> = b.revisions.iter().flatten().map(|(b, r)| (Digest::of(b), *r)).collect();
+            let revisions: Vec<_> = b
+                .revisions
+                .iter()
+                .flatten()
+                .map(|(b, r)| (Digest::of(b), *r))
+                .collect();
             world.begin(f, &revisions);
             Subject::Flow(f)
         }
@@ -437,7 +475,10 @@ fn lease_step(
             let p = format!("{path}.fork");
             let f = names.flow(x.flow.as_ref(), &p)?;
             if names.flows.contains_key(&x.into) {
-                return wire(format!("{p}.into"), format!("flow {:?} exists already", x.into));
+                return wire(
+                    format!("{p}.into"),
+                    format!("flow {:?} exists already", x.into),
+                );
             }
             world.fork(f);
             let child = names.flows.len();
@@ -485,10 +526,16 @@ fn lease_step(
             let p = format!("{path}.enter");
             let f = names.flow(x.flow.as_ref(), &p)?;
             if names.calls.iter().any(|(n, _)| *n == x.call) {
-                return wire(format!("{p}.call"), format!("call {:?} exists already", x.call));
+                return wire(
+                    format!("{p}.call"),
+                    format!("call {:?} exists already", x.call),
+                );
             }
             if let Some(v) = world.view(f) {
-                let waiter = names.calls.iter().any(|(_, s)| *s == CallState::Waiting(v.run));
+                let waiter = names
+                    .calls
+                    .iter()
+                    .any(|(_, s)| *s == CallState::Waiting(v.run));
                 if waiter && v.gate_occupied && !x.cancelled {
                     return wire(format!("{p}.call"), "a call of this run is waiting already: one waiter per run keeps the scenario deterministic");
                 }
@@ -497,11 +544,15 @@ fn lease_step(
             let run = world.view(f).map(|v| v.run);
             match world.enter(f, k, x.cancelled) {
                 Ok(Entered::Admitted(lease)) => {
-                    names.calls.push((x.call.clone(), CallState::Admitted(run.unwrap_or(0), lease)));
+                    names
+                        .calls
+                        .push((x.call.clone(), CallState::Admitted(run.unwrap_or(0), lease)));
                     o.gate = Some("admitted".to_owned());
                 }
                 Ok(Entered::Waiting) => {
-                    names.calls.push((x.call.clone(), CallState::Waiting(run.unwrap_or(0))));
+                    names
+                        .calls
+                        .push((x.call.clone(), CallState::Waiting(run.unwrap_or(0))));
                     o.gate = Some("waiting".to_owned());
                 }
                 Err(e) => o.error = err(&e),
@@ -512,7 +563,10 @@ fn lease_step(
             let p = format!("{path}.cancelWaiter");
             let k = names.call(&x.call, &p)?;
             let CallState::Waiting(run) = names.calls[k].1 else {
-                return wire(format!("{p}.call"), format!("call {:?} is not waiting", x.call));
+                return wire(
+                    format!("{p}.call"),
+                    format!("call {:?} is not waiting", x.call),
+                );
             };
             names.calls[k].1 = CallState::Done(run, None);
             match world.cancel_waiter(k) {
@@ -560,7 +614,11 @@ fn lease_step(
                 Ok(s) => {
                     o.snapshot = Some(CaptureOutput {
                         version: s.version(),
-                        entry_ids: s.entries().iter().map(|e| e.id().as_str().to_owned()).collect(),
+                        entry_ids: s
+                            .entries()
+                            .iter()
+                            .map(|e| e.id().as_str().to_owned())
+                            .collect(),
                     });
                 }
                 Err(e) => o.error = Some(convert::assembly_error(&e.into())),
@@ -624,12 +682,10 @@ fn upstream(r: Option<&ReducerInput>) -> Result<WireUpstream, CaseError> {
             }
             WireUpstream::Scripted(ScriptedUpstreamReducer::new(steps))
         }
-        Some(ReducerInput::Scripted(_)) => {
-            return wire(
-                "$.reducer.kind",
-                "the node takes an upstream (message-level) reducer: `upstream` or `messageCounting`",
-            )
-        }
+        Some(ReducerInput::Scripted(_)) => return wire(
+            "$.reducer.kind",
+            "the node takes an upstream (message-level) reducer: `upstream` or `messageCounting`",
+        ),
     })
 }
 
@@ -641,13 +697,19 @@ fn plan(c: &super::case::NodeCallInput, path: &str) -> Result<CallPlan, CaseErro
     let schedule = match &c.snapshots {
         None => None,
         Some(s) if s.is_empty() => {
-            return wire(format!("{path}.snapshots"), "the schedule needs at least one snapshot")
+            return wire(
+                format!("{path}.snapshots"),
+                "the schedule needs at least one snapshot",
+            )
         }
         Some(s) => {
             let mut out = Vec::with_capacity(s.len());
             for (i, step) in s.iter().enumerate() {
                 let entries = match &step.entries {
-                    Some(es) => Some(convert::entries(es, &format!("{path}.snapshots[{i}].entries"))?),
+                    Some(es) => Some(convert::entries(
+                        es,
+                        &format!("{path}.snapshots[{i}].entries"),
+                    )?),
                     None => None,
                 };
                 out.push((step.version, entries));
@@ -661,7 +723,10 @@ fn plan(c: &super::case::NodeCallInput, path: &str) -> Result<CallPlan, CaseErro
             Some(convert::CancelPoint::Before) => (true, None),
             Some(convert::CancelPoint::Capture(k)) => (false, Some(k)),
             Some(convert::CancelPoint::Reducer(_)) => {
-                return wire(format!("{path}.cancel"), "a node call takes `before` or `capture:K`")
+                return wire(
+                    format!("{path}.cancel"),
+                    "a node call takes `before` or `capture:K`",
+                )
             }
         };
     Ok(CallPlan {
@@ -723,7 +788,10 @@ fn call_output(r: &CallRecord, ids: &mut Placeholders) -> NodeStepOutput {
 }
 
 /// The `node` operation (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6).
-pub fn node(c: &NodeCase, imp: &dyn crate::wire::exec::Implementation) -> Result<Output, CaseError> {
+pub fn node(
+    c: &NodeCase,
+    imp: &dyn crate::wire::exec::Implementation,
+) -> Result<Output, CaseError> {
     let enabled = c.enabled.unwrap_or(true);
     let options = if c.options.unwrap_or(true) {
         let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
@@ -829,7 +897,13 @@ pub fn node(c: &NodeCase, imp: &dyn crate::wire::exec::Implementation) -> Result
                 .map_or_else(|| format!("lease-{}", l.0), |(n, _)| n.clone())
         };
         let view = world.view();
-        o.run = run_output(view, &mut runs, lease_name, |d| world.peek_revision(d), &named);
+        o.run = run_output(
+            view,
+            &mut runs,
+            lease_name,
+            |d| world.peek_revision(d),
+            &named,
+        );
         steps.push(o);
     }
     Ok(Output {

@@ -140,6 +140,11 @@ impl Default for SpecLeases {
 }
 
 impl SpecLeases {
+    /// The index the next entering call gets.
+    pub fn next_call(&self) -> usize {
+        self.calls.len()
+    }
+
     fn run_of(&self, flow: usize) -> Result<usize, LeaseError> {
         self.flows[flow].current.ok_or(LeaseError::NoActiveRun)
     }

@@ -105,7 +105,11 @@ pub enum CallEnd {
     Sent(Vec<Message>, Vec<Digest>),
     /// A typed error; `Some` termination content for a termination (SPEC NODE-4); the messages
     /// if they were dispatched before the provider failed.
-    Failed(ErrorOutput, Option<(String, i32, i32)>, Option<Vec<Message>>),
+    Failed(
+        ErrorOutput,
+        Option<(String, i32, i32)>,
+        Option<Vec<Message>>,
+    ),
 }
 
 /// One call's answer, before rendering.
@@ -207,7 +211,6 @@ pub struct SpecNode {
     reducer: WireUpstream,
     reporter: Option<ReporterInput>,
     world: SpecLeases,
-    calls: usize,
     sequence: u64,
     attempts: u64,
 }
@@ -220,7 +223,6 @@ impl SpecNode {
             reducer,
             reporter,
             world: SpecLeases::default(),
-            calls: 0,
             sequence: 0,
             attempts: 0,
         }
@@ -351,11 +353,12 @@ impl NodeWorld for SpecNode {
         };
         // (1) ensure a run scope; (2) the gate and a fresh lease.
         self.world.ensure(0);
-        let call = self.calls;
-        self.calls += 1;
+        let call = self.world.next_call();
         let end = match self.world.enter(0, call, token.is_cancelled()) {
             Err(e) => CallEnd::Failed(lease_error(&e), None, None),
-            Ok(Entered::Waiting) => CallEnd::Failed(lease_error(&LeaseError::Cancelled), None, None),
+            Ok(Entered::Waiting) => {
+                CallEnd::Failed(lease_error(&LeaseError::Cancelled), None, None)
+            }
             Ok(Entered::Admitted(_)) => match self.assemble(call, plan, &token, &mut events) {
                 Err((e, terminated)) => {
                     let _ = self.world.finish(call, None);
