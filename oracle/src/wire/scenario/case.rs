@@ -12,13 +12,27 @@ use crate::wire::case::{EntryInput, MessageInput, PolicyInput, ReducerInput, Sna
 /// A categorical value of a diagnostics record: its name, or its ordinal (declaration order,
 /// 0-based). A name that is no member, or an ordinal out of range, is an *undefined* value,
 /// which the record's checks reject (SPEC DIA-3, DIA-4).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum EnumValueInput {
     /// The ordinal.
     Ordinal(i64),
     /// The name.
     Name(String),
+}
+
+impl<'de> Deserialize<'de> for EnumValueInput {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::String(s) => Ok(EnumValueInput::Name(s)),
+            serde_json::Value::Number(n) if n.as_i64().is_some() => {
+                Ok(EnumValueInput::Ordinal(n.as_i64().unwrap_or_default()))
+            }
+            other => Err(serde::de::Error::custom(format!(
+                "expected a name (string) or an ordinal (integer), got {other}"
+            ))),
+        }
+    }
 }
 
 /// Inputs of the `diagnostics` operation: a record given field by field (SPEC DIA-1).
