@@ -137,3 +137,105 @@ fn check_contributions(
     }
     Ok(())
 }
+
+/// One contribution given field by field (SPEC DIA-3): `category` is `None` when the value is
+/// no member of the category enum (an undefined value, e.g. an out-of-range integer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContributionFields {
+    /// The category, `None` if undefined.
+    pub category: Option<Category>,
+    /// The size.
+    pub size: i32,
+    /// The entry count.
+    pub entry_count: i32,
+}
+
+/// A diagnostics record given field by field (SPEC DIA-1), as a host constructs one; the
+/// categorical fields are `None` when their value is undefined. [`RecordFields::validate`] is
+/// the record's constructor check (SPEC DIA-3, DIA-4; C# S66, S67). Stages are not checked
+/// there: neither instance rule names them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordFields {
+    /// The outcome, `None` if undefined.
+    pub outcome: Option<CompactionOutcome>,
+    /// The unit, `None` if undefined.
+    pub measurement_unit: Option<MeasurementUnit>,
+    /// `OriginalSize`.
+    pub original_size: i32,
+    /// `FinalSize`.
+    pub final_size: i32,
+    /// `TriggerThreshold`.
+    pub trigger_threshold: i32,
+    /// `HardLimit`.
+    pub hard_limit: i32,
+    /// `AttemptCount`.
+    pub attempt_count: i32,
+    /// The contributions, in the given order.
+    pub category_contributions: Vec<ContributionFields>,
+    /// `FinalSequenceValid` (`None`: absent).
+    pub final_sequence_valid: Option<bool>,
+}
+
+impl RecordFields {
+    /// The instance checks, in this order: a defined outcome (success or termination); a
+    /// defined unit; every number `>= 0`; then for a success (SPEC DIA-3) `FinalSize <=
+    /// HardLimit`, every contribution with a defined category not seen before, `Size >= 0` and
+    /// `EntryCount >= 1`, the checked sum of sizes (overflow: an `Overflow` error) equal to
+    /// `FinalSize`, and `FinalSequenceValid = true`; for a termination (SPEC DIA-4) no
+    /// contributions and `FinalSequenceValid` absent. Any other violation is an
+    /// invalid-operation error naming the rule.
+    pub fn validate(&self) -> Result<(), AssemblyError> {
+        let invariant = AssemblyError::DiagnosticsInvariant;
+        let outcome = self
+            .outcome
+            .ok_or(invariant("the outcome is not a defined value"))?;
+        if self.measurement_unit.is_none() {
+            return Err(invariant("the measurement unit is not a defined value"));
+        }
+        let numbers = [
+            self.original_size,
+            self.final_size,
+            self.trigger_threshold,
+            self.hard_limit,
+            self.attempt_count,
+        ];
+        if numbers.iter().any(|n| *n < 0) {
+            return Err(invariant("numbers must be non-negative"));
+        }
+        // SPEC DIA-2: the mirror has the outcome's order, so the index names the outcome.
+        let success = crate::assembly::Outcome::ALL[outcome.index()].is_success();
+        if !success {
+            if !self.category_contributions.is_empty() {
+                return Err(invariant("a termination has no contributions"));
+            }
+            if self.final_sequence_valid.is_some() {
+                return Err(invariant("a termination has no final sequence validity"));
+            }
+            return Ok(());
+        }
+        if self.final_size > self.hard_limit {
+            return Err(invariant("success final size exceeds the hard limit"));
+        }
+        let mut seen = Vec::with_capacity(self.category_contributions.len());
+        let mut checked = Vec::with_capacity(self.category_contributions.len());
+        for c in &self.category_contributions {
+            let category = c
+                .category
+                .ok_or(invariant("a contribution category is not a defined value"))?;
+            if seen.contains(&category) {
+                return Err(invariant("contribution categories must be unique"));
+            }
+            seen.push(category);
+            checked.push(Contribution {
+                category,
+                size: c.size,
+                entry_count: c.entry_count,
+            });
+        }
+        check_contributions(&checked, self.final_size)?;
+        if self.final_sequence_valid != Some(true) {
+            return Err(invariant("a success has a valid final sequence"));
+        }
+        Ok(())
+    }
+}

@@ -51,6 +51,14 @@ pub enum Case {
     Offload(adr::OffloadCase),
     /// The public switch of ADR-0011 (SPEC CFG-1 .. CFG-4).
     Configure(adr::ConfigureCase),
+    /// A diagnostics record from its fields (SPEC DIA-1 .. DIA-4).
+    Diagnostics(super::scenario::case::DiagnosticsCase),
+    /// The upstream-reducer bridge on its own (SPEC BRG-1 .. BRG-3).
+    Bridge(super::scenario::case::BridgeCase),
+    /// A lease scenario (SPEC LSE-1 .. LSE-10).
+    Leases(super::scenario::case::LeasesCase),
+    /// A node scenario (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6).
+    Node(super::scenario::case::NodeCase),
 }
 
 impl Case {
@@ -71,6 +79,10 @@ impl Case {
             Case::Rehydrate(_) => "rehydrate",
             Case::Offload(_) => "offload",
             Case::Configure(_) => "configure",
+            Case::Diagnostics(_) => "diagnostics",
+            Case::Bridge(_) => "bridge",
+            Case::Leases(_) => "leases",
+            Case::Node(_) => "node",
         }
     }
 }
@@ -116,6 +128,7 @@ impl Case {
             Case::Select(c) => c.policy.as_mut(),
             Case::Evaluate(c) => c.policy.as_mut(),
             Case::Policy(c) => c.policy.as_mut(),
+            Case::Node(c) => c.policy.as_mut(),
             Case::Analyze(_) | Case::Entry(_) => None,
             Case::Resolve(_)
             | Case::Compose(_)
@@ -123,7 +136,9 @@ impl Case {
             | Case::Record(_)
             | Case::Rehydrate(_)
             | Case::Offload(_)
-            | Case::Configure(_) => None,
+            | Case::Configure(_) | Case::Diagnostics(_)
+            | Case::Bridge(_)
+            | Case::Leases(_) => None,
         }
     }
 }

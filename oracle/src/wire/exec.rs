@@ -39,7 +39,7 @@ use super::output::{ErrorOutput, Output};
 
 /// The operations of the SPEC that a case can exercise, implemented once by the model and once
 /// by the engine.
-pub trait Implementation: Sync {
+pub trait Implementation: Sync + super::scenario::Scenarios {
     /// `model` or `engine`.
     fn name(&self) -> &'static str;
     /// The UTF-8 context estimator (SPEC EST-2).
@@ -332,7 +332,12 @@ fn token_for(
 }
 
 fn run_inner(case: &Case, imp: &dyn Implementation) -> Result<Output, CaseError> {
+    use super::scenario::exec as scenario;
     match case {
+        Case::Diagnostics(c) => scenario::diagnostics(c, imp),
+        Case::Bridge(c) => scenario::bridge(c, imp),
+        Case::Leases(c) => scenario::leases(c, imp),
+        Case::Node(c) => scenario::node(c, imp),
         Case::Policy(c) => {
             let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
             Ok(Output {

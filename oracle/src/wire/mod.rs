@@ -25,6 +25,7 @@ pub mod convert;
 pub mod corpus;
 pub mod exec;
 pub mod output;
+pub mod scenario;
 pub mod schema;
 pub mod strict;
 pub mod vectors;

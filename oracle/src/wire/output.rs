@@ -66,6 +66,15 @@ pub struct Output {
     /// `configure`: the effective-defaults report and installed compaction (SPEC CFG).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configuration: Option<adr::ConfigurationOutput>,
+    /// `bridge`: the result entries of each call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bridge: Option<super::scenario::output::BridgeOutput>,
+    /// `leases`: one answer per step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leases: Option<Vec<super::scenario::output::LeaseStepOutput>>,
+    /// `node`: the selection and one answer per step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<super::scenario::output::NodeOutput>,
 }
 
 impl Output {

@@ -84,6 +84,7 @@ impl TestVector {
                 Case::Select(c) => Some(&mut c.policy),
                 Case::Evaluate(c) => Some(&mut c.policy),
                 Case::Policy(c) => Some(&mut c.policy),
+                Case::Node(c) => Some(&mut c.policy),
                 _ => None,
             };
             if let Some(slot) = slot {

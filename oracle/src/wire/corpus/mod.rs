@@ -33,6 +33,7 @@ mod hand_churn;
 mod hand_diagnostics;
 mod hand_errors;
 mod hand_exchange;
+mod hand_scenarios;
 mod hand_tokens;
 mod hand_transcripts;
 mod hand_verify;
@@ -240,6 +241,26 @@ pub fn topics(seed: u64, count: usize) -> Vec<Topic> {
             groups: hand_adr_artifacts::offload_table(),
         },
         Topic {
+            name: "diagnostics-records",
+            base: 11000,
+            groups: hand_scenarios::records(),
+        },
+        Topic {
+            name: "bridge-op",
+            base: 11200,
+            groups: hand_scenarios::bridge_op(),
+        },
+        Topic {
+            name: "leases",
+            base: 11400,
+            groups: hand_scenarios::leases(),
+        },
+        Topic {
+            name: "node",
+            base: 11700,
+            groups: hand_scenarios::node(),
+        },
+        Topic {
             name: "generated",
             base: 10000,
             groups: generated::groups(seed, count),
@@ -271,6 +292,10 @@ pub fn topic_names() -> Vec<&'static str> {
         "records",
         "rehydration",
         "offload",
+        "diagnostics-records",
+        "bridge-op",
+        "leases",
+        "node",
         "generated",
     ]
 }
