@@ -42,7 +42,13 @@ struct Bad {
     schema: Schema,
 }
 
-fn bad(what: &'static str, input: impl Into<Vec<u8>>, at: &'static str, words: &'static str, schema: Schema) -> Bad {
+fn bad(
+    what: &'static str,
+    input: impl Into<Vec<u8>>,
+    at: &'static str,
+    words: &'static str,
+    schema: Schema,
+) -> Bad {
     Bad {
         what,
         input: input.into(),
@@ -378,7 +384,10 @@ fn every_bad_input_exits_2_naming_where_and_what() {
 fn rust_words(message: &str) -> Vec<String> {
     let mut found: Vec<String> = message
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| ["enum", "struct", "variant", "serde", "untagged"].contains(&w.to_ascii_lowercase().as_str()))
+        .filter(|w| {
+            ["enum", "struct", "variant", "serde", "untagged"]
+                .contains(&w.to_ascii_lowercase().as_str())
+        })
         .map(str::to_owned)
         .collect();
     if message.contains("::") {
@@ -408,7 +417,10 @@ fn no_error_message_names_a_rust_type() {
 fn parser_refuses(text: &str) -> bool {
     match strict::read::<Case>(text) {
         Err(_) => true,
-        Ok(case) => hybrid_compaction_oracle::wire::run_case(&case, &hybrid_compaction_oracle::wire::Model).is_err(),
+        Ok(case) => {
+            hybrid_compaction_oracle::wire::run_case(&case, &hybrid_compaction_oracle::wire::Model)
+                .is_err()
+        }
     }
 }
 
@@ -422,7 +434,9 @@ fn the_case_schema_refuses_what_the_parser_refuses() {
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()));
         match (row.schema, parsed) {
-            (NotJson, Ok(_)) => problems.push(format!("{}: marked not JSON, but it parses", row.what)),
+            (NotJson, Ok(_)) => {
+                problems.push(format!("{}: marked not JSON, but it parses", row.what))
+            }
             (NotJson, Err(_)) => {}
             (_, Err(e)) => problems.push(format!("{}: not JSON ({e}); mark it NotJson", row.what)),
             (Rejects, Ok(v)) => {
@@ -456,7 +470,10 @@ fn the_listed_exceptions_are_documented() {
         .expect("WIRE.md has the section");
     for row in table() {
         if let Cannot(rule) = row.schema {
-            assert!(section.contains(&format!("**{rule}**")), "WIRE.md does not list `{rule}`");
+            assert!(
+                section.contains(&format!("**{rule}**")),
+                "WIRE.md does not list `{rule}`"
+            );
         }
     }
 }
@@ -471,11 +488,18 @@ fn every_shipped_vector_case_is_accepted_by_the_schema_and_the_parser() {
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
-        let file: Json = serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        let file: Json =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
         for g in file["testGroups"].as_array().expect("groups") {
             for t in g["tests"].as_array().expect("tests") {
                 let case = &t["case"];
-                assert!(schema.accepts(case), "{} tcId {}: {:?}", path.display(), t["tcId"], schema.errors(case));
+                assert!(
+                    schema.accepts(case),
+                    "{} tcId {}: {:?}",
+                    path.display(),
+                    t["tcId"],
+                    schema.errors(case)
+                );
                 strict::read::<Case>(&case.to_string())
                     .unwrap_or_else(|e| panic!("{} tcId {}: {e}", path.display(), t["tcId"]));
                 count += 1;

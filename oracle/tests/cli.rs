@@ -455,11 +455,22 @@ fn usage_errors_are_one_line() {
         vec!["bogus"],
         vec!["run"],
         vec!["run", "--bogus", "-"],
+        vec!["verify"],
+        vec!["verify", "--nope", "-"],
         vec!["vectors", "--nope"],
+        vec!["vectors", "check"],
+        vec!["vectors", "generate", "--count"],
+        vec!["check"],
+        vec!["check", "--bogus", "x"],
+        vec!["schema", "nope"],
+        vec!["schema", "--x"],
         vec![],
     ] {
         assert_invalid(&run(&args, b""), &format!("{args:?}"));
     }
+    // The one line still says what is missing.
+    let o = run(&["run"], b"");
+    assert!(o.stderr.contains("<INPUT>"), "{}", o.stderr);
 }
 
 // ---------------------------------------------------------------- schema, help

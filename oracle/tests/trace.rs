@@ -84,7 +84,8 @@ fn trc_1_example_trace_checks_clean_and_matches_the_schema() {
         .lines()
         .enumerate()
     {
-        let errs = schema_support::Validator::new(&schema).errors(&serde_json::from_str(line).unwrap());
+        let errs =
+            schema_support::Validator::new(&schema).errors(&serde_json::from_str(line).unwrap());
         assert!(errs.is_empty(), "line {}: {errs:?}", i + 1);
     }
 }

@@ -196,14 +196,15 @@ fn syntax_message(raw: &str, position: Option<(usize, usize)>, text: &str) -> St
     if raw != "lone leading surrogate in hex escape" {
         return raw.to_owned();
     }
-    let escape = position
-        .and_then(|(line, column)| {
-            let line_text = text.lines().nth(line - 1)?;
-            let upto = line_text.get(..column.min(line_text.len()))?;
-            let at = upto.rfind("\\u")?;
-            let hex = upto.get(at + 2..at + 6)?;
-            u16::from_str_radix(hex, 16).ok().map(|n| (n, upto[at..at + 6].to_owned()))
-        });
+    let escape = position.and_then(|(line, column)| {
+        let line_text = text.lines().nth(line - 1)?;
+        let upto = line_text.get(..column.min(line_text.len()))?;
+        let at = upto.rfind("\\u")?;
+        let hex = upto.get(at + 2..at + 6)?;
+        u16::from_str_radix(hex, 16)
+            .ok()
+            .map(|n| (n, upto[at..at + 6].to_owned()))
+    });
     match escape {
         Some((n, esc)) if (0xDC00..=0xDFFF).contains(&n) => format!(
             "lone trailing surrogate {esc} in a string: a \\uDC00-\\uDFFF escape must follow a \\uD800-\\uDBFF escape"
@@ -224,7 +225,11 @@ pub fn humanize(msg: &str) -> String {
         .or_else(|| msg.strip_prefix("invalid value: "))
     {
         if let Some((got, expected)) = rest.split_once(", expected ") {
-            return format!("expected {}, got {}", expected_words(expected), got_words(got));
+            return format!(
+                "expected {}, got {}",
+                expected_words(expected),
+                got_words(got)
+            );
         }
     }
     if let Some(rest) = msg.strip_prefix("invalid length ") {
@@ -295,12 +300,12 @@ fn expected_words(expected: &str) -> String {
     let int = |bits: u32, signed: bool| {
         if signed {
             let max = (1i128 << (bits - 1)) - 1;
-            format!(
-                "a signed {bits}-bit integer ({} to {max})",
-                -max - 1
-            )
+            format!("a signed {bits}-bit integer ({} to {max})", -max - 1)
         } else {
-            format!("an unsigned {bits}-bit integer (0 to {})", (1u128 << bits) - 1)
+            format!(
+                "an unsigned {bits}-bit integer (0 to {})",
+                (1u128 << bits) - 1
+            )
         }
     };
     match expected {
@@ -566,12 +571,19 @@ impl<'de, A: MapAccess<'de>> de::VariantAccess<'de> for OneKey<A> {
         self.only(())
     }
 
-    fn newtype_variant_seed<T: DeserializeSeed<'de>>(mut self, seed: T) -> Result<T::Value, A::Error> {
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(
+        mut self,
+        seed: T,
+    ) -> Result<T::Value, A::Error> {
         let v = self.0.next_value_seed(seed)?;
         self.only(v)
     }
 
-    fn tuple_variant<V: Visitor<'de>>(mut self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
+    fn tuple_variant<V: Visitor<'de>>(
+        mut self,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
         let v = self.0.next_value_seed(ShapeSeed::Tuple(len, visitor))?;
         self.only(v)
     }
@@ -855,7 +867,9 @@ impl<'de, A: de::EnumAccess<'de>> de::EnumAccess<'de> for EnumWrap<A> {
                     _ => "name",
                 };
                 Err(match msg.strip_prefix("unknown variant ") {
-                    Some(rest) => de::Error::custom(format!("unknown {what} {}", names_words(rest))),
+                    Some(rest) => {
+                        de::Error::custom(format!("unknown {what} {}", names_words(rest)))
+                    }
                     None => e,
                 })
             }
