@@ -193,7 +193,7 @@ fn table() -> Vec<Bad> {
         bad("estimator kind a number", estimator(json!({"kind": 1})), "$.policy.estimator.kind", "expected a string", Rejects),
         bad("estimator a string", estimator(json!("utf8")), "$.policy.estimator", "expected an object with `kind`", Rejects),
         bad("utf8 with a size", estimator(json!({"kind": "utf8", "size": 3})), "$.policy.estimator.size", "unknown member `size`", Rejects),
-        bad("constant size a string, kind last", raw_case(&format!(r#"{{"op":"policy","policy":{{"hardLimit":1,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{{"size":"x","kind":"constant"}}}}}}"#)), "$.policy.estimator.size", "expected a signed 32-bit integer", Rejects),
+        bad("constant size a string, kind last", raw_case(r#"{"op":"policy","policy":{"hardLimit":1,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{"size":"x","kind":"constant"}}}"#), "$.policy.estimator.size", "expected a signed 32-bit integer", Rejects),
         bad("constant size 2^31", estimator(json!({"kind": "constant", "size": 2_147_483_648u64})), "$.policy.estimator.size", "signed 32-bit integer", Rejects),
         bad("constant without size", estimator(json!({"kind": "constant"})), "$.policy.estimator", "missing member `size`", Rejects),
         bad("table sizes an array", estimator(json!({"kind": "table", "sizes": [1], "default": 1})), "$.policy.estimator.sizes", "expected an object", Rejects),

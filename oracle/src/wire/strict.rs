@@ -762,6 +762,10 @@ struct MapWrap<'de, A> {
 
 impl<'de, A: MapAccess<'de>> MapWrap<'de, A> {
     /// Remembers `key`; false if the object already had it.
+    #[allow(
+        clippy::ptr_arg,
+        reason = "the Cow is kept: a borrowed key stays borrowed"
+    )]
     fn first_time(&mut self, key: &Cow<'de, str>) -> bool {
         if self.seen.len() < SCAN_KEYS {
             if self.seen.iter().any(|k| k == key) {
