@@ -509,6 +509,20 @@ fn every_shipped_vector_case_is_accepted_by_the_schema_and_the_parser() {
     assert!(count > 500, "only {count} vector cases");
 }
 
+/// A host holding a parsed value (the Python binding) gets the same path and words.
+#[test]
+fn a_parsed_value_is_read_with_the_same_paths_and_words() {
+    for (v, at, words) in [
+        (json!({"op": "analyze", "entries": {}}), "$.entries", "expected an array, got an object"),
+        (json!({"op": "entry", "entries": [{"id": "a", "kind": "Summary", "parts": ["hi"]}]}), "$.entries[0].parts[0]", "unknown message part `hi`"),
+        (json!({"op": "policy", "policy": [1, 2]}), "$.policy", "expected an object, got an array"),
+    ] {
+        let e = strict::read_value::<Case>(v).expect_err("refused");
+        assert_eq!((e.path.as_str(), e.position), (at, None));
+        assert!(e.message.contains(words), "{}", e.message);
+    }
+}
+
 #[test]
 fn the_output_schema_requires_exactly_one_answer() {
     let schema = schema_support::Validator::new(&schema::output_schema());

@@ -121,6 +121,14 @@ pub fn read<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, ReadError> {
     result.map_err(|e| read_error(&e, text))
 }
 
+/// Reads one `T` from an already parsed JSON value strictly (for hosts that hold a value, not
+/// text, such as the Python binding): the same checks, paths and wording as [`read`], without
+/// positions.
+pub fn read_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, ReadError> {
+    take_path();
+    T::deserialize(Strict::new(value)).map_err(|e| read_error(&e, ""))
+}
+
 /// A stream of strictly read `T`s from whitespace-separated JSON values (JSON Lines), each with
 /// the byte range of its text.
 pub fn read_many<'de, T: Deserialize<'de> + 'de>(
