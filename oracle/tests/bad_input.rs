@@ -513,9 +513,21 @@ fn every_shipped_vector_case_is_accepted_by_the_schema_and_the_parser() {
 #[test]
 fn a_parsed_value_is_read_with_the_same_paths_and_words() {
     for (v, at, words) in [
-        (json!({"op": "analyze", "entries": {}}), "$.entries", "expected an array, got an object"),
-        (json!({"op": "entry", "entries": [{"id": "a", "kind": "Summary", "parts": ["hi"]}]}), "$.entries[0].parts[0]", "unknown message part `hi`"),
-        (json!({"op": "policy", "policy": [1, 2]}), "$.policy", "expected an object, got an array"),
+        (
+            json!({"op": "analyze", "entries": {}}),
+            "$.entries",
+            "expected an array, got an object",
+        ),
+        (
+            json!({"op": "entry", "entries": [{"id": "a", "kind": "Summary", "parts": ["hi"]}]}),
+            "$.entries[0].parts[0]",
+            "unknown message part `hi`",
+        ),
+        (
+            json!({"op": "policy", "policy": [1, 2]}),
+            "$.policy",
+            "expected an object, got an array",
+        ),
     ] {
         let e = strict::read_value::<Case>(v).expect_err("refused");
         assert_eq!((e.path.as_str(), e.position), (at, None));
@@ -537,5 +549,46 @@ fn the_output_schema_requires_exactly_one_answer() {
         json!({"policy": {"hardLimit": 1}}),
     ] {
         assert!(!schema.accepts(&bad), "the output schema accepts {bad}");
+    }
+}
+
+/// Every name the schema derives for a tagged union (the `op` of each `Case` variant, each
+/// estimator and reducer `kind`) is one the reader dispatches: a variant added to the enum
+/// without its line in `TaggedUnion::read_as` fails here, not in a user's hands.
+#[test]
+fn every_tagged_name_of_the_schema_is_readable() {
+    let s = schema::case_schema();
+    let names = |alternatives: &Json, tag: &str| -> Vec<String> {
+        alternatives
+            .as_array()
+            .expect("oneOf")
+            .iter()
+            .map(|a| {
+                a["properties"][tag]["const"]
+                    .as_str()
+                    .expect("a const tag")
+                    .to_owned()
+            })
+            .collect()
+    };
+    let mut probes = Vec::new();
+    for op in names(&s["oneOf"], "op") {
+        probes.push(json!({"op": op}));
+    }
+    for kind in names(&s["$defs"]["EstimatorInput"]["oneOf"], "kind") {
+        probes.push(json!({"op": "policy", "policy": {"estimator": {"kind": kind}}}));
+    }
+    for kind in names(&s["$defs"]["ReducerInput"]["oneOf"], "kind") {
+        probes.push(json!({"op": "assemble", "reducer": {"kind": kind}}));
+    }
+    assert!(probes.len() >= 16, "{probes:?}");
+    for p in probes {
+        // Often incomplete: the reader must get past the name before it complains.
+        if let Err(e) = strict::read::<Case>(&p.to_string()) {
+            assert!(
+                !e.message.contains("unknown") && !e.message.contains("oracle bug"),
+                "{p}: {e}"
+            );
+        }
     }
 }

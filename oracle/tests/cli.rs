@@ -110,6 +110,23 @@ fn assert_typed(o: &Out, kind: &str, what: &str) {
 
 // ---------------------------------------------------------------- run
 
+/// SPEC SNAP-5: the empty schedule captures version 0 with no entries, on both implementations.
+#[test]
+fn snap_5_the_empty_schedule_is_answered() {
+    let case = json!({"op": "assemble", "policy": policy(), "snapshots": []});
+    let mut answers = Vec::new();
+    for imp in ["--model", "--engine"] {
+        let o = run(&["run", imp, "-"], case.to_string().as_bytes());
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let v: Json = serde_json::from_str(&o.stdout).expect("json");
+        assert_eq!(v["assembly"]["outcome"], "WithinLimit", "{v}");
+        assert_eq!(v["assembly"]["finalEntryIds"], json!([]));
+        assert_eq!(v["assembly"]["latestSnapshotVersion"], 0);
+        answers.push(v);
+    }
+    assert_eq!(answers[0], answers[1]);
+}
+
 #[test]
 fn run_answers_one_case_on_both_implementations() {
     let input = assemble_case().to_string();

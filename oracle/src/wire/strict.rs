@@ -124,7 +124,9 @@ pub fn read<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, ReadError> {
 /// Reads one `T` from an already parsed JSON value strictly (for hosts that hold a value, not
 /// text, such as the Python binding): the same checks, paths and wording as [`read`], without
 /// positions.
-pub fn read_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, ReadError> {
+pub fn read_value<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+) -> Result<T, ReadError> {
     take_path();
     T::deserialize(Strict::new(value)).map_err(|e| read_error(&e, ""))
 }
