@@ -896,13 +896,12 @@ struct VariantWrap<A> {
     name: String,
 }
 
-impl<A> VariantWrap<A> {
-    fn noted<T, E>(&self, r: Result<T, E>) -> Result<T, E> {
-        if r.is_err() {
-            note(Segment::Key(self.name.clone()));
-        }
-        r
+/// `r`, with the variant `name` noted as a path segment if it failed.
+fn under<T, E>(name: String, r: Result<T, E>) -> Result<T, E> {
+    if r.is_err() {
+        note(Segment::Key(name));
     }
+    r
 }
 
 impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for VariantWrap<A> {
@@ -913,18 +912,11 @@ impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for VariantWrap<A> {
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
-        let name = self.name;
-        let r = self.access.newtype_variant_seed(SeedWrap(seed));
-        if r.is_err() {
-            note(Segment::Key(name));
-        }
-        r
+        under(self.name, self.access.newtype_variant_seed(SeedWrap(seed)))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
-        let name = self.name.clone();
-        let r = self.access.tuple_variant(len, Wrap(visitor));
-        VariantWrap { access: (), name }.noted(r)
+        under(self.name, self.access.tuple_variant(len, Wrap(visitor)))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -932,9 +924,7 @@ impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for VariantWrap<A> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, A::Error> {
-        let name = self.name.clone();
-        let r = self.access.struct_variant(fields, Wrap(visitor));
-        VariantWrap { access: (), name }.noted(r)
+        under(self.name, self.access.struct_variant(fields, Wrap(visitor)))
     }
 }
 
