@@ -592,3 +592,31 @@ fn every_tagged_name_of_the_schema_is_readable() {
         }
     }
 }
+
+/// The committed fuzz seeds of the wire parser (`fuzz/seeds/wire_case/`): whatever the CLI
+/// refuses among them is refused in one line without Rust's vocabulary.
+#[test]
+fn the_wire_fuzz_seeds_are_refused_in_the_format_words() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/wire_case");
+    let mut refused = 0;
+    for f in std::fs::read_dir(dir).expect("fuzz/seeds/wire_case") {
+        let path = f.expect("entry").path();
+        let bytes = std::fs::read(&path).expect("read");
+        let o = run(&["run", "--model", "-"], &bytes);
+        assert!(
+            [0, 2].contains(&o.code),
+            "{}: exit {} {}",
+            path.display(),
+            o.code,
+            o.stderr
+        );
+        if o.code == 2 {
+            refused += 1;
+            let line = o.stderr.trim_end();
+            assert_eq!(line.lines().count(), 1, "{}: {line}", path.display());
+            assert!(o.stdout.is_empty(), "{}", path.display());
+            assert!(rust_words(line).is_empty(), "{}: {line}", path.display());
+        }
+    }
+    assert!(refused >= 2, "only {refused} seeds refused");
+}
