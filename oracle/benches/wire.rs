@@ -3,6 +3,8 @@
 //!
 //! * `verify_ids/engine`: a `verify` case whose proposal lists every original entry by id, from
 //!   JSON text to the answer (parse, id resolution, verification, output), n = 10^4 .. 10^6.
+//! * `verify_ids/parse`: the same text read into a case only (the CLI's one-pass strict reader,
+//!   with paths and duplicate-key checks), n = 10^4 .. 10^6.
 //! * `assemble_scripted/engine`: an `assemble` case over n entries whose scripted reducer
 //!   proposes the last tenth by id (the id lookup of the scripted reducer), n = 10^3 .. 10^5.
 //!
@@ -13,7 +15,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hybrid_compaction_oracle::wire::{run_case, Case, Engine};
+use hybrid_compaction_oracle::wire::{run_case, strict, Case, Engine};
 use serde_json::{json, Value as Json};
 
 fn policy(hard_limit: i64) -> Json {
@@ -45,7 +47,7 @@ fn assemble_case(n: usize) -> String {
 }
 
 fn answer(text: &str) -> String {
-    let case: Case = serde_json::from_str(text).expect("a valid case");
+    let case: Case = strict::read(text).expect("a valid case");
     let output = run_case(&case, &Engine).expect("an answer");
     serde_json::to_string(&output).expect("serializable")
 }
@@ -60,6 +62,9 @@ fn bench(c: &mut Criterion, name: &str, sizes: &[usize], make: fn(usize) -> Stri
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::new("engine", n), &text, |b, text| {
             b.iter(|| black_box(answer(text)))
+        });
+        group.bench_with_input(BenchmarkId::new("parse", n), &text, |b, text| {
+            b.iter(|| black_box(strict::read::<Case>(text).expect("a valid case")))
         });
     }
     group.finish();

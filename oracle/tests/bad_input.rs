@@ -42,7 +42,13 @@ struct Bad {
     schema: Schema,
 }
 
-fn bad(what: &'static str, input: impl Into<Vec<u8>>, at: &'static str, words: &'static str, schema: Schema) -> Bad {
+fn bad(
+    what: &'static str,
+    input: impl Into<Vec<u8>>,
+    at: &'static str,
+    words: &'static str,
+    schema: Schema,
+) -> Bad {
     Bad {
         what,
         input: input.into(),
@@ -187,7 +193,7 @@ fn table() -> Vec<Bad> {
         bad("estimator kind a number", estimator(json!({"kind": 1})), "$.policy.estimator.kind", "expected a string", Rejects),
         bad("estimator a string", estimator(json!("utf8")), "$.policy.estimator", "expected an object with `kind`", Rejects),
         bad("utf8 with a size", estimator(json!({"kind": "utf8", "size": 3})), "$.policy.estimator.size", "unknown member `size`", Rejects),
-        bad("constant size a string, kind last", raw_case(&format!(r#"{{"op":"policy","policy":{{"hardLimit":1,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{{"size":"x","kind":"constant"}}}}}}"#)), "$.policy.estimator.size", "expected a signed 32-bit integer", Rejects),
+        bad("constant size a string, kind last", raw_case(r#"{"op":"policy","policy":{"hardLimit":1,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{"size":"x","kind":"constant"}}}"#), "$.policy.estimator.size", "expected a signed 32-bit integer", Rejects),
         bad("constant size 2^31", estimator(json!({"kind": "constant", "size": 2_147_483_648u64})), "$.policy.estimator.size", "signed 32-bit integer", Rejects),
         bad("constant without size", estimator(json!({"kind": "constant"})), "$.policy.estimator", "missing member `size`", Rejects),
         bad("table sizes an array", estimator(json!({"kind": "table", "sizes": [1], "default": 1})), "$.policy.estimator.sizes", "expected an object", Rejects),
@@ -378,7 +384,10 @@ fn every_bad_input_exits_2_naming_where_and_what() {
 fn rust_words(message: &str) -> Vec<String> {
     let mut found: Vec<String> = message
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| ["enum", "struct", "variant", "serde", "untagged"].contains(&w.to_ascii_lowercase().as_str()))
+        .filter(|w| {
+            ["enum", "struct", "variant", "serde", "untagged"]
+                .contains(&w.to_ascii_lowercase().as_str())
+        })
         .map(str::to_owned)
         .collect();
     if message.contains("::") {
@@ -408,7 +417,10 @@ fn no_error_message_names_a_rust_type() {
 fn parser_refuses(text: &str) -> bool {
     match strict::read::<Case>(text) {
         Err(_) => true,
-        Ok(case) => hybrid_compaction_oracle::wire::run_case(&case, &hybrid_compaction_oracle::wire::Model).is_err(),
+        Ok(case) => {
+            hybrid_compaction_oracle::wire::run_case(&case, &hybrid_compaction_oracle::wire::Model)
+                .is_err()
+        }
     }
 }
 
@@ -422,7 +434,9 @@ fn the_case_schema_refuses_what_the_parser_refuses() {
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()));
         match (row.schema, parsed) {
-            (NotJson, Ok(_)) => problems.push(format!("{}: marked not JSON, but it parses", row.what)),
+            (NotJson, Ok(_)) => {
+                problems.push(format!("{}: marked not JSON, but it parses", row.what))
+            }
             (NotJson, Err(_)) => {}
             (_, Err(e)) => problems.push(format!("{}: not JSON ({e}); mark it NotJson", row.what)),
             (Rejects, Ok(v)) => {
@@ -456,7 +470,10 @@ fn the_listed_exceptions_are_documented() {
         .expect("WIRE.md has the section");
     for row in table() {
         if let Cannot(rule) = row.schema {
-            assert!(section.contains(&format!("**{rule}**")), "WIRE.md does not list `{rule}`");
+            assert!(
+                section.contains(&format!("**{rule}**")),
+                "WIRE.md does not list `{rule}`"
+            );
         }
     }
 }
@@ -471,11 +488,18 @@ fn every_shipped_vector_case_is_accepted_by_the_schema_and_the_parser() {
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
-        let file: Json = serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        let file: Json =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
         for g in file["testGroups"].as_array().expect("groups") {
             for t in g["tests"].as_array().expect("tests") {
                 let case = &t["case"];
-                assert!(schema.accepts(case), "{} tcId {}: {:?}", path.display(), t["tcId"], schema.errors(case));
+                assert!(
+                    schema.accepts(case),
+                    "{} tcId {}: {:?}",
+                    path.display(),
+                    t["tcId"],
+                    schema.errors(case)
+                );
                 strict::read::<Case>(&case.to_string())
                     .unwrap_or_else(|e| panic!("{} tcId {}: {e}", path.display(), t["tcId"]));
                 count += 1;
@@ -483,6 +507,32 @@ fn every_shipped_vector_case_is_accepted_by_the_schema_and_the_parser() {
         }
     }
     assert!(count > 500, "only {count} vector cases");
+}
+
+/// A host holding a parsed value (the Python binding) gets the same path and words.
+#[test]
+fn a_parsed_value_is_read_with_the_same_paths_and_words() {
+    for (v, at, words) in [
+        (
+            json!({"op": "analyze", "entries": {}}),
+            "$.entries",
+            "expected an array, got an object",
+        ),
+        (
+            json!({"op": "entry", "entries": [{"id": "a", "kind": "Summary", "parts": ["hi"]}]}),
+            "$.entries[0].parts[0]",
+            "unknown message part `hi`",
+        ),
+        (
+            json!({"op": "policy", "policy": [1, 2]}),
+            "$.policy",
+            "expected an object, got an array",
+        ),
+    ] {
+        let e = strict::read_value::<Case>(v).expect_err("refused");
+        assert_eq!((e.path.as_str(), e.position), (at, None));
+        assert!(e.message.contains(words), "{}", e.message);
+    }
 }
 
 #[test]
@@ -500,4 +550,73 @@ fn the_output_schema_requires_exactly_one_answer() {
     ] {
         assert!(!schema.accepts(&bad), "the output schema accepts {bad}");
     }
+}
+
+/// Every name the schema derives for a tagged union (the `op` of each `Case` variant, each
+/// estimator and reducer `kind`) is one the reader dispatches: a variant added to the enum
+/// without its line in `TaggedUnion::read_as` fails here, not in a user's hands.
+#[test]
+fn every_tagged_name_of_the_schema_is_readable() {
+    let s = schema::case_schema();
+    let names = |alternatives: &Json, tag: &str| -> Vec<String> {
+        alternatives
+            .as_array()
+            .expect("oneOf")
+            .iter()
+            .map(|a| {
+                a["properties"][tag]["const"]
+                    .as_str()
+                    .expect("a const tag")
+                    .to_owned()
+            })
+            .collect()
+    };
+    let mut probes = Vec::new();
+    for op in names(&s["oneOf"], "op") {
+        probes.push(json!({"op": op}));
+    }
+    for kind in names(&s["$defs"]["EstimatorInput"]["oneOf"], "kind") {
+        probes.push(json!({"op": "policy", "policy": {"estimator": {"kind": kind}}}));
+    }
+    for kind in names(&s["$defs"]["ReducerInput"]["oneOf"], "kind") {
+        probes.push(json!({"op": "assemble", "reducer": {"kind": kind}}));
+    }
+    assert!(probes.len() >= 16, "{probes:?}");
+    for p in probes {
+        // Often incomplete: the reader must get past the name before it complains.
+        if let Err(e) = strict::read::<Case>(&p.to_string()) {
+            assert!(
+                !e.message.contains("unknown") && !e.message.contains("oracle bug"),
+                "{p}: {e}"
+            );
+        }
+    }
+}
+
+/// The committed fuzz seeds of the wire parser (`fuzz/seeds/wire_case/`): whatever the CLI
+/// refuses among them is refused in one line without Rust's vocabulary.
+#[test]
+fn the_wire_fuzz_seeds_are_refused_in_the_format_words() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/wire_case");
+    let mut refused = 0;
+    for f in std::fs::read_dir(dir).expect("fuzz/seeds/wire_case") {
+        let path = f.expect("entry").path();
+        let bytes = std::fs::read(&path).expect("read");
+        let o = run(&["run", "--model", "-"], &bytes);
+        assert!(
+            [0, 2].contains(&o.code),
+            "{}: exit {} {}",
+            path.display(),
+            o.code,
+            o.stderr
+        );
+        if o.code == 2 {
+            refused += 1;
+            let line = o.stderr.trim_end();
+            assert_eq!(line.lines().count(), 1, "{}: {line}", path.display());
+            assert!(o.stdout.is_empty(), "{}", path.display());
+            assert!(rust_words(line).is_empty(), "{}: {line}", path.display());
+        }
+    }
+    assert!(refused >= 2, "only {refused} seeds refused");
 }

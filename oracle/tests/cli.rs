@@ -110,6 +110,23 @@ fn assert_typed(o: &Out, kind: &str, what: &str) {
 
 // ---------------------------------------------------------------- run
 
+/// SPEC SNAP-5: the empty schedule captures version 0 with no entries, on both implementations.
+#[test]
+fn snap_5_the_empty_schedule_is_answered() {
+    let case = json!({"op": "assemble", "policy": policy(), "snapshots": []});
+    let mut answers = Vec::new();
+    for imp in ["--model", "--engine"] {
+        let o = run(&["run", imp, "-"], case.to_string().as_bytes());
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let v: Json = serde_json::from_str(&o.stdout).expect("json");
+        assert_eq!(v["assembly"]["outcome"], "WithinLimit", "{v}");
+        assert_eq!(v["assembly"]["finalEntryIds"], json!([]));
+        assert_eq!(v["assembly"]["latestSnapshotVersion"], 0);
+        answers.push(v);
+    }
+    assert_eq!(answers[0], answers[1]);
+}
+
 #[test]
 fn run_answers_one_case_on_both_implementations() {
     let input = assemble_case().to_string();
@@ -455,11 +472,22 @@ fn usage_errors_are_one_line() {
         vec!["bogus"],
         vec!["run"],
         vec!["run", "--bogus", "-"],
+        vec!["verify"],
+        vec!["verify", "--nope", "-"],
         vec!["vectors", "--nope"],
+        vec!["vectors", "check"],
+        vec!["vectors", "generate", "--count"],
+        vec!["check"],
+        vec!["check", "--bogus", "x"],
+        vec!["schema", "nope"],
+        vec!["schema", "--x"],
         vec![],
     ] {
         assert_invalid(&run(&args, b""), &format!("{args:?}"));
     }
+    // The one line still says what is missing.
+    let o = run(&["run"], b"");
+    assert!(o.stderr.contains("<INPUT>"), "{}", o.stderr);
 }
 
 // ---------------------------------------------------------------- schema, help

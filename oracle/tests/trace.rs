@@ -15,7 +15,6 @@ use std::process::{Command, Stdio};
 use hybrid_compaction_oracle::trace::record::{header, Writer};
 use hybrid_compaction_oracle::trace::{self, Options, Report};
 use hybrid_compaction_oracle::wire::exec::{Engine, Implementation, Model};
-use hybrid_compaction_oracle::wire::schema;
 use serde_json::{json, Value as Json};
 
 use trace_support::run_records;
@@ -84,7 +83,8 @@ fn trc_1_example_trace_checks_clean_and_matches_the_schema() {
         .lines()
         .enumerate()
     {
-        let errs = schema_support::Validator::new(&schema).errors(&serde_json::from_str(line).unwrap());
+        let errs =
+            schema_support::Validator::new(&schema).errors(&serde_json::from_str(line).unwrap());
         assert!(errs.is_empty(), "line {}: {errs:?}", i + 1);
     }
 }

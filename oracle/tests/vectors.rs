@@ -122,10 +122,7 @@ fn the_schema_validator_rejects_what_the_parser_rejects() {
             "parts": [{"result": {"callId": "c", "value": {"a": 1}}}]}]}),
     ];
     for b in bad {
-        assert!(
-            !case_schema.errors(&b).is_empty(),
-            "schema accepted {b}"
-        );
+        assert!(!case_schema.errors(&b).is_empty(), "schema accepted {b}");
         // The parser (plus value conversion) refuses the same inputs as invalid wire input.
         let refused =
             match serde_json::from_value::<hybrid_compaction_oracle::wire::Case>(b.clone()) {

@@ -475,10 +475,15 @@ fn parse_cases(
 
 /// The one-line report of an unreadable case: `NAME:LINE:COL: case #N invalid case: PATH: WHAT`.
 fn read_failure(name: &str, index: Option<usize>, e: &strict::ReadError) -> Failure {
-    let at = e
-        .position
-        .map(|(l, c)| format!(":{l}:{c}"))
-        .unwrap_or_default();
+    // A `--stream` line is labelled `NAME:LINE` already: add only the column there.
+    let labelled_line = name
+        .rsplit_once(':')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let at = match e.position {
+        Some((1, c)) if labelled_line => format!(":{c}"),
+        Some((l, c)) => format!(":{l}:{c}"),
+        None => String::new(),
+    };
     if e.syntax {
         return invalid(format!("{name}{at}: invalid JSON: {}", e.message));
     }

@@ -110,7 +110,9 @@ impl TaggedUnion for Case {
 
 /// A name in `NAMES` without its line in `read_as` (a programming error, reported as input).
 fn unlisted<E: serde::de::Error>(name: &str) -> E {
-    E::custom(format!("`{name}` is accepted but not readable (oracle bug)"))
+    E::custom(format!(
+        "`{name}` is accepted but not readable (oracle bug)"
+    ))
 }
 
 impl<'de> Deserialize<'de> for Case {
@@ -605,15 +607,13 @@ impl Serialize for KindInput {
 impl<'de> Deserialize<'de> for KindInput {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        EntryKind::from_name(&name)
-            .map(KindInput)
-            .ok_or_else(|| {
-                serde::de::Error::custom(format!(
-                    "unknown entry kind {}, expected one of {}",
-                    serde_json::Value::from(name),
-                    EntryKind::NAMES.join(", ")
-                ))
-            })
+        EntryKind::from_name(&name).map(KindInput).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown entry kind {}, expected one of {}",
+                serde_json::Value::from(name),
+                EntryKind::NAMES.join(", ")
+            ))
+        })
     }
 }
 

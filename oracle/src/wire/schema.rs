@@ -115,4 +115,3 @@ pub fn all() -> Json {
         "vectorFile": vector_file_schema(),
     })
 }
-

@@ -121,6 +121,16 @@ pub fn read<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, ReadError> {
     result.map_err(|e| read_error(&e, text))
 }
 
+/// Reads one `T` from an already parsed JSON value strictly (for hosts that hold a value, not
+/// text, such as the Python binding): the same checks, paths and wording as [`read`], without
+/// positions.
+pub fn read_value<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+) -> Result<T, ReadError> {
+    take_path();
+    T::deserialize(Strict::new(value)).map_err(|e| read_error(&e, ""))
+}
+
 /// A stream of strictly read `T`s from whitespace-separated JSON values (JSON Lines), each with
 /// the byte range of its text.
 pub fn read_many<'de, T: Deserialize<'de> + 'de>(
@@ -196,14 +206,15 @@ fn syntax_message(raw: &str, position: Option<(usize, usize)>, text: &str) -> St
     if raw != "lone leading surrogate in hex escape" {
         return raw.to_owned();
     }
-    let escape = position
-        .and_then(|(line, column)| {
-            let line_text = text.lines().nth(line - 1)?;
-            let upto = line_text.get(..column.min(line_text.len()))?;
-            let at = upto.rfind("\\u")?;
-            let hex = upto.get(at + 2..at + 6)?;
-            u16::from_str_radix(hex, 16).ok().map(|n| (n, upto[at..at + 6].to_owned()))
-        });
+    let escape = position.and_then(|(line, column)| {
+        let line_text = text.lines().nth(line - 1)?;
+        let upto = line_text.get(..column.min(line_text.len()))?;
+        let at = upto.rfind("\\u")?;
+        let hex = upto.get(at + 2..at + 6)?;
+        u16::from_str_radix(hex, 16)
+            .ok()
+            .map(|n| (n, upto[at..at + 6].to_owned()))
+    });
     match escape {
         Some((n, esc)) if (0xDC00..=0xDFFF).contains(&n) => format!(
             "lone trailing surrogate {esc} in a string: a \\uDC00-\\uDFFF escape must follow a \\uD800-\\uDBFF escape"
@@ -224,7 +235,11 @@ pub fn humanize(msg: &str) -> String {
         .or_else(|| msg.strip_prefix("invalid value: "))
     {
         if let Some((got, expected)) = rest.split_once(", expected ") {
-            return format!("expected {}, got {}", expected_words(expected), got_words(got));
+            return format!(
+                "expected {}, got {}",
+                expected_words(expected),
+                got_words(got)
+            );
         }
     }
     if let Some(rest) = msg.strip_prefix("invalid length ") {
@@ -295,12 +310,12 @@ fn expected_words(expected: &str) -> String {
     let int = |bits: u32, signed: bool| {
         if signed {
             let max = (1i128 << (bits - 1)) - 1;
-            format!(
-                "a signed {bits}-bit integer ({} to {max})",
-                -max - 1
-            )
+            format!("a signed {bits}-bit integer ({} to {max})", -max - 1)
         } else {
-            format!("an unsigned {bits}-bit integer (0 to {})", (1u128 << bits) - 1)
+            format!(
+                "an unsigned {bits}-bit integer (0 to {})",
+                (1u128 << bits) - 1
+            )
         }
     };
     match expected {
@@ -566,12 +581,19 @@ impl<'de, A: MapAccess<'de>> de::VariantAccess<'de> for OneKey<A> {
         self.only(())
     }
 
-    fn newtype_variant_seed<T: DeserializeSeed<'de>>(mut self, seed: T) -> Result<T::Value, A::Error> {
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(
+        mut self,
+        seed: T,
+    ) -> Result<T::Value, A::Error> {
         let v = self.0.next_value_seed(seed)?;
         self.only(v)
     }
 
-    fn tuple_variant<V: Visitor<'de>>(mut self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
+    fn tuple_variant<V: Visitor<'de>>(
+        mut self,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
         let v = self.0.next_value_seed(ShapeSeed::Tuple(len, visitor))?;
         self.only(v)
     }
@@ -750,6 +772,10 @@ struct MapWrap<'de, A> {
 
 impl<'de, A: MapAccess<'de>> MapWrap<'de, A> {
     /// Remembers `key`; false if the object already had it.
+    #[allow(
+        clippy::ptr_arg,
+        reason = "the Cow is kept: a borrowed key stays borrowed"
+    )]
     fn first_time(&mut self, key: &Cow<'de, str>) -> bool {
         if self.seen.len() < SCAN_KEYS {
             if self.seen.iter().any(|k| k == key) {
@@ -855,7 +881,9 @@ impl<'de, A: de::EnumAccess<'de>> de::EnumAccess<'de> for EnumWrap<A> {
                     _ => "name",
                 };
                 Err(match msg.strip_prefix("unknown variant ") {
-                    Some(rest) => de::Error::custom(format!("unknown {what} {}", names_words(rest))),
+                    Some(rest) => {
+                        de::Error::custom(format!("unknown {what} {}", names_words(rest)))
+                    }
                     None => e,
                 })
             }
@@ -868,13 +896,12 @@ struct VariantWrap<A> {
     name: String,
 }
 
-impl<A> VariantWrap<A> {
-    fn noted<T, E>(&self, r: Result<T, E>) -> Result<T, E> {
-        if r.is_err() {
-            note(Segment::Key(self.name.clone()));
-        }
-        r
+/// `r`, with the variant `name` noted as a path segment if it failed.
+fn under<T, E>(name: String, r: Result<T, E>) -> Result<T, E> {
+    if r.is_err() {
+        note(Segment::Key(name));
     }
+    r
 }
 
 impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for VariantWrap<A> {
@@ -885,18 +912,11 @@ impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for VariantWrap<A> {
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
-        let name = self.name;
-        let r = self.access.newtype_variant_seed(SeedWrap(seed));
-        if r.is_err() {
-            note(Segment::Key(name));
-        }
-        r
+        under(self.name, self.access.newtype_variant_seed(SeedWrap(seed)))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
-        let name = self.name.clone();
-        let r = self.access.tuple_variant(len, Wrap(visitor));
-        VariantWrap { access: (), name }.noted(r)
+        under(self.name, self.access.tuple_variant(len, Wrap(visitor)))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -904,9 +924,7 @@ impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for VariantWrap<A> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, A::Error> {
-        let name = self.name.clone();
-        let r = self.access.struct_variant(fields, Wrap(visitor));
-        VariantWrap { access: (), name }.noted(r)
+        under(self.name, self.access.struct_variant(fields, Wrap(visitor)))
     }
 }
 
