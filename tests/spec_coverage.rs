@@ -290,9 +290,13 @@ fn every_normative_clause_and_built_departure_appears_in_a_vector() {
 
 #[test]
 fn the_vector_rule_reports_a_normative_clause_without_a_vector() {
-    let spec = "**ASM-1 — One.** x\n**LSE-2 — Two.** y\n**CMP-1 — Later.** z\n**DEP-1 — D.** *(ASM-1)*\n";
+    let spec =
+        "**ASM-1 — One.** x\n**LSE-2 — Two.** y\n**CMP-1 — Later.** z\n**DEP-1 — D.** *(ASM-1)*\n";
     let cited = BTreeSet::from(["ASM-1".to_owned()]);
-    assert_eq!(required_without_vectors(spec, &cited), ["LSE-2", "CMP-1", "DEP-1"]);
+    assert_eq!(
+        required_without_vectors(spec, &cited),
+        ["LSE-2", "CMP-1", "DEP-1"]
+    );
 }
 
 const FIXTURE: &str = "**ASM-1 — One.** x\n**ASM-10 — Ten.** y\n\

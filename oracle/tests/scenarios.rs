@@ -16,6 +16,14 @@ use hybrid_compaction_oracle::wire::exec::{run_case, Engine, Implementation, Mod
 use hybrid_compaction_oracle::wire::{schema, Case, WireError};
 use serde_json::{json, Value as Json};
 
+mod schema_support;
+
+/// The case schema, compiled once for the whole file.
+fn case_validator() -> &'static schema_support::Validator {
+    static VALIDATOR: std::sync::OnceLock<schema_support::Validator> = std::sync::OnceLock::new();
+    VALIDATOR.get_or_init(|| schema_support::Validator::new(&schema::case_schema()))
+}
+
 struct Rng(u64);
 
 impl Rng {
@@ -64,7 +72,7 @@ fn agree(mut case: Json) -> (Json, usize) {
         match m {
             Ok(out) => {
                 let n = case["steps"].as_array().map_or(0, Vec::len);
-                let errs = schema::validate(&schema::case_schema(), &case);
+                let errs = case_validator().errors(&case);
                 assert!(errs.is_empty(), "schema refuses a valid case: {errs:?}");
                 return (out, n);
             }
@@ -452,7 +460,7 @@ fn scenario_ops_are_in_the_published_schema() {
     }
     let bad = json!({"op": "leases", "steps": [{"reserve": {"body": "B"}}]});
     assert!(
-        !schema::validate(&schema::case_schema(), &bad).is_empty(),
+        !case_validator().accepts(&bad),
         "a reserve without lease must not validate"
     );
 }

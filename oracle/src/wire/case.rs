@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use hybrid_compaction_model::entry::EntryKind;
 
 use super::adr::case as adr;
+use super::scenario::case as scenario;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -52,13 +53,13 @@ pub enum Case {
     /// The public switch of ADR-0011 (SPEC CFG-1 .. CFG-4).
     Configure(adr::ConfigureCase),
     /// A diagnostics record from its fields (SPEC DIA-1 .. DIA-4).
-    Diagnostics(super::scenario::case::DiagnosticsCase),
+    Diagnostics(scenario::DiagnosticsCase),
     /// The upstream-reducer bridge on its own (SPEC BRG-1 .. BRG-3).
-    Bridge(super::scenario::case::BridgeCase),
+    Bridge(scenario::BridgeCase),
     /// A lease scenario (SPEC LSE-1 .. LSE-10).
-    Leases(super::scenario::case::LeasesCase),
+    Leases(scenario::LeasesCase),
     /// A node scenario (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6).
-    Node(super::scenario::case::NodeCase),
+    Node(scenario::NodeCase),
 }
 
 impl Case {
@@ -90,7 +91,24 @@ impl Case {
 impl TaggedUnion for Case {
     const TAG: &'static str = "op";
     const NAMES: &'static [&'static str] = &[
-        "assemble", "verify", "select", "evaluate", "analyze", "policy", "entry",
+        "assemble",
+        "verify",
+        "select",
+        "evaluate",
+        "analyze",
+        "policy",
+        "entry",
+        "resolve",
+        "compose",
+        "trust",
+        "record",
+        "rehydrate",
+        "offload",
+        "configure",
+        "diagnostics",
+        "bridge",
+        "leases",
+        "node",
     ];
     const WHAT: &'static str = "operation";
 
@@ -103,6 +121,17 @@ impl TaggedUnion for Case {
             "analyze" => Case::Analyze(AnalyzeCase::deserialize(rest)?),
             "policy" => Case::Policy(PolicyCase::deserialize(rest)?),
             "entry" => Case::Entry(EntryCase::deserialize(rest)?),
+            "resolve" => Case::Resolve(adr::ResolveCase::deserialize(rest)?),
+            "compose" => Case::Compose(adr::ComposeCase::deserialize(rest)?),
+            "trust" => Case::Trust(adr::TrustCase::deserialize(rest)?),
+            "record" => Case::Record(adr::RecordCase::deserialize(rest)?),
+            "rehydrate" => Case::Rehydrate(adr::RehydrateCase::deserialize(rest)?),
+            "offload" => Case::Offload(adr::OffloadCase::deserialize(rest)?),
+            "configure" => Case::Configure(adr::ConfigureCase::deserialize(rest)?),
+            "diagnostics" => Case::Diagnostics(scenario::DiagnosticsCase::deserialize(rest)?),
+            "bridge" => Case::Bridge(scenario::BridgeCase::deserialize(rest)?),
+            "leases" => Case::Leases(scenario::LeasesCase::deserialize(rest)?),
+            "node" => Case::Node(scenario::NodeCase::deserialize(rest)?),
             _ => return Err(unlisted(name)),
         })
     }
@@ -138,7 +167,8 @@ impl Case {
             | Case::Record(_)
             | Case::Rehydrate(_)
             | Case::Offload(_)
-            | Case::Configure(_) | Case::Diagnostics(_)
+            | Case::Configure(_)
+            | Case::Diagnostics(_)
             | Case::Bridge(_)
             | Case::Leases(_) => None,
         }
