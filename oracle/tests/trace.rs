@@ -218,9 +218,9 @@ fn trc_1_generated_node_runs_check_clean() {
 // ---------------------------------------------------------------------------------------------
 // Seeded faults: each class is flagged with its clause
 
-/// The record lines (as JSON) of one generated run, redacted.
+/// The record lines (as JSON) of one generated run, redacted, self-contained (version 1).
 fn run_lines(seed: u64) -> Vec<Json> {
-    let mut w = Writer::new();
+    let mut w = Writer::new().expanded();
     run_records(seed, &mut w)
         .into_iter()
         .map(|(l, _)| serde_json::from_str(&l).unwrap())

@@ -39,9 +39,10 @@
 //! * **Streaming.** [`CompactionNode::call_streaming`] returns a [`NodeStream`] that holds the
 //!   gate, the lease and the run scope; reading it to its end commits, an error item releases,
 //!   and dropping it early releases (the unfinished `CallSlot`'s drop), as S51 requires.
-//! * **Trace seam.** [`CompactionNode::with_trace_observer`] hands one [`CallTrace`] per call to
-//!   a [`TraceObserver`] (plain values; the oracle writes them as `docs/TRACE.md` traces). No
-//!   observer, no recording and no other change.
+//! * **Trace seam.** [`CompactionNode::with_trace_observer`] hands one [`CallTrace`] per call
+//!   (streaming calls included, when their stream settles) to a [`TraceObserver`] (plain
+//!   values; the oracle writes them as `docs/TRACE.md` traces). No observer, no recording and
+//!   no other change.
 //! * **Not implemented (roadmap).** Trust binding (C# S77: revalidation at S52 steps 1 and 12).
 //!
 //! The node is an additive module: nothing else in the crate depends on it.
@@ -63,4 +64,6 @@ pub use events::{
 pub use ids::{
     AssemblyId, Clock, CounterSequence, IdSource, RandomIdSource, SequenceSource, SystemClock,
 };
-pub use trace::{CallTrace, CancelPoint, Phase, ReducerCall, Settlement, TraceObserver};
+pub use trace::{
+    CallTrace, CancelPoint, Phase, ReducerCall, Settlement, StreamEnd, TraceObserver,
+};

@@ -31,6 +31,7 @@ use hybrid_compaction_model::policy::{Policy, PolicySpec};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
 use hybrid_compaction_model::value::Value;
 
+use super::compact::Resolved;
 use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceEstimator, TraceProposalItem};
 use crate::wire::case::EntryInput;
 use crate::wire::convert::{self, CancelPoint, CaseError};
@@ -57,25 +58,29 @@ pub fn content_key(entry: &Entry) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Recorded per-entry sizes (the `recorded` estimator): keyed by entry id, then content key.
+/// Recorded per-entry sizes (the `recorded` estimator): keyed by entry id, then by the entry
+/// itself (the same shared value, or equal content).
 #[derive(Debug, Default)]
 pub struct RecordedSizes {
     unit: Option<MeasurementUnit>,
-    by_id: HashMap<EntryId, Vec<(String, i32)>>,
+    by_id: HashMap<EntryId, Vec<(Entry, i32)>>,
 }
 
 impl RecordedSizes {
     fn insert(&mut self, entry: &Entry, size: i32) -> Result<(), PrepareError> {
-        let key = content_key(entry);
         let slot = self.by_id.entry(entry.id().clone()).or_default();
-        match slot.iter().find(|(k, _)| *k == key) {
+        let key = || content_key(entry);
+        match slot
+            .iter()
+            .find(|(e, _)| e.ptr_eq(entry) || content_key(e) == key())
+        {
             Some((_, s)) if *s != size => Err(PrepareError::Inconsistent(format!(
                 "entry {:?} is recorded with sizes {s} and {size} for the same content (an estimator must be pure, SPEC ASM-15)",
                 entry.id().as_str()
             ))),
             Some(_) => Ok(()),
             None => {
-                slot.push((key.into_owned(), size));
+                slot.push((entry.clone(), size));
                 Ok(())
             }
         }
@@ -88,10 +93,15 @@ impl Estimator for RecordedSizes {
     }
 
     fn estimate(&self, entry: &Entry) -> i32 {
-        let key = content_key(entry);
-        self.by_id
-            .get(entry.id())
-            .and_then(|v| v.iter().find(|(k, _)| *k == key))
+        let Some(slot) = self.by_id.get(entry.id()) else {
+            return 0;
+        };
+        slot.iter()
+            .find(|(e, _)| e.ptr_eq(entry))
+            .or_else(|| {
+                let key = content_key(entry);
+                slot.iter().find(|(e, _)| content_key(e) == key)
+            })
             .map_or(0, |(_, s)| *s)
     }
 }
@@ -152,10 +162,16 @@ impl Reducer for ReplayReducer {
             }
             Some(ReplayStep::Propose(items)) => {
                 let mut out = Vec::with_capacity(items.len());
+                let by_id: HashMap<&str, &Entry> = request
+                    .entries
+                    .iter()
+                    .rev()
+                    .map(|e| (e.id().as_str(), e))
+                    .collect();
                 for item in items {
                     match item {
                         Item::New(e) => out.push(e.clone()),
-                        Item::Keep(id) => match request.entries.iter().find(|e| e.id().as_str() == id) {
+                        Item::Keep(id) => match by_id.get(id.as_str()).copied() {
                             Some(e) => out.push(e.clone()),
                             None => {
                                 return Err(ReducerError::Failed(format!(
@@ -307,12 +323,41 @@ pub fn entry(t: &TraceEntry, path: &str) -> Result<Entry, PrepareError> {
 }
 
 /// Builds one entry; the JSON path of an error is only formatted when there is one.
-fn entry_at(t: &TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
+pub fn entry_at(t: &TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
     entry(t, "$").or_else(|_| entry(t, &path()))
 }
 
-/// Rebuilds a call record (paths in messages are relative to the record, `$`).
-pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, PrepareError> {
+/// Builds a call's version-1 entries, each distinct one once: an entry recorded again (in a
+/// later snapshot or a proposal) with the same id and the same recorded form shares the first
+/// build.
+#[derive(Default)]
+struct Builder<'r> {
+    built: HashMap<&'r str, Vec<(&'r TraceEntry, Entry)>>,
+}
+
+impl<'r> Builder<'r> {
+    fn build(
+        &mut self,
+        t: &'r TraceEntry,
+        path: impl Fn() -> String,
+    ) -> Result<Entry, PrepareError> {
+        let slot = self.built.entry(t.id.as_str()).or_default();
+        if let Some((_, e)) = slot.iter().find(|(s, _)| *s == t) {
+            return Ok(e.clone());
+        }
+        let e = entry_at(t, path)?;
+        slot.push((t, e.clone()));
+        Ok(e)
+    }
+}
+
+/// Rebuilds a call record (paths in messages are relative to the record, `$`); `resolved`
+/// holds the entries of its version-2 table references ([`super::compact`]).
+pub fn prepare(
+    rec: &CallRecord,
+    resolved: &Resolved,
+    imp: &dyn Implementation,
+) -> Result<Prepared, PrepareError> {
     let mut sizes = RecordedSizes::default();
     let recorded = matches!(rec.policy.estimator, TraceEstimator::Recorded { .. });
     let mut note = |e: &Entry, t: &TraceEntry, path: &dyn Fn() -> String| {
@@ -327,20 +372,30 @@ pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, P
             ))),
         }
     };
+    let mut builder = Builder::default();
     let mut steps: Vec<(i64, Vec<Entry>)> = Vec::with_capacity(rec.snapshots.len());
     for (i, s) in rec.snapshots.iter().enumerate() {
-        let es = match &s.entries {
-            Some(ts) => {
+        let refs = resolved.snapshots.get(i).and_then(Option::as_ref);
+        let es = match (&s.entries, refs) {
+            (_, Some(ds)) => {
+                let mut es = Vec::with_capacity(ds.len());
+                for (j, d) in ds.iter().enumerate() {
+                    note(&d.entry, &d.source, &|| format!("$.snapshots[{i}].refs[{j}]"))?;
+                    es.push(d.entry.clone());
+                }
+                es
+            }
+            (Some(ts), None) => {
                 let mut es = Vec::with_capacity(ts.len());
                 for (j, t) in ts.iter().enumerate() {
                     let p = || format!("$.snapshots[{i}].entries[{j}]");
-                    let e = entry_at(t, p)?;
+                    let e = builder.build(t, p)?;
                     note(&e, t, &p)?;
                     es.push(e);
                 }
                 es
             }
-            None => match steps.last() {
+            (None, None) => match steps.last() {
                 Some((_, prev)) => prev.clone(),
                 None => {
                     return Err(PrepareError::Unreadable(format!(
@@ -355,6 +410,7 @@ pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, P
     let mut reducer = Vec::with_capacity(rec.reducer.len());
     for (i, st) in rec.reducer.iter().enumerate() {
         let path = format!("$.reducer[{i}].answer");
+        let refs = resolved.items.get(i);
         reducer.push(match &st.answer {
             ReducerAnswer::Nothing => ReplayStep::Nothing,
             ReducerAnswer::Error(k) if k == "ReducerContract" => ReplayStep::Contract,
@@ -367,14 +423,28 @@ pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, P
             ReducerAnswer::Propose(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for (j, item) in items.iter().enumerate() {
-                    out.push(match item {
-                        TraceProposalItem::Keep(id) => Item::Keep(id.clone()),
-                        TraceProposalItem::New(n) => {
+                    let def = refs.and_then(|r| r.get(j)).and_then(Option::as_ref);
+                    out.push(match (item, def) {
+                        (TraceProposalItem::Keep(id), _) => Item::Keep(id.clone()),
+                        (TraceProposalItem::KeepRef(_), Some(d)) => {
+                            Item::Keep(d.entry.id().as_str().to_owned())
+                        }
+                        (TraceProposalItem::New(n), _) => {
                             let p = || format!("{path}.propose[{j}].new");
-                            let e = entry_at(&n.new, p)?;
+                            let e = builder.build(&n.new, p)?;
                             note(&e, &n.new, &p)?;
                             news.push(e.clone());
                             Item::New(e)
+                        }
+                        (TraceProposalItem::NewRef(_), Some(d)) => {
+                            note(&d.entry, &d.source, &|| format!("{path}.propose[{j}].new"))?;
+                            news.push(d.entry.clone());
+                            Item::New(d.entry.clone())
+                        }
+                        (TraceProposalItem::KeepRef(_) | TraceProposalItem::NewRef(_), None) => {
+                            return Err(PrepareError::Unreadable(format!(
+                                "{path}.propose[{j}]: a table index in a record that was not resolved against its run's table"
+                            )))
                         }
                     });
                 }
