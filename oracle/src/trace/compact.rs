@@ -26,20 +26,35 @@ use crate::wire::output::{AssemblyOutput, VerificationOutput};
 /// One table entry: the entry as recorded, and built.
 #[derive(Debug, Clone)]
 pub struct Def {
-    /// As recorded (its `size` feeds the `recorded` estimator; counterexamples use it).
+    /// As recorded (counterexamples are written from it).
     pub source: Arc<TraceEntry>,
     /// As vocabulary (shared by every reference).
     pub entry: Entry,
 }
 
+impl Def {
+    /// The recorded size (for the `recorded` estimator).
+    pub fn size(&self) -> Option<i32> {
+        self.source.size
+    }
+}
+
+/// A snapshot written as `refs`, resolved: its entries with their recorded sizes.
+pub type Sized = Vec<(Entry, Option<i32>)>;
+
 /// A record's table references, resolved (per snapshot and per proposal item, `None` where the
 /// record wrote no reference).
 #[derive(Debug, Default)]
 pub struct Resolved {
-    /// Per snapshot: its entries when it was written as `refs`.
-    pub snapshots: Vec<Option<Vec<Def>>>,
+    /// Per snapshot: its entries when it was written as `refs` (taken by
+    /// [`super::replay::prepare`]).
+    pub snapshots: Vec<Option<Sized>>,
+    /// Per snapshot written as `refs`: the recorded entries, kept only for counterexamples.
+    pub sources: Vec<Option<Vec<Arc<TraceEntry>>>>,
     /// Per reducer step, per proposal item: the table entry of a `KeepRef` / `NewRef` item.
     pub items: Vec<Vec<Option<Def>>>,
+    /// Whether any reference was resolved (the record used the compact profile).
+    pub compact: bool,
 }
 
 /// The entry tables of the open runs.
@@ -71,14 +86,18 @@ fn get<'a>(table: &'a [Def], i: u32, path: &dyn Fn() -> String) -> Result<&'a De
 }
 
 /// Every table entry a reference list names, in order.
-fn defs(table: &[Def], refs: &[RefItem], path: &dyn Fn() -> String) -> Result<Vec<Def>, String> {
+fn defs<'t>(
+    table: &'t [Def],
+    refs: &[RefItem],
+    path: &dyn Fn() -> String,
+) -> Result<Vec<&'t Def>, String> {
     let mut out = Vec::with_capacity(refs.len());
     for r in refs {
         match r {
-            RefItem::Index(i) => out.push(get(table, *i, path)?.clone()),
+            RefItem::Index(i) => out.push(get(table, *i, path)?),
             RefItem::Range([a, b]) => {
                 get(table, *b, path)?;
-                out.extend(table[*a as usize..=*b as usize].iter().cloned());
+                out.extend(table[*a as usize..=*b as usize].iter());
             }
             RefItem::Id(id) => {
                 return Err(format!(
@@ -162,8 +181,14 @@ impl Tables {
 
     /// Appends `rec`'s `defs` to its run's table and resolves its references; `resultRefs`
     /// becomes `result`. `compact` is false for a version-1 trace, where version-2 members are
-    /// refused. Errors are unreadable-trace messages (paths relative to the record, `$`).
-    pub fn resolve(&mut self, rec: &mut CallRecord, compact: bool) -> Result<Resolved, String> {
+    /// refused; `sources` keeps the recorded entries (for counterexamples). Errors are
+    /// unreadable-trace messages (paths relative to the record, `$`).
+    pub fn resolve(
+        &mut self,
+        rec: &mut CallRecord,
+        compact: bool,
+        sources: bool,
+    ) -> Result<Resolved, String> {
         if !is_compact(rec) {
             return Ok(Resolved::default());
         }
@@ -181,7 +206,10 @@ impl Tables {
                 entry,
             });
         }
-        let mut out = Resolved::default();
+        let mut out = Resolved {
+            compact: true,
+            ..Resolved::default()
+        };
         for (i, s) in rec.snapshots.iter().enumerate() {
             let refs = match &s.refs {
                 Some(_) if s.entries.is_some() => {
@@ -192,7 +220,13 @@ impl Tables {
                 Some(r) => Some(defs(table, r, &|| format!("$.snapshots[{i}].refs"))?),
                 None => None,
             };
-            out.snapshots.push(refs);
+            out.sources.push(match &refs {
+                Some(ds) if sources => Some(ds.iter().map(|d| Arc::clone(&d.source)).collect()),
+                _ => None,
+            });
+            out.snapshots.push(
+                refs.map(|ds| ds.into_iter().map(|d| (d.entry.clone(), d.size())).collect()),
+            );
         }
         for (i, st) in rec.reducer.iter().enumerate() {
             if let Some(r) = &st.request {
@@ -225,9 +259,9 @@ impl Tables {
 /// `{"new": entry}`), for counterexamples: the shrinker works on self-contained records.
 pub fn expand(rec: &CallRecord, resolved: &Resolved) -> CallRecord {
     let mut out = rec.clone();
-    for (s, r) in out.snapshots.iter_mut().zip(&resolved.snapshots) {
+    for (s, r) in out.snapshots.iter_mut().zip(&resolved.sources) {
         if let Some(ds) = r {
-            s.entries = Some(ds.iter().map(|d| (*d.source).clone()).collect());
+            s.entries = Some(ds.iter().map(|d| (**d).clone()).collect());
             s.refs = None;
         }
     }
@@ -250,11 +284,6 @@ pub fn expand(rec: &CallRecord, resolved: &Resolved) -> CallRecord {
         }
     }
     out
-}
-
-/// Whether any reference of a record was resolved (it used the compact profile).
-pub fn is_resolved(r: &Resolved) -> bool {
-    r.snapshots.iter().any(Option::is_some) || r.items.iter().flatten().any(Option::is_some)
 }
 
 /// Index lists as references: runs of three or more consecutive indices become ranges.

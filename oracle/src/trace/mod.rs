@@ -125,17 +125,17 @@ pub fn check_call(
     rec: &CallRecord,
     imp: &dyn Implementation,
 ) -> Result<(Vec<Finding>, bool), String> {
-    let o = call_outcome(rec, &Resolved::default(), imp, false)?;
+    let o = call_outcome(rec, Resolved::default(), imp, false)?;
     Ok((o.findings, o.replayed))
 }
 
 fn call_outcome(
     rec: &CallRecord,
-    resolved: &Resolved,
+    mut resolved: Resolved,
     imp: &dyn Implementation,
     cex: bool,
 ) -> Result<CallOutcome, String> {
-    let prep = match replay::prepare(rec, resolved, imp) {
+    let prep = match replay::prepare(rec, &mut resolved, imp) {
         Ok(p) => p,
         Err(PrepareError::Unreadable(m)) => return Err(m),
         Err(PrepareError::Inconsistent(m)) => {
@@ -157,8 +157,8 @@ fn call_outcome(
     findings.extend(invariants::forwarded(rec, &prep, imp));
     findings.extend(invariants::events(rec, Some(&prep)));
     let counterexample = match answer {
-        Some(_) if cex && disagrees && compact::is_resolved(resolved) => {
-            shrink::counterexample(&compact::expand(rec, resolved), &prep, imp)
+        Some(_) if cex && disagrees && resolved.compact => {
+            shrink::counterexample(&compact::expand(rec, &resolved), &prep, imp)
         }
         Some(_) if cex && disagrees => shrink::counterexample(rec, &prep, imp),
         _ => None,
@@ -183,7 +183,7 @@ fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checke
             // An implementation that panics on recorded inputs is a failure to report (exit 1),
             // not an unreadable trace.
             let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                call_outcome(&rec, &resolved, imp, cex)
+                call_outcome(&rec, resolved, imp, cex)
             }));
             let o = match caught {
                 Ok(o) => o?,
@@ -294,7 +294,7 @@ pub fn check<R: BufRead>(
                     Ok(Parsed::RunEnd(e.run))
                 }
                 Record::Call(mut rec) => {
-                    let resolved = tables.resolve(&mut rec, compact)?;
+                    let resolved = tables.resolve(&mut rec, compact, opts.counterexamples)?;
                     Ok(Parsed::Call(rec, resolved))
                 }
             });

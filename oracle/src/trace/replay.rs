@@ -16,6 +16,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
 use hybrid_compaction_model::assembly::ContractViolation;
 use hybrid_compaction_model::assembly::{Reducer, ReducerError, ReductionRequest};
@@ -59,28 +61,42 @@ pub fn content_key(entry: &Entry) -> std::borrow::Cow<'_, str> {
 }
 
 /// Recorded per-entry sizes (the `recorded` estimator): keyed by entry id, then by the entry
-/// itself (the same shared value, or equal content).
+/// itself (the same shared value, or equal content). Most ids have one entry; the few with
+/// several (other content under the same id) are kept in `more`.
 #[derive(Debug, Default)]
 pub struct RecordedSizes {
     unit: Option<MeasurementUnit>,
-    by_id: HashMap<EntryId, Vec<(Entry, i32)>>,
+    by_id: FxHashMap<EntryId, (Entry, i32)>,
+    more: Vec<(Entry, i32)>,
+}
+
+/// The same entry: one shared value, or equal content keys.
+fn same(a: &Entry, b: &Entry) -> bool {
+    a.ptr_eq(b) || content_key(a) == content_key(b)
 }
 
 impl RecordedSizes {
     fn insert(&mut self, entry: &Entry, size: i32) -> Result<(), PrepareError> {
-        let slot = self.by_id.entry(entry.id().clone()).or_default();
-        let key = || content_key(entry);
-        match slot
-            .iter()
-            .find(|(e, _)| e.ptr_eq(entry) || content_key(e) == key())
-        {
-            Some((_, s)) if *s != size => Err(PrepareError::Inconsistent(format!(
+        let found = match self.by_id.get(entry.id()) {
+            None => {
+                self.by_id.insert(entry.id().clone(), (entry.clone(), size));
+                return Ok(());
+            }
+            Some((e, s)) if same(e, entry) => Some(*s),
+            Some(_) => self
+                .more
+                .iter()
+                .find(|(e, _)| e.id() == entry.id() && same(e, entry))
+                .map(|(_, s)| *s),
+        };
+        match found {
+            Some(s) if s != size => Err(PrepareError::Inconsistent(format!(
                 "entry {:?} is recorded with sizes {s} and {size} for the same content (an estimator must be pure, SPEC ASM-15)",
                 entry.id().as_str()
             ))),
             Some(_) => Ok(()),
             None => {
-                slot.push((entry.clone(), size));
+                self.more.push((entry.clone(), size));
                 Ok(())
             }
         }
@@ -93,16 +109,15 @@ impl Estimator for RecordedSizes {
     }
 
     fn estimate(&self, entry: &Entry) -> i32 {
-        let Some(slot) = self.by_id.get(entry.id()) else {
-            return 0;
-        };
-        slot.iter()
-            .find(|(e, _)| e.ptr_eq(entry))
-            .or_else(|| {
-                let key = content_key(entry);
-                slot.iter().find(|(e, _)| content_key(e) == key)
-            })
-            .map_or(0, |(_, s)| *s)
+        match self.by_id.get(entry.id()) {
+            Some((e, s)) if same(e, entry) => *s,
+            Some(_) => self
+                .more
+                .iter()
+                .find(|(e, _)| e.id() == entry.id() && same(e, entry))
+                .map_or(0, |(_, s)| *s),
+            None => 0,
+        }
     }
 }
 
@@ -355,33 +370,35 @@ impl<'r> Builder<'r> {
 /// holds the entries of its version-2 table references ([`super::compact`]).
 pub fn prepare(
     rec: &CallRecord,
-    resolved: &Resolved,
+    resolved: &mut Resolved,
     imp: &dyn Implementation,
 ) -> Result<Prepared, PrepareError> {
     let mut sizes = RecordedSizes::default();
     let recorded = matches!(rec.policy.estimator, TraceEstimator::Recorded { .. });
-    let mut note = |e: &Entry, t: &TraceEntry, path: &dyn Fn() -> String| {
-        if !recorded {
-            return Ok(());
+    let mut sized = |e: &Entry, size: Option<i32>, path: &dyn Fn() -> String| {
+        if recorded {
+            match size {
+                Some(s) => sizes.insert(e, s)?,
+                None => {
+                    return Err(PrepareError::Unreadable(format!(
+                        "{}: the `recorded` estimator needs a `size` on every entry",
+                        path()
+                    )))
+                }
+            }
         }
-        match t.size {
-            Some(s) => sizes.insert(e, s),
-            None => Err(PrepareError::Unreadable(format!(
-                "{}: the `recorded` estimator needs a `size` on every entry",
-                path()
-            ))),
-        }
+        Ok(())
     };
     let mut builder = Builder::default();
     let mut steps: Vec<(i64, Vec<Entry>)> = Vec::with_capacity(rec.snapshots.len());
     for (i, s) in rec.snapshots.iter().enumerate() {
-        let refs = resolved.snapshots.get(i).and_then(Option::as_ref);
+        let refs = resolved.snapshots.get_mut(i).and_then(Option::take);
         let es = match (&s.entries, refs) {
             (_, Some(ds)) => {
                 let mut es = Vec::with_capacity(ds.len());
-                for (j, d) in ds.iter().enumerate() {
-                    note(&d.entry, &d.source, &|| format!("$.snapshots[{i}].refs[{j}]"))?;
-                    es.push(d.entry.clone());
+                for (j, (e, size)) in ds.into_iter().enumerate() {
+                    sized(&e, size, &|| format!("$.snapshots[{i}].refs[{j}]"))?;
+                    es.push(e);
                 }
                 es
             }
@@ -390,7 +407,7 @@ pub fn prepare(
                 for (j, t) in ts.iter().enumerate() {
                     let p = || format!("$.snapshots[{i}].entries[{j}]");
                     let e = builder.build(t, p)?;
-                    note(&e, t, &p)?;
+                    sized(&e, t.size, &p)?;
                     es.push(e);
                 }
                 es
@@ -432,12 +449,12 @@ pub fn prepare(
                         (TraceProposalItem::New(n), _) => {
                             let p = || format!("{path}.propose[{j}].new");
                             let e = builder.build(&n.new, p)?;
-                            note(&e, &n.new, &p)?;
+                            sized(&e, n.new.size, &p)?;
                             news.push(e.clone());
                             Item::New(e)
                         }
                         (TraceProposalItem::NewRef(_), Some(d)) => {
-                            note(&d.entry, &d.source, &|| format!("{path}.propose[{j}].new"))?;
+                            sized(&d.entry, d.size(), &|| format!("{path}.propose[{j}].new"))?;
                             news.push(d.entry.clone());
                             Item::New(d.entry.clone())
                         }
