@@ -19,8 +19,9 @@ use hybrid_compaction_oracle::trace::record::{header, Writer};
 use hybrid_compaction_oracle::trace::{self, Options};
 use hybrid_compaction_oracle::wire::exec::{Engine, Implementation, Model};
 
-/// A trace of `runs` generated runs of about `initial` messages, and its number of calls.
-fn recorded(runs: u64, initial: usize, compact: bool) -> (String, usize) {
+/// A trace of `runs` generated runs of about `initial` messages (`per_run` calls each, default
+/// 1 to 4), and its number of calls.
+fn recorded(runs: u64, initial: usize, per_run: Option<usize>, compact: bool) -> (String, usize) {
     let mut text = serde_json::to_string(&header("bench")).unwrap();
     let mut calls = 0;
     let mut w = if compact {
@@ -29,7 +30,7 @@ fn recorded(runs: u64, initial: usize, compact: bool) -> (String, usize) {
         Writer::new().expanded()
     };
     for seed in 0..runs {
-        for (line, rec) in trace_support::run_records_sized(seed, &mut w, initial) {
+        for (line, rec) in trace_support::run_records_shaped(seed, &mut w, initial, per_run) {
             calls += matches!(rec, trace::format::Record::Call(_)) as usize;
             text.push('\n');
             text.push_str(&line);
@@ -42,15 +43,24 @@ fn recorded(runs: u64, initial: usize, compact: bool) -> (String, usize) {
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("check");
     g.sample_size(10).measurement_time(Duration::from_secs(4));
-    let configs: [(&str, &str, &dyn Implementation, usize); 5] = [
-        ("expanded", "model", &Model, 1),
-        ("expanded", "engine", &Engine, 1),
-        ("compact", "model", &Model, 1),
-        ("compact", "engine", &Engine, 1),
-        ("compact", "engine", &Engine, 2),
+    // (form, implementation, jobs, runs of 1-4 calls or of 20)
+    let configs: [(&str, &str, &dyn Implementation, usize, bool); 7] = [
+        ("expanded", "model", &Model, 1, false),
+        ("expanded", "engine", &Engine, 1, false),
+        ("compact", "model", &Model, 1, false),
+        ("compact", "engine", &Engine, 1, false),
+        ("compact", "engine", &Engine, 2, false),
+        ("expanded", "engine", &Engine, 1, true),
+        ("compact", "engine", &Engine, 1, true),
     ];
-    for (form, name, imp, jobs) in configs {
-        let (text, calls) = recorded(100, 100, form == "compact");
+    for (form, name, imp, jobs, long) in configs {
+        let (runs, calls) = if long { (12, Some(20)) } else { (100, None) };
+        let (text, calls) = recorded(runs, 100, calls, form == "compact");
+        let form = if long {
+            format!("{form}-runs-of-20")
+        } else {
+            form.to_owned()
+        };
         g.throughput(Throughput::Elements(calls as u64));
         let opts = Options {
             jobs,

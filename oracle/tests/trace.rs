@@ -776,6 +776,14 @@ fn trc_1_compact_and_expanded_records_check_identically() {
     }
     assert!(compact >= 70, "{compact} compact runs");
     assert!(cexs > 0, "some seeded fault yields a counterexample");
+    // Every compact line (streamed calls included) validates against the published schema.
+    let schema = serde_json::to_value(trace::format::schema()).unwrap();
+    for seed in 0..20 {
+        for line in trace_support::run_trace(seed, seed % 2 == 0).lines() {
+            let errs = schema::validate(&schema, &serde_json::from_str(line).unwrap());
+            assert!(errs.is_empty(), "seed {seed}: {errs:?}\n{line}");
+        }
+    }
     let text = trace_support::run_trace(1, false);
     let bad = text.replacen("\"refs\":[", "\"refs\":[99999,", 1);
     let (code, out, err) = bin(&["check", "-"], &bad);

@@ -1,8 +1,8 @@
 //! Rebuilding a recorded call as vocabulary and replaying it through an implementation
 //! (SPEC TRC-1).
 //!
-//! The recorded snapshots become a [`ScriptedProvider`] schedule (SPEC SNAP-5): the k-th capture
-//! of the replay sees the k-th recorded capture. The recorded reducer answers become a replay
+//! The recorded snapshots become a schedule (SPEC SNAP-5, as the model's `ScriptedProvider`
+//! plays one): the k-th capture of the replay sees the k-th recorded capture. The recorded reducer answers become a replay
 //! reducer that plays them in order (kept ids are looked up in the replay's own request, exactly
 //! like the wire's scripted reducer). The assembler of the chosen implementation (the spec by
 //! default, `--engine` for the engine) then answers, and its result and diagnostics are compared
@@ -30,7 +30,7 @@ use hybrid_compaction_model::message::{
     FunctionCall, FunctionResult, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL, ROLE_USER,
 };
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
-use hybrid_compaction_model::snapshot::ScriptedProvider;
+use hybrid_compaction_model::snapshot::{SharedEntries, Snapshot, SnapshotError, SnapshotProvider};
 use hybrid_compaction_model::value::Value;
 
 use super::compact::Resolved;
@@ -62,12 +62,21 @@ pub fn content_key(entry: &Entry) -> std::borrow::Cow<'_, str> {
 
 /// Recorded per-entry sizes (the `recorded` estimator): keyed by entry id, then by the entry
 /// itself (the same shared value, or equal content). Most ids have one entry; the few with
-/// several (other content under the same id) are kept in `more`.
+/// several (other content under the same id) are kept in `more`. The replay measures the very
+/// values it was given (shared handles), so `by_handle` answers first, keyed by the address of
+/// the entry's id text (one allocation per built entry, shared by its clones) and confirmed by
+/// [`Entry::ptr_eq`].
 #[derive(Debug, Default)]
 pub struct RecordedSizes {
     unit: Option<MeasurementUnit>,
+    by_handle: FxHashMap<usize, (Entry, i32)>,
     by_id: FxHashMap<EntryId, (Entry, i32)>,
     more: Vec<(Entry, i32)>,
+}
+
+/// The address of an entry's id text: equal for an entry and its clones.
+fn handle(e: &Entry) -> usize {
+    e.id().as_str().as_ptr() as usize
 }
 
 /// The same entry: one shared value, or equal content keys.
@@ -77,10 +86,26 @@ fn same(a: &Entry, b: &Entry) -> bool {
 
 impl RecordedSizes {
     fn insert(&mut self, entry: &Entry, size: i32) -> Result<(), PrepareError> {
+        let found = match self.by_handle.get(&handle(entry)) {
+            Some((e, s)) if e.ptr_eq(entry) => Some(*s),
+            _ => self.find_or_insert(entry, size),
+        };
+        match found {
+            Some(s) if s != size => Err(PrepareError::Inconsistent(format!(
+                "entry {:?} is recorded with sizes {s} and {size} for the same content (an estimator must be pure, SPEC ASM-15)",
+                entry.id().as_str()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The size recorded for the same entry, or `None` after recording `size` for it.
+    fn find_or_insert(&mut self, entry: &Entry, size: i32) -> Option<i32> {
+        self.by_handle.insert(handle(entry), (entry.clone(), size));
         let found = match self.by_id.get(entry.id()) {
             None => {
                 self.by_id.insert(entry.id().clone(), (entry.clone(), size));
-                return Ok(());
+                return None;
             }
             Some((e, s)) if same(e, entry) => Some(*s),
             Some(_) => self
@@ -89,17 +114,10 @@ impl RecordedSizes {
                 .find(|(e, _)| e.id() == entry.id() && same(e, entry))
                 .map(|(_, s)| *s),
         };
-        match found {
-            Some(s) if s != size => Err(PrepareError::Inconsistent(format!(
-                "entry {:?} is recorded with sizes {s} and {size} for the same content (an estimator must be pure, SPEC ASM-15)",
-                entry.id().as_str()
-            ))),
-            Some(_) => Ok(()),
-            None => {
-                self.more.push((entry.clone(), size));
-                Ok(())
-            }
+        if found.is_none() {
+            self.more.push((entry.clone(), size));
         }
+        found
     }
 }
 
@@ -109,6 +127,11 @@ impl Estimator for RecordedSizes {
     }
 
     fn estimate(&self, entry: &Entry) -> i32 {
+        if let Some((e, s)) = self.by_handle.get(&handle(entry)) {
+            if e.ptr_eq(entry) {
+                return *s;
+            }
+        }
         match self.by_id.get(entry.id()) {
             Some((e, s)) if same(e, entry) => *s,
             Some(_) => self
@@ -177,7 +200,7 @@ impl Reducer for ReplayReducer {
             }
             Some(ReplayStep::Propose(items)) => {
                 let mut out = Vec::with_capacity(items.len());
-                let by_id: HashMap<&str, &Entry> = request
+                let by_id: FxHashMap<&str, &Entry> = request
                     .entries
                     .iter()
                     .rev()
@@ -198,6 +221,58 @@ impl Reducer for ReplayReducer {
                 }
                 Ok(Some(out))
             }
+        }
+    }
+}
+
+/// The recorded snapshots as a schedule (SPEC SNAP-5; what the model's `ScriptedProvider`
+/// does): the k-th capture sees the k-th step, later captures the last one, an empty schedule
+/// version 0 with no entries; optionally cancels a token during the k-th capture. Each distinct
+/// entry list is validated once (SPEC SNAP-1) and shared by every capture that sees it.
+struct ReplayProvider {
+    steps: Vec<(i64, Result<SharedEntries, SnapshotError>)>,
+    captures: usize,
+    cancel_at: Option<(usize, CancellationToken)>,
+}
+
+impl ReplayProvider {
+    fn new(steps: &[(i64, Vec<Entry>)]) -> ReplayProvider {
+        let mut out: Vec<(i64, Result<SharedEntries, SnapshotError>)> =
+            Vec::with_capacity(steps.len());
+        let mut prev: Option<&[Entry]> = None;
+        for (v, es) in steps {
+            let repeated = prev.is_some_and(|p| {
+                p.len() == es.len() && p.iter().zip(es).all(|(a, b)| a.ptr_eq(b))
+            });
+            let shared = match out.last() {
+                Some((_, s)) if repeated => s.clone(),
+                _ => SharedEntries::new(es.clone()),
+            };
+            out.push((*v, shared));
+            prev = Some(es);
+        }
+        ReplayProvider {
+            steps: out,
+            captures: 0,
+            cancel_at: None,
+        }
+    }
+}
+
+impl SnapshotProvider for ReplayProvider {
+    fn capture(&mut self) -> Result<Snapshot, SnapshotError> {
+        let k = self.captures;
+        self.captures += 1;
+        if let Some((at, token)) = &self.cancel_at {
+            if *at == k {
+                token.cancel();
+            }
+        }
+        match self.steps.get(k).or_else(|| self.steps.last()) {
+            // The version is checked first, as `Snapshot::new` does.
+            Some((version, _)) if *version < 0 => Err(SnapshotError::NegativeVersion(*version)),
+            Some((version, shared)) => Snapshot::from_shared(*version, shared.clone()?),
+            None => Snapshot::new(0, Vec::new()),
         }
     }
 }
@@ -524,9 +599,9 @@ pub fn answer(prep: &Prepared, imp: &dyn Implementation) -> Output {
         Some(CancelPoint::Before) => CancellationToken::cancelled(),
         _ => CancellationToken::new(),
     };
-    let mut provider = ScriptedProvider::new(prep.steps.clone());
+    let mut provider = ReplayProvider::new(&prep.steps);
     if let Some(CancelPoint::Capture(k)) = point {
-        provider = provider.cancel_at_capture(k, token.clone());
+        provider.cancel_at = Some((k, token.clone()));
     }
     let mut reducer = ReplayReducer {
         steps: prep.reducer.clone(),

@@ -294,6 +294,16 @@ pub fn run_records(seed: u64, writer: &mut Writer) -> Vec<(String, Record)> {
 
 /// As [`run_records`], the conversation starting with about `initial` generated messages.
 pub fn run_records_sized(seed: u64, writer: &mut Writer, initial: usize) -> Vec<(String, Record)> {
+    run_records_shaped(seed, writer, initial, None)
+}
+
+/// As [`run_records_sized`], with `calls` provider calls in the run (default: 1 to 4).
+pub fn run_records_shaped(
+    seed: u64,
+    writer: &mut Writer,
+    initial: usize,
+    calls: Option<usize>,
+) -> Vec<(String, Record)> {
     let mut rng = Rng::new(seed);
     let policy = policy(&mut rng);
     let plan = Arc::new(Mutex::new(Plan::default()));
@@ -335,7 +345,8 @@ pub fn run_records_sized(seed: u64, writer: &mut Writer, initial: usize) -> Vec<
     let run = guard.current().cloned().expect("a run");
     let mut out = Vec::new();
     let mut srng = Rng::new(seed ^ 0x00ab_cdef);
-    for turn in 0..rng.range(1, 5) as usize {
+    let drawn = rng.range(1, 5) as usize;
+    for turn in 0..calls.unwrap_or(drawn) {
         grow(&mut rng, &mut history, turn);
         let token = if rng.chance(5) {
             CancellationToken::cancelled()
