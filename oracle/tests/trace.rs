@@ -748,12 +748,17 @@ fn trc_1_compact_and_expanded_records_check_identically() {
                     .map(|(l, _)| serde_json::from_str(&l).unwrap())
                     .collect();
                 for l in &mut lines {
-                    let key = if l["result"].is_object() { "result" } else { "resultRefs" };
+                    let key = if l["result"].is_object() {
+                        "result"
+                    } else {
+                        "resultRefs"
+                    };
                     if seed % 3 == 0 && l[key]["outcome"] == "Reduced" {
                         l[key]["outcome"] = json!("WithinLimit");
                     }
                     if seed % 5 == 0 && l[key].is_object() {
-                        l[key]["attemptCount"] = json!(l[key]["attemptCount"].as_i64().unwrap() + 1);
+                        l[key]["attemptCount"] =
+                            json!(l[key]["attemptCount"].as_i64().unwrap() + 1);
                     }
                 }
                 to_text(&lines)

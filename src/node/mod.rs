@@ -64,6 +64,4 @@ pub use events::{
 pub use ids::{
     AssemblyId, Clock, CounterSequence, IdSource, RandomIdSource, SequenceSource, SystemClock,
 };
-pub use trace::{
-    CallTrace, CancelPoint, Phase, ReducerCall, Settlement, StreamEnd, TraceObserver,
-};
+pub use trace::{CallTrace, CancelPoint, Phase, ReducerCall, Settlement, StreamEnd, TraceObserver};

@@ -130,15 +130,16 @@ fn ids(table: &[Def], refs: &[RefItem], path: &dyn Fn() -> String) -> Result<Vec
     Ok(out)
 }
 
-fn verification(
-    table: &[Def],
-    v: TraceVerification,
-) -> Result<VerificationOutput, String> {
+fn verification(table: &[Def], v: TraceVerification) -> Result<VerificationOutput, String> {
     let p = |m: &'static str| move || format!("$.resultRefs.finalVerification.{m}");
     Ok(VerificationOutput {
         outcome: v.outcome,
         rejection_reasons: v.rejection_reasons,
-        missing_required_entry_ids: ids(table, &v.missing_required_entry_ids, &p("missingRequiredEntryIds"))?,
+        missing_required_entry_ids: ids(
+            table,
+            &v.missing_required_entry_ids,
+            &p("missingRequiredEntryIds"),
+        )?,
         invalid_entry_ids: ids(table, &v.invalid_entry_ids, &p("invalidEntryIds"))?,
         preservation_only_fallback_entry_ids: ids(
             table,
@@ -160,11 +161,9 @@ fn result(table: &[Def], r: TraceResult) -> Result<AssemblyOutput, String> {
         hard_limit: r.hard_limit,
         attempt_count: r.attempt_count,
         stages: r.stages,
-        required_entry_ids: ids(
-            table,
-            &r.required_entry_ids,
-            &|| "$.resultRefs.requiredEntryIds".to_owned(),
-        )?,
+        required_entry_ids: ids(table, &r.required_entry_ids, &|| {
+            "$.resultRefs.requiredEntryIds".to_owned()
+        })?,
         latest_snapshot_version: r.latest_snapshot_version,
         final_verification: match r.final_verification {
             Some(v) => Some(verification(table, v)?),
@@ -224,9 +223,11 @@ impl Tables {
                 Some(ds) if sources => Some(ds.iter().map(|d| Arc::clone(&d.source)).collect()),
                 _ => None,
             });
-            out.snapshots.push(
-                refs.map(|ds| ds.into_iter().map(|d| (d.entry.clone(), d.size())).collect()),
-            );
+            out.snapshots.push(refs.map(|ds| {
+                ds.into_iter()
+                    .map(|d| (d.entry.clone(), d.size()))
+                    .collect()
+            }));
         }
         for (i, st) in rec.reducer.iter().enumerate() {
             if let Some(r) = &st.request {

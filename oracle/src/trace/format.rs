@@ -222,7 +222,10 @@ impl<'de> Deserialize<'de> for RefItem {
             fn visit_string<E: serde::de::Error>(self, v: String) -> Result<RefItem, E> {
                 Ok(RefItem::Id(v))
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<RefItem, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<RefItem, A::Error> {
                 use serde::de::Error;
                 let bad = || A::Error::custom("a range is [first, last], two table indices");
                 let first: u32 = a.next_element()?.ok_or_else(bad)?;
@@ -492,7 +495,9 @@ impl<'de> Deserialize<'de> for TraceProposalItem {
                     None => return Err(A::Error::missing_field("new")),
                 };
                 match a.next_key::<String>()? {
-                    Some(k) => Err(A::Error::custom(format!("unexpected member `{k}` beside `new`"))),
+                    Some(k) => Err(A::Error::custom(format!(
+                        "unexpected member `{k}` beside `new`"
+                    ))),
                     None => Ok(item),
                 }
             }

@@ -175,18 +175,14 @@ fn final_entries(rec: &CallRecord, prep: &Prepared) -> Result<Vec<Entry>, Findin
     by_id.extend(last.iter().rev().map(|e| (e.id().as_str(), e)));
     ids.iter()
         .map(|id| {
-            by_id
-                .get(id.as_str())
-                .copied()
-                .cloned()
-                .ok_or_else(|| {
-                    finding(
-                        "TRC-3",
-                        format!(
-                            "forwarded entry {id:?} is in neither the last snapshot nor a proposal"
-                        ),
-                    )
-                })
+            by_id.get(id.as_str()).copied().cloned().ok_or_else(|| {
+                finding(
+                    "TRC-3",
+                    format!(
+                        "forwarded entry {id:?} is in neither the last snapshot nor a proposal"
+                    ),
+                )
+            })
         })
         .collect()
 }

@@ -38,7 +38,9 @@ use std::io::BufRead;
 use rayon::prelude::*;
 
 use self::compact::{Resolved, Tables};
-use self::format::{CallRecord, Header, Record, COMPACT_VERSION, SUPPORTED_VERSIONS, TRACE_VERSION};
+use self::format::{
+    CallRecord, Header, Record, COMPACT_VERSION, SUPPORTED_VERSIONS, TRACE_VERSION,
+};
 use self::invariants::Finding;
 use self::replay::PrepareError;
 use crate::wire::exec::Implementation;
@@ -225,7 +227,11 @@ fn header(line: &str) -> Result<u32, String> {
 }
 
 /// Parses a batch (in parallel with more than one job).
-fn parse_batch(pool: &rayon::ThreadPool, batch: &[(usize, String)], jobs: usize) -> Vec<Result<Record, String>> {
+fn parse_batch(
+    pool: &rayon::ThreadPool,
+    batch: &[(usize, String)],
+    jobs: usize,
+) -> Vec<Result<Record, String>> {
     let parse = |(_, l): &(usize, String)| format::parse_record(l).map_err(|e| e.to_string());
     if jobs <= 1 {
         batch.iter().map(parse).collect()

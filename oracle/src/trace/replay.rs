@@ -241,9 +241,8 @@ impl ReplayProvider {
             Vec::with_capacity(steps.len());
         let mut prev: Option<&[Entry]> = None;
         for (v, es) in steps {
-            let repeated = prev.is_some_and(|p| {
-                p.len() == es.len() && p.iter().zip(es).all(|(a, b)| a.ptr_eq(b))
-            });
+            let repeated = prev
+                .is_some_and(|p| p.len() == es.len() && p.iter().zip(es).all(|(a, b)| a.ptr_eq(b)));
             let shared = match out.last() {
                 Some((_, s)) if repeated => s.clone(),
                 _ => SharedEntries::new(es.clone()),
