@@ -447,8 +447,21 @@ pub fn prepare(
     resolved: &mut Resolved,
     imp: &dyn Implementation,
 ) -> Result<Prepared, PrepareError> {
-    let mut sizes = RecordedSizes::default();
     let recorded = matches!(rec.policy.estimator, TraceEstimator::Recorded { .. });
+    let mut sizes = RecordedSizes::default();
+    if recorded {
+        // Most entries of a call are those of its largest snapshot: size the maps once.
+        let n = resolved
+            .snapshots
+            .iter()
+            .flatten()
+            .map(Vec::len)
+            .chain(rec.snapshots.iter().filter_map(|s| s.entries.as_ref().map(Vec::len)))
+            .max()
+            .unwrap_or(0);
+        sizes.by_handle.reserve(n);
+        sizes.by_id.reserve(n);
+    }
     let mut sized = |e: &Entry, size: Option<i32>, path: &dyn Fn() -> String| {
         if recorded {
             match size {
