@@ -833,31 +833,36 @@ fn every_trc_clause_is_cited_by_a_test_name() {
 #[test]
 #[ignore]
 fn print_bench_trace_stats() {
-    let mut w = Writer::new();
-    let mut bytes = 0;
-    let mut calls = 0;
-    let mut entries = 0;
-    let mut snaps = 0;
-    for seed in 0..100 {
-        for (l, r) in trace_support::run_records_sized(seed, &mut w, 100) {
-            if let hybrid_compaction_oracle::trace::format::Record::Call(c) = r {
-                calls += 1;
-                bytes += l.len();
-                snaps += c.snapshots.len();
-                entries += c
-                    .snapshots
-                    .iter()
-                    .map(|s| s.entries.as_ref().map_or(0, Vec::len))
-                    .sum::<usize>();
+    for (form, mut w) in [
+        ("expanded", Writer::new().expanded()),
+        ("compact", Writer::new()),
+    ] {
+        let mut bytes = 0;
+        let mut calls = 0;
+        let mut entries = 0;
+        let mut snaps = 0;
+        for seed in 0..100 {
+            for (l, r) in trace_support::run_records_sized(seed, &mut w, 100) {
+                if let hybrid_compaction_oracle::trace::format::Record::Call(c) = r {
+                    calls += 1;
+                    bytes += l.len();
+                    snaps += c.snapshots.len();
+                    entries += c
+                        .snapshots
+                        .iter()
+                        .map(|s| s.entries.as_ref().map_or(0, Vec::len))
+                        .sum::<usize>()
+                        + c.defs.as_ref().map_or(0, Vec::len);
+                }
             }
         }
+        eprintln!(
+            "{form}: {calls} calls, {} bytes/call, {} entries written/call, {} snapshots/call",
+            bytes / calls,
+            entries / calls,
+            snaps / calls
+        );
     }
-    eprintln!(
-        "{calls} calls, {} bytes/call, {} entries written/call, {} snapshots/call",
-        bytes / calls,
-        entries / calls,
-        snaps / calls
-    );
 }
 
 /// SPEC TRC-8 under concurrency: two threads call one run at once (forked scopes), both

@@ -18,7 +18,8 @@ use std::sync::Arc;
 use hybrid_compaction_model::entry::Entry;
 
 use super::format::{
-    CallRecord, RefItem, TraceEntry, TraceProposalItem, TraceResult, TraceVerification,
+    CallRecord, ReducerAnswer, RefItem, TraceEntry, TraceProposalItem, TraceResult,
+    TraceVerification,
 };
 use super::replay::entry_at;
 use crate::wire::output::{AssemblyOutput, VerificationOutput};
@@ -65,13 +66,18 @@ pub struct Tables {
 
 /// Whether a record uses any version-2 member.
 pub fn is_compact(rec: &CallRecord) -> bool {
+    let indexed = |i: &TraceProposalItem| {
+        matches!(
+            i,
+            TraceProposalItem::KeepRef(_) | TraceProposalItem::NewRef(_)
+        )
+    };
     rec.defs.is_some()
         || rec.result_refs.is_some()
         || rec.snapshots.iter().any(|s| s.refs.is_some())
         || rec.reducer.iter().any(|r| {
             r.request.is_some()
-                || matches!(&r.answer, super::format::ReducerAnswer::Propose(items)
-                    if items.iter().any(|i| matches!(i, TraceProposalItem::KeepRef(_) | TraceProposalItem::NewRef(_))))
+                || matches!(&r.answer, ReducerAnswer::Propose(items) if items.iter().any(indexed))
         })
 }
 
@@ -234,7 +240,7 @@ impl Tables {
                 defs(table, r, &|| format!("$.reducer[{i}].request"))?;
             }
             let mut items = Vec::new();
-            if let super::format::ReducerAnswer::Propose(ps) = &st.answer {
+            if let ReducerAnswer::Propose(ps) = &st.answer {
                 for (j, p) in ps.iter().enumerate() {
                     let path = || format!("$.reducer[{i}].answer.propose[{j}]");
                     items.push(match p {
@@ -268,7 +274,7 @@ pub fn expand(rec: &CallRecord, resolved: &Resolved) -> CallRecord {
     }
     for (st, items) in out.reducer.iter_mut().zip(&resolved.items) {
         st.request = None;
-        if let super::format::ReducerAnswer::Propose(ps) = &mut st.answer {
+        if let ReducerAnswer::Propose(ps) = &mut st.answer {
             for (p, d) in ps.iter_mut().zip(items) {
                 match (&*p, d) {
                     (TraceProposalItem::KeepRef(_), Some(d)) => {
