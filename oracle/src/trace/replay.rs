@@ -456,7 +456,11 @@ pub fn prepare(
             .iter()
             .flatten()
             .map(Vec::len)
-            .chain(rec.snapshots.iter().filter_map(|s| s.entries.as_ref().map(Vec::len)))
+            .chain(
+                rec.snapshots
+                    .iter()
+                    .filter_map(|s| s.entries.as_ref().map(Vec::len)),
+            )
             .max()
             .unwrap_or(0);
         sizes.by_handle.reserve(n);
