@@ -96,9 +96,16 @@ fn trc_9_check_exit_codes() {
     let (code, out, err) = bin(&["check", "-"], &bad);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("TRC-9"), "{out}");
+    let compact_call = |body: &str| {
+        format!("{{\"trace\": 2}}\n{{\"type\": \"call\", \"run\": \"r\", \"call\": \"c\", \"policy\": {{\"hardLimit\": 9, \"triggerMargin\": 1, \"recentMessageRetentionCount\": 1, \"maximumCompactionAttempts\": 1, \"preservationLabel\": \"l\", \"preservationVersion\": 1, \"estimator\": {{\"kind\": \"utf8\"}}}}, {body}}}\n")
+    };
     for garbage in [
         "",
         "{\"trace\": 3}\n",
+        // A reversed range, an index past the table, a proposal item that is neither.
+        compact_call(r#""snapshots": [{"version": 0, "refs": [[5, 2]]}]"#).as_str(),
+        compact_call(r#""snapshots": [{"version": 0, "refs": [0]}]"#).as_str(),
+        compact_call(r#""reducer": [{"attempt": 1, "answer": {"propose": [true]}}]"#).as_str(),
         "{\"trace\": 1}\n{\"type\": \"call\", \"run\": \"r\", \"call\": \"c\", \"policy\": {\"hardLimit\": 9, \"triggerMargin\": 1, \"recentMessageRetentionCount\": 1, \"maximumCompactionAttempts\": 1, \"preservationLabel\": \"l\", \"preservationVersion\": 1, \"estimator\": {\"kind\": \"utf8\"}}, \"snapshots\": [{\"version\": 0, \"refs\": [0]}]}\n",
         "{\"trace\": 1}\n{\"type\": \"call\"}\n",
         "{\"trace\": 1}\nnot json\n",
