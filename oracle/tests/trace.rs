@@ -619,6 +619,23 @@ fn trc_11_jobs_do_not_change_the_output() {
         assert_eq!(c1, 1);
         assert_eq!((c1, &o1), (c2, &o2));
     }
+    // The compact profile: table references resolved in line order, then checked in parallel.
+    let mut w = Writer::new();
+    let mut compact = Vec::new();
+    for seed in 0..60 {
+        for (l, _) in run_records(seed, &mut w) {
+            let mut v: Json = serde_json::from_str(&l).unwrap();
+            if seed % 7 == 0 && v["resultRefs"].is_object() {
+                v["resultRefs"]["attemptCount"] = json!(9);
+            }
+            compact.push(v);
+        }
+    }
+    let text = to_text(&compact);
+    let (c1, o1, _) = bin(&["check", "--json", "--jobs", "1", "-"], &text);
+    let (c2, o2, _) = bin(&["check", "--json", "--jobs", "3", "-"], &text);
+    assert_eq!(c1, 1, "{o1}");
+    assert_eq!((c1, &o1), (c2, &o2));
 }
 
 /// Applies `fault` to the first generated run it fits and returns the clauses flagged.
