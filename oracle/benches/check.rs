@@ -1,11 +1,18 @@
 //! Criterion benchmark of `check` (SPEC TRC-1 .. TRC-11) on traces recorded by the node: generated
 //! runs whose conversations start at about 100 messages (so calls carry about 100 entries per
-//! snapshot), redacted, replayed through the executable specification and through the engine,
-//! on one thread (`--jobs 1`) and on two.
+//! snapshot), redacted, written self-contained (version 1, `expanded`) and in the compact
+//! profile (version 2, `compact`), replayed through the executable specification and through
+//! the engine, on one thread (`--jobs 1`) and, compact on the engine, on two.
 //!
 //! Throughput is reported in calls per second (`Throughput::Elements`). Measurement is kept
 //! short (10 samples) so the run stays within a minute or two; `docs/PERFORMANCE.md` records
 //! one run.
+//!
+//! Two groups: `check` measures wall time (criterion's default), `check-cpu` the CPU time of
+//! the benchmark's thread (`/proc/thread-self/schedstat`, nanoseconds on a CPU), which on a
+//! shared, loaded machine is what "calls per second on one core" means: the time the checker
+//! actually ran, not the time it waited for a core. `check-cpu` runs the `--jobs 1` cases only
+//! (with more jobs the work is on other threads).
 
 #[path = "../tests/trace_support/mod.rs"]
 mod trace_support;
@@ -13,18 +20,24 @@ mod trace_support;
 use std::hint::black_box;
 use std::time::Duration;
 
+use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hybrid_compaction_oracle::trace::record::{header, Writer};
 use hybrid_compaction_oracle::trace::{self, Options};
 use hybrid_compaction_oracle::wire::exec::{Engine, Implementation, Model};
 
-/// A trace of `runs` generated runs of about `initial` messages, and its number of calls.
-fn recorded(runs: u64, initial: usize) -> (String, usize) {
+/// A trace of `runs` generated runs of about `initial` messages (`per_run` calls each, default
+/// 1 to 4), and its number of calls.
+fn recorded(runs: u64, initial: usize, per_run: Option<usize>, compact: bool) -> (String, usize) {
     let mut text = serde_json::to_string(&header("bench")).unwrap();
     let mut calls = 0;
-    let mut w = Writer::new();
+    let mut w = if compact {
+        Writer::new()
+    } else {
+        Writer::new().expanded()
+    };
     for seed in 0..runs {
-        for (line, rec) in trace_support::run_records_sized(seed, &mut w, initial) {
+        for (line, rec) in trace_support::run_records_shaped(seed, &mut w, initial, per_run) {
             calls += matches!(rec, trace::format::Record::Call(_)) as usize;
             text.push('\n');
             text.push_str(&line);
@@ -34,37 +47,163 @@ fn recorded(runs: u64, initial: usize) -> (String, usize) {
     (text, calls)
 }
 
-fn bench(c: &mut Criterion) {
-    let (text, calls) = recorded(100, 100);
-    let mut g = c.benchmark_group("check");
+/// CPU time of the calling thread, in nanoseconds (Linux: `/proc/thread-self/schedstat`).
+struct ThreadCpu;
+
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .expect("/proc/thread-self/schedstat is readable (Linux)")
+}
+
+impl Measurement for ThreadCpu {
+    type Intermediate = u64;
+    type Value = u64;
+    fn start(&self) -> u64 {
+        thread_cpu_ns()
+    }
+    fn end(&self, start: u64) -> u64 {
+        thread_cpu_ns().saturating_sub(start)
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, v: &u64) -> f64 {
+        *v as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &CpuFormatter
+    }
+}
+
+/// Nanoseconds of CPU time, shown as criterion shows wall time.
+struct CpuFormatter;
+
+impl ValueFormatter for CpuFormatter {
+    fn scale_values(&self, ns: f64, values: &mut [f64]) -> &'static str {
+        let (d, unit) = if ns < 1e3 {
+            (1.0, "ns cpu")
+        } else if ns < 1e6 {
+            (1e3, "µs cpu")
+        } else if ns < 1e9 {
+            (1e6, "ms cpu")
+        } else {
+            (1e9, "s cpu")
+        };
+        values.iter_mut().for_each(|v| *v /= d);
+        unit
+    }
+    fn scale_throughputs(&self, ns: f64, t: &Throughput, values: &mut [f64]) -> &'static str {
+        let n = match t {
+            Throughput::Elements(n) | Throughput::Bytes(n) | Throughput::BytesDecimal(n) => {
+                *n as f64
+            }
+        };
+        let per_s = n * 1e9 / ns;
+        let (d, unit) = if per_s < 1e3 {
+            (1.0, "elem/s cpu")
+        } else {
+            (1e3, "Kelem/s cpu")
+        };
+        values.iter_mut().for_each(|v| *v = n * 1e9 / *v / d);
+        unit
+    }
+    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+fn bench_cpu(c: &mut Criterion<ThreadCpu>) {
+    let mut g = c.benchmark_group("check-cpu");
     g.sample_size(10).measurement_time(Duration::from_secs(4));
-    g.throughput(Throughput::Elements(calls as u64));
-    let imps: [(&str, &dyn Implementation); 2] = [("model", &Model), ("engine", &Engine)];
-    for (name, imp) in imps {
-        for jobs in [1usize, 2] {
-            let opts = Options {
-                jobs,
-                counterexamples: false,
-            };
-            g.bench_with_input(
-                BenchmarkId::new(format!("{name}/jobs{jobs}"), calls),
-                &text,
-                |b, t| {
-                    b.iter(|| {
-                        let r = trace::check(black_box(t.as_bytes()), imp, &opts).unwrap();
-                        assert!(r.violations.is_empty());
-                        r.calls
-                    })
-                },
-            );
-        }
+    let configs: [(&str, &str, &dyn Implementation, bool); 5] = [
+        ("expanded", "model", &Model, false),
+        ("expanded", "engine", &Engine, false),
+        ("compact", "engine", &Engine, false),
+        ("expanded", "engine", &Engine, true),
+        ("compact", "engine", &Engine, true),
+    ];
+    for (form, name, imp, long) in configs {
+        let (runs, per_run) = if long { (12, Some(20)) } else { (100, None) };
+        let (text, calls) = recorded(runs, 100, per_run, form == "compact");
+        let form = if long {
+            format!("{form}-runs-of-20")
+        } else {
+            form.to_owned()
+        };
+        g.throughput(Throughput::Elements(calls as u64));
+        let opts = Options {
+            jobs: 1,
+            counterexamples: false,
+        };
+        g.bench_with_input(
+            BenchmarkId::new(format!("{form}/{name}/jobs1"), calls),
+            &text,
+            |b, t| {
+                b.iter(|| {
+                    let r = trace::check(black_box(t.as_bytes()), imp, &opts).unwrap();
+                    assert!(r.violations.is_empty());
+                    r.calls
+                })
+            },
+        );
     }
     g.finish();
 }
 
-/// The criterion group (in a private module: `criterion_group!` declares a public function).
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("check");
+    g.sample_size(10).measurement_time(Duration::from_secs(4));
+    // (form, implementation, jobs, runs of 1-4 calls or of 20)
+    let configs: [(&str, &str, &dyn Implementation, usize, bool); 7] = [
+        ("expanded", "model", &Model, 1, false),
+        ("expanded", "engine", &Engine, 1, false),
+        ("compact", "model", &Model, 1, false),
+        ("compact", "engine", &Engine, 1, false),
+        ("compact", "engine", &Engine, 2, false),
+        ("expanded", "engine", &Engine, 1, true),
+        ("compact", "engine", &Engine, 1, true),
+    ];
+    for (form, name, imp, jobs, long) in configs {
+        let (runs, calls) = if long { (12, Some(20)) } else { (100, None) };
+        let (text, calls) = recorded(runs, 100, calls, form == "compact");
+        let form = if long {
+            format!("{form}-runs-of-20")
+        } else {
+            form.to_owned()
+        };
+        g.throughput(Throughput::Elements(calls as u64));
+        let opts = Options {
+            jobs,
+            counterexamples: false,
+        };
+        g.bench_with_input(
+            BenchmarkId::new(format!("{form}/{name}/jobs{jobs}"), calls),
+            &text,
+            |b, t| {
+                b.iter(|| {
+                    let r = trace::check(black_box(t.as_bytes()), imp, &opts).unwrap();
+                    assert!(r.violations.is_empty());
+                    r.calls
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+/// The criterion groups (in a private module: `criterion_group!` declares public functions).
 mod group {
     use super::*;
     criterion_group!(benches, bench);
+    criterion_group! {
+        name = cpu;
+        config = Criterion::default().with_measurement(ThreadCpu);
+        targets = bench_cpu
+    }
 }
-criterion_main!(group::benches);
+criterion_main!(group::benches, group::cpu);

@@ -98,9 +98,17 @@ fn trc_9_check_exit_codes() {
     let (code, out, err) = bin(&["check", "-"], &bad);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("TRC-9"), "{out}");
+    let compact_call = |body: &str| {
+        format!("{{\"trace\": 2}}\n{{\"type\": \"call\", \"run\": \"r\", \"call\": \"c\", \"policy\": {{\"hardLimit\": 9, \"triggerMargin\": 1, \"recentMessageRetentionCount\": 1, \"maximumCompactionAttempts\": 1, \"preservationLabel\": \"l\", \"preservationVersion\": 1, \"estimator\": {{\"kind\": \"utf8\"}}}}, {body}}}\n")
+    };
     for garbage in [
         "",
-        "{\"trace\": 2}\n",
+        "{\"trace\": 3}\n",
+        // A reversed range, an index past the table, a proposal item that is neither.
+        compact_call(r#""snapshots": [{"version": 0, "refs": [[5, 2]]}]"#).as_str(),
+        compact_call(r#""snapshots": [{"version": 0, "refs": [0]}]"#).as_str(),
+        compact_call(r#""reducer": [{"attempt": 1, "answer": {"propose": [true]}}]"#).as_str(),
+        "{\"trace\": 1}\n{\"type\": \"call\", \"run\": \"r\", \"call\": \"c\", \"policy\": {\"hardLimit\": 9, \"triggerMargin\": 1, \"recentMessageRetentionCount\": 1, \"maximumCompactionAttempts\": 1, \"preservationLabel\": \"l\", \"preservationVersion\": 1, \"estimator\": {\"kind\": \"utf8\"}}, \"snapshots\": [{\"version\": 0, \"refs\": [0]}]}\n",
         "{\"trace\": 1}\n{\"type\": \"call\"}\n",
         "{\"trace\": 1}\nnot json\n",
         "{\"type\": \"runEnd\", \"run\": \"r\"}\n",
@@ -149,10 +157,18 @@ fn trc_1_generated_node_runs_check_clean() {
         calls += r.calls;
         replayed += r.replayed;
         for line in text.lines().skip(1) {
-            let v: Json = serde_json::from_str(line).unwrap();
+            let mut v: Json = serde_json::from_str(line).unwrap();
+            if v["result"].is_null() {
+                // The compact profile writes the result with table references.
+                v["result"] = v["resultRefs"].clone();
+            }
             seen.insert(format!(
                 "outcome {}",
                 v["result"]["outcome"].as_str().unwrap_or("-")
+            ));
+            seen.insert(format!(
+                "streamed {}",
+                v["streamed"].as_str().unwrap_or("-")
             ));
             seen.insert(format!(
                 "error {}",
@@ -208,6 +224,9 @@ fn trc_1_generated_node_runs_check_clean() {
             "forwarded a body",
             "restarted",
             "new entries proposed",
+            "streamed completed",
+            "streamed failed",
+            "streamed abandoned",
         ] {
             assert!(
                 seen.contains(want),
@@ -220,9 +239,9 @@ fn trc_1_generated_node_runs_check_clean() {
 // ---------------------------------------------------------------------------------------------
 // Seeded faults: each class is flagged with its clause
 
-/// The record lines (as JSON) of one generated run, redacted.
+/// The record lines (as JSON) of one generated run, redacted, self-contained (version 1).
 fn run_lines(seed: u64) -> Vec<Json> {
-    let mut w = Writer::new();
+    let mut w = Writer::new().expanded();
     run_records(seed, &mut w)
         .into_iter()
         .map(|(l, _)| serde_json::from_str(&l).unwrap())
@@ -602,6 +621,23 @@ fn trc_11_jobs_do_not_change_the_output() {
         assert_eq!(c1, 1);
         assert_eq!((c1, &o1), (c2, &o2));
     }
+    // The compact profile: table references resolved in line order, then checked in parallel.
+    let mut w = Writer::new();
+    let mut compact = Vec::new();
+    for seed in 0..60 {
+        for (l, _) in run_records(seed, &mut w) {
+            let mut v: Json = serde_json::from_str(&l).unwrap();
+            if seed % 7 == 0 && v["resultRefs"].is_object() {
+                v["resultRefs"]["attemptCount"] = json!(9);
+            }
+            compact.push(v);
+        }
+    }
+    let text = to_text(&compact);
+    let (c1, o1, _) = bin(&["check", "--json", "--jobs", "1", "-"], &text);
+    let (c2, o2, _) = bin(&["check", "--json", "--jobs", "3", "-"], &text);
+    assert_eq!(c1, 1, "{o1}");
+    assert_eq!((c1, &o1), (c2, &o2));
 }
 
 /// Applies `fault` to the first generated run it fits and returns the clauses flagged.
@@ -687,6 +723,109 @@ fn trc_11_assembly_ids_are_unique_per_run_and_sequences_increase() {
     assert!(got.contains(&"TRC-11"), "{got:?}");
 }
 
+/// SPEC TRC-7 on streaming calls: a stream dropped before its end recorded as committed, a
+/// failed stream recorded without its provider error, and a stream end on a call that never
+/// dispatched are each flagged.
+#[test]
+fn trc_7_streamed_calls_settle_as_their_stream_ended() {
+    let streamed = |c: &Json, end: &str| c["streamed"] == end;
+    let got = flagged(|lines| {
+        on_call(
+            lines,
+            |c| streamed(c, "abandoned"),
+            |c| c["lease"]["settled"] = json!("committed"),
+        )
+    });
+    assert!(got.contains(&"TRC-7"), "{got:?}");
+    let got = flagged(|lines| {
+        on_call(
+            lines,
+            |c| streamed(c, "failed") && c["result"].is_object(),
+            |c| {
+                c["error"] = Json::Null;
+                c["lease"]["settled"] = json!("released");
+            },
+        )
+    });
+    assert!(got.contains(&"TRC-7"), "{got:?}");
+    let got = flagged(|lines| {
+        on_call(
+            lines,
+            |c| c["error"]["phase"] == "assembly",
+            |c| c["streamed"] = json!("completed"),
+        )
+    });
+    assert!(got.contains(&"TRC-7"), "{got:?}");
+}
+
+/// The compact profile (version 2) and self-contained records (version 1) of the same runs
+/// check identically, with seeded faults too (a changed outcome, a changed attempt count), and
+/// a table reference past the run's table is unreadable (exit 2, naming the line).
+#[test]
+fn trc_1_compact_and_expanded_records_check_identically() {
+    let mut compact = 0;
+    let mut cexs = 0;
+    for seed in 0..80 {
+        let texts: Vec<String> = [Writer::new(), Writer::new().expanded()]
+            .into_iter()
+            .map(|mut w| {
+                let mut lines: Vec<Json> = run_records(seed, &mut w)
+                    .into_iter()
+                    .map(|(l, _)| serde_json::from_str(&l).unwrap())
+                    .collect();
+                for l in &mut lines {
+                    let key = if l["result"].is_object() {
+                        "result"
+                    } else {
+                        "resultRefs"
+                    };
+                    if seed % 3 == 0 && l[key]["outcome"] == "Reduced" {
+                        l[key]["outcome"] = json!("WithinLimit");
+                    }
+                    if seed % 5 == 0 && l[key].is_object() {
+                        l[key]["attemptCount"] =
+                            json!(l[key]["attemptCount"].as_i64().unwrap() + 1);
+                    }
+                }
+                to_text(&lines)
+            })
+            .collect();
+        compact += texts[0].contains("\"defs\"") as usize;
+        // With counterexamples: a compact record is written out before it is shrunk.
+        let opts = Options {
+            jobs: 1,
+            counterexamples: true,
+        };
+        let a = trace::check(texts[0].as_bytes(), &Model, &opts).unwrap();
+        let b = trace::check(texts[1].as_bytes(), &Model, &opts).unwrap();
+        cexs += a.counterexamples.len();
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap(),
+            "seed {seed}"
+        );
+    }
+    assert!(compact >= 70, "{compact} compact runs");
+    assert!(cexs > 0, "some seeded fault yields a counterexample");
+    // Every compact line (streamed calls included) validates against the published schema.
+    let schema =
+        schema_support::Validator::new(&serde_json::to_value(trace::format::schema()).unwrap());
+    for seed in 0..20 {
+        for line in trace_support::run_trace(seed, seed % 2 == 0).lines() {
+            let errs = schema.errors(&serde_json::from_str(line).unwrap());
+            assert!(errs.is_empty(), "seed {seed}: {errs:?}\n{line}");
+        }
+    }
+    let text = trace_support::run_trace(1, false);
+    let bad = text.replacen("\"refs\":[", "\"refs\":[99999,", 1);
+    let (code, out, err) = bin(&["check", "-"], &bad);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains(":line ") && err.contains("refs: table index 99999 is not defined yet"),
+        "{err}"
+    );
+}
+
 /// Every TRC clause of `docs/SPEC.md` is cited by a test function of this file (`trc_N_...`).
 #[test]
 fn every_trc_clause_is_cited_by_a_test_name() {
@@ -721,31 +860,36 @@ fn every_trc_clause_is_cited_by_a_test_name() {
 #[test]
 #[ignore]
 fn print_bench_trace_stats() {
-    let mut w = Writer::new();
-    let mut bytes = 0;
-    let mut calls = 0;
-    let mut entries = 0;
-    let mut snaps = 0;
-    for seed in 0..100 {
-        for (l, r) in trace_support::run_records_sized(seed, &mut w, 100) {
-            if let hybrid_compaction_oracle::trace::format::Record::Call(c) = r {
-                calls += 1;
-                bytes += l.len();
-                snaps += c.snapshots.len();
-                entries += c
-                    .snapshots
-                    .iter()
-                    .map(|s| s.entries.as_ref().map_or(0, Vec::len))
-                    .sum::<usize>();
+    for (form, mut w) in [
+        ("expanded", Writer::new().expanded()),
+        ("compact", Writer::new()),
+    ] {
+        let mut bytes = 0;
+        let mut calls = 0;
+        let mut entries = 0;
+        let mut snaps = 0;
+        for seed in 0..100 {
+            for (l, r) in trace_support::run_records_sized(seed, &mut w, 100) {
+                if let hybrid_compaction_oracle::trace::format::Record::Call(c) = r {
+                    calls += 1;
+                    bytes += l.len();
+                    snaps += c.snapshots.len();
+                    entries += c
+                        .snapshots
+                        .iter()
+                        .map(|s| s.entries.as_ref().map_or(0, Vec::len))
+                        .sum::<usize>()
+                        + c.defs.as_ref().map_or(0, Vec::len);
+                }
             }
         }
+        eprintln!(
+            "{form}: {calls} calls, {} bytes/call, {} entries written/call, {} snapshots/call",
+            bytes / calls,
+            entries / calls,
+            snaps / calls
+        );
     }
-    eprintln!(
-        "{calls} calls, {} bytes/call, {} entries written/call, {} snapshots/call",
-        bytes / calls,
-        entries / calls,
-        snaps / calls
-    );
 }
 
 /// SPEC TRC-8 under concurrency: two threads call one run at once (forked scopes), both

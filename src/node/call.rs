@@ -25,7 +25,7 @@ use super::events::{
     TerminatedEvent,
 };
 use super::ids::{AssemblyId, IdSource, RandomIdSource};
-use super::trace::{Recorder, TraceObserver};
+use super::trace::{Recorder, StreamEnd, TraceObserver};
 use crate::compose::trust::{configure, revalidate};
 use crate::engine::assemble::Assembler;
 use crate::engine::bridge::Bridge;
@@ -519,8 +519,8 @@ impl<C: ChatClient, U: UpstreamReducer> CompactionNode<C, U> {
         let mut trace = Recorder::start(self.observer.as_ref(), &self.policy, cancel, reporting);
         let outcome = self.call_inner(scope, messages, cancel, &mut trace);
         if let Some(t) = trace {
-            let forwarded = outcome.as_ref().ok().map(|d| d.forwarded.as_slice());
-            t.finish(self.observer.as_ref(), &outcome, forwarded);
+            let settled = outcome.as_ref().map(|d| d.forwarded.as_slice());
+            t.finish(self.observer.as_ref(), settled);
         }
         outcome
     }
@@ -594,13 +594,36 @@ pub trait StreamingChatClient {
 /// An in-flight streaming call (SPEC NODE-2): yields the provider's updates; holds the run's gate
 /// and the run scope until it is read to its end (commit) or fails or is dropped (release).
 pub struct NodeStream<'a, S> {
-    // Field order is drop order: the slot (gate + lease) is finished before the scope is left.
+    // Field order is drop order: the slot (gate + lease) is finished before the scope is left
+    // (an unfinished slot is released by `Drop` below, which runs first).
     slot: Option<CallSlot>,
     inner: S,
     forwarded: Vec<Digest>,
     diagnostics: Arc<Diagnostics>,
     assembly_id: AssemblyId,
+    /// The call's record and its observer, until the stream settles (SPEC TRC).
+    trace: Option<(Recorder, Arc<dyn TraceObserver>)>,
     _scope: ScopeGuard<'a>,
+}
+
+impl<S> NodeStream<'_, S> {
+    /// Hands the record over: the stream ended this way, the lease settled with `outcome`.
+    fn settled(&mut self, end: StreamEnd, outcome: Result<&[Digest], &NodeError>) {
+        if let Some((mut t, observer)) = self.trace.take() {
+            t.streamed(end);
+            t.finish(Some(&observer), outcome);
+        }
+    }
+}
+
+impl<S> Drop for NodeStream<'_, S> {
+    /// Dropped before its end: the lease is released (SPEC NODE-5) and the record says so.
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            let _ = slot.release();
+            self.settled(StreamEnd::Abandoned, Err(&NodeError::Cancelled));
+        }
+    }
 }
 
 impl<S> fmt::Debug for NodeStream<'_, S> {
@@ -643,12 +666,23 @@ impl<U, S: Iterator<Item = Result<U, ProviderError>>> Iterator for NodeStream<'_
             Some(Err(e)) => {
                 // SPEC NODE-5: an error item releases.
                 let _ = slot.release();
-                Some(Err(NodeError::Provider(e)))
+                let e = NodeError::Provider(e);
+                self.settled(StreamEnd::Failed, Err(&e));
+                Some(Err(e))
             }
             // Read to its end: commit (SPEC NODE-5).
             None => match slot.complete(&self.forwarded) {
-                Ok(()) => None,
-                Err(e) => Some(Err(NodeError::Lease(e))),
+                Ok(()) => {
+                    let forwarded = std::mem::take(&mut self.forwarded);
+                    self.settled(StreamEnd::Completed, Ok(&forwarded));
+                    self.forwarded = forwarded;
+                    None
+                }
+                Err(e) => {
+                    let e = NodeError::Lease(e);
+                    self.settled(StreamEnd::Completed, Err(&e));
+                    Some(Err(e))
+                }
             },
         }
     }
@@ -664,13 +698,29 @@ impl<C: StreamingChatClient, U: UpstreamReducer> CompactionNode<C, U> {
         messages: &[Message],
         cancel: &CancellationToken,
     ) -> Result<NodeStream<'a, C::Stream>, NodeError> {
+        let reporting = self.reporter.is_some();
+        let mut trace = Recorder::start(self.observer.as_ref(), &self.policy, cancel, reporting);
+        let observer = self.observer.clone();
+        // A failure before the stream exists settles the record at once.
+        let fail = |trace: Option<Recorder>, e: NodeError| {
+            if let Some(t) = trace {
+                t.finish(observer.as_ref(), Err(&e));
+            }
+            e
+        };
         let guard = scope.ensure_run();
-        let slot = guard.enter(cancel).map_err(NodeError::Lease)?;
-        let composed = match self.assemble(&slot, messages, cancel, &mut None) {
+        if let Some(t) = trace.as_mut() {
+            t.run(guard.current());
+        }
+        let slot = match guard.enter(cancel) {
+            Ok(s) => s,
+            Err(e) => return Err(fail(trace, NodeError::Lease(e))),
+        };
+        let composed = match self.assemble(&slot, messages, cancel, &mut trace) {
             Ok(c) => c,
             Err(e) => {
                 let _ = slot.release();
-                return Err(e);
+                return Err(fail(trace, e));
             }
         };
         match self.client.stream(&composed.messages, cancel) {
@@ -680,11 +730,16 @@ impl<C: StreamingChatClient, U: UpstreamReducer> CompactionNode<C, U> {
                 forwarded: composed.forwarded,
                 diagnostics: composed.diagnostics,
                 assembly_id: composed.assembly_id,
+                trace: trace.zip(self.observer.clone()),
                 _scope: guard,
             }),
             Err(e) => {
                 let _ = slot.release();
-                Err(NodeError::Provider(e))
+                let mut trace = trace;
+                if let Some(t) = trace.as_mut() {
+                    t.streamed(StreamEnd::Failed);
+                }
+                Err(fail(trace, NodeError::Provider(e)))
             }
         }
     }

@@ -39,9 +39,10 @@
 //! * **Streaming.** [`CompactionNode::call_streaming`] returns a [`NodeStream`] that holds the
 //!   gate, the lease and the run scope; reading it to its end commits, an error item releases,
 //!   and dropping it early releases (the unfinished `CallSlot`'s drop), as S51 requires.
-//! * **Trace seam.** [`CompactionNode::with_trace_observer`] hands one [`CallTrace`] per call to
-//!   a [`TraceObserver`] (plain values; the oracle writes them as `docs/TRACE.md` traces). No
-//!   observer, no recording and no other change.
+//! * **Trace seam.** [`CompactionNode::with_trace_observer`] hands one [`CallTrace`] per call
+//!   (streaming calls included, when their stream settles) to a [`TraceObserver`] (plain
+//!   values; the oracle writes them as `docs/TRACE.md` traces). No observer, no recording and
+//!   no other change.
 //! * **Trust revalidation.** A node built by `crate::compose::compose` (or given
 //!   [`CompactionNode::with_trust`]) revalidates its trust binding at S52 steps 1 and 12 (SPEC
 //!   TRU-3); a failure is [`NodeError::Trust`], naming only the status.
@@ -65,4 +66,4 @@ pub use events::{
 pub use ids::{
     AssemblyId, Clock, CounterSequence, IdSource, RandomIdSource, SequenceSource, SystemClock,
 };
-pub use trace::{CallTrace, CancelPoint, Phase, ReducerCall, Settlement, TraceObserver};
+pub use trace::{CallTrace, CancelPoint, Phase, ReducerCall, Settlement, StreamEnd, TraceObserver};

@@ -21,7 +21,9 @@
 //!   EVT-1), the error and the phase it happened in, the lease settlement and the forwarded
 //!   digests.
 //!
-//! Streaming calls (`call_streaming`) are not recorded yet.
+//! * for a streaming call ([`super::CompactionNode::call_streaming`]), how its response stream
+//!   ended ([`StreamEnd`]): the record is handed over when the stream settles the lease (read
+//!   to its end, an error update, or dropped early), not when `call_streaming` returns.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -90,6 +92,17 @@ pub enum Settlement {
     None,
 }
 
+/// How a streamed response ended (SPEC NODE-2, NODE-5: only a stream read to its end commits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// Read to its end (zero updates count).
+    Completed,
+    /// The provider failed: starting the stream, or an error update.
+    Failed,
+    /// Dropped before its end.
+    Abandoned,
+}
+
 /// One reducer invocation: the request and the answer (SPEC ASM-4).
 #[derive(Debug, Clone)]
 pub struct ReducerCall {
@@ -126,6 +139,8 @@ pub struct CallTrace {
     pub settlement: Settlement,
     /// The digests committed as delivered.
     pub forwarded: Vec<Digest>,
+    /// A streaming call that dispatched: how its stream ended.
+    pub streamed: Option<StreamEnd>,
 }
 
 /// The recorder of one call in progress (node-internal).
@@ -156,6 +171,7 @@ impl Recorder {
                 error: None,
                 settlement: Settlement::None,
                 forwarded: Vec::new(),
+                streamed: None,
             },
             cancel: cancel.clone(),
             started: false,
@@ -221,19 +237,27 @@ impl Recorder {
         result
     }
 
-    /// The call ended: settle the record and hand it to `observer`.
-    pub(super) fn finish<R>(
+    /// A streaming call dispatched and its stream ended this way.
+    pub(super) fn streamed(&mut self, end: StreamEnd) {
+        self.trace.streamed = Some(end);
+    }
+
+    /// The call ended (`Ok`: committed with these forwarded digests): settle the record and
+    /// hand it to `observer`.
+    pub(super) fn finish(
         mut self,
         observer: Option<&Arc<dyn TraceObserver>>,
-        outcome: &Result<R, NodeError>,
-        forwarded: Option<&[Digest]>,
+        outcome: Result<&[Digest], &NodeError>,
     ) {
         let Some(observer) = observer else { return };
         let t = &mut self.trace;
         match outcome {
-            Ok(_) => {
+            Ok(forwarded) => {
                 t.settlement = Settlement::Committed;
-                t.forwarded = forwarded.unwrap_or_default().to_vec();
+                t.forwarded = forwarded.to_vec();
+            }
+            Err(_) if t.streamed == Some(StreamEnd::Abandoned) => {
+                t.settlement = Settlement::Released;
             }
             Err(e) => {
                 let phase = match e {

@@ -1,5 +1,5 @@
-//! The trace format, version 1 (`docs/TRACE.md`): JSON Lines, one header line
-//! `{"trace": 1, ...}` followed by one record per line.
+//! The trace format, versions 1 and 2 (`docs/TRACE.md`): JSON Lines, one header line
+//! `{"trace": 2, ...}` followed by one record per line.
 //!
 //! A record is either a provider call ([`CallRecord`], `"type": "call"`) or the end of a run
 //! ([`RunEnd`], `"type": "runEnd"`), after which the checker forgets that run's state (that is
@@ -13,6 +13,13 @@
 //! artifact references they carry). Redacted traces are first-class: sizes come from the trace
 //! (policy estimator `{"kind": "recorded"}`), and structural equality compares digests.
 //!
+//! Version 2 adds the *compact profile* to version 1 (every version-1 record is a valid
+//! version-2 record): a call record may define entries once per run (`defs`, appended to the
+//! run's entry table) and refer to them later by table index ([`RefItem`]: an index or an
+//! inclusive range), in its snapshots (`refs`), reducer requests (`request`), proposals (an
+//! index keeps, `{"new": index}` adds) and result id lists (`resultRefs`). [`super::compact`]
+//! resolves those references against the run's table.
+//!
 //! Like the wire types, these are syntax only: [`super::replay`] turns them into vocabulary.
 
 use schemars::JsonSchema;
@@ -21,14 +28,20 @@ use serde::{Deserialize, Serialize};
 use crate::wire::case::{KindInput, PartInput, SegmentInput};
 use crate::wire::output::{AssemblyOutput, DiagnosticsOutput};
 
-/// The only trace format version this checker reads.
-pub const TRACE_VERSION: u32 = 1;
+/// The trace format version this crate writes (version 1 plus the compact profile).
+pub const TRACE_VERSION: u32 = 2;
+
+/// The first version with the compact profile; earlier traces are read as version 1.
+pub const COMPACT_VERSION: u32 = 2;
+
+/// Every trace format version this checker reads.
+pub const SUPPORTED_VERSIONS: [u32; 2] = [1, 2];
 
 /// The first line of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Header {
-    /// The format version: `1`.
+    /// The format version: `1` or `2` (version 1 plus the compact profile).
     pub trace: u32,
     /// Who recorded the trace (free text, informative).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,6 +120,11 @@ pub struct CallRecord {
     pub call: String,
     /// The policy in force.
     pub policy: TracePolicy,
+    /// Version 2: entries defined by this record, appended in order to its run's entry table
+    /// (the first entry of a run's first record is index 0). Later records of the run refer to
+    /// them by index ([`RefItem`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defs: Option<Vec<TraceEntry>>,
     /// Every snapshot the assembler captured, in capture order (the lease-filtered snapshots
     /// with their effective versions, SPEC LSE-8). A snapshot without `entries` repeats the
     /// previous one's entries.
@@ -123,6 +141,10 @@ pub struct CallRecord {
     /// The assembler's result, when it returned one (SPEC ASM-3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<AssemblyOutput>,
+    /// Version 2: the result with its id lists written as table references (instead of
+    /// `result`, never with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_refs: Option<TraceResult>,
     /// The diagnostics built from the result (SPEC DIA-5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<DiagnosticsOutput>,
@@ -136,6 +158,129 @@ pub struct CallRecord {
     /// How the call's lease was settled and which bodies it forwarded (SPEC NODE-5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease: Option<TraceLease>,
+    /// A streaming call (SPEC NODE-2): how its response stream ended, once the bounded
+    /// messages were dispatched. Absent for a call that did not stream, or that failed before
+    /// dispatch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streamed: Option<StreamEnd>,
+}
+
+/// How a streamed response ended (SPEC NODE-5: only a stream read to its end commits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum StreamEnd {
+    /// Read to its end (zero updates count).
+    Completed,
+    /// The provider failed: starting the stream, or an error update.
+    Failed,
+    /// Dropped by the host before its end.
+    Abandoned,
+}
+
+/// Version 2: a reference to the run's entry table: an index, an inclusive range
+/// `[first, last]` of indices, or (where an id is expected) an id string.
+#[derive(Debug, Clone, PartialEq, Eq, JsonSchema)]
+#[serde(untagged)]
+pub enum RefItem {
+    /// The table entry at this index.
+    Index(u32),
+    /// The table entries `first..=last`, in order.
+    Range([u32; 2]),
+    /// An id, written out (result id lists only).
+    Id(String),
+}
+
+impl Serialize for RefItem {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RefItem::Index(i) => s.serialize_u32(*i),
+            RefItem::Range(r) => r.serialize(s),
+            RefItem::Id(id) => s.serialize_str(id),
+        }
+    }
+}
+
+/// `u32` from a JSON number, or a domain error.
+fn index<E: serde::de::Error>(v: u64) -> Result<u32, E> {
+    u32::try_from(v).map_err(|_| E::custom(format!("table index {v} is too large")))
+}
+
+impl<'de> Deserialize<'de> for RefItem {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RefItem, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RefItem;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table index, a range [first, last] or an entry id")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RefItem, E> {
+                index(v).map(RefItem::Index)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RefItem, E> {
+                Ok(RefItem::Id(v.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<RefItem, E> {
+                Ok(RefItem::Id(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<RefItem, A::Error> {
+                use serde::de::Error;
+                let bad = || A::Error::custom("a range is [first, last], two table indices");
+                let first: u32 = a.next_element()?.ok_or_else(bad)?;
+                let last: u32 = a.next_element()?.ok_or_else(bad)?;
+                if a.next_element::<serde::de::IgnoredAny>()?.is_some() || last < first {
+                    return Err(bad());
+                }
+                Ok(RefItem::Range([first, last]))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Version 2: an assembly result (SPEC ASM-3) whose id lists are table references (each
+/// reference stands for the id of the entry it names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceResult {
+    /// The outcome.
+    pub outcome: String,
+    /// Final entry ids (success only; null for terminations).
+    pub final_entry_ids: Option<Vec<RefItem>>,
+    /// `OriginalEstimatedSize`.
+    pub original_estimated_size: i32,
+    /// `FinalEstimatedSize`.
+    pub final_estimated_size: i32,
+    /// `HardLimit`.
+    pub hard_limit: i32,
+    /// `AttemptCount`.
+    pub attempt_count: i32,
+    /// Stages in execution order.
+    pub stages: Vec<String>,
+    /// `RequiredEntryIds`.
+    pub required_entry_ids: Vec<RefItem>,
+    /// `LatestSnapshotVersion`.
+    pub latest_snapshot_version: i64,
+    /// `FinalVerification` (success only; null for terminations).
+    pub final_verification: Option<TraceVerification>,
+}
+
+/// Version 2: a verification result (SPEC VER-1) whose id lists are table references.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceVerification {
+    /// `Accepted` or `Rejected`.
+    pub outcome: String,
+    /// Reasons in check order, each once.
+    pub rejection_reasons: Vec<String>,
+    /// Missing required ids, in required order.
+    pub missing_required_entry_ids: Vec<RefItem>,
+    /// Invalid ids, ordinal order.
+    pub invalid_entry_ids: Vec<RefItem>,
+    /// Required ids of the original.
+    pub preservation_only_fallback_entry_ids: Vec<RefItem>,
 }
 
 /// The policy (SPEC POL-1), as in the wire format, with one more estimator kind.
@@ -193,9 +338,12 @@ pub enum TraceEstimator {
 pub struct TraceSnapshot {
     /// The (effective) version.
     pub version: i64,
-    /// The entries; absent repeats the previous snapshot's.
+    /// The entries; absent (and no `refs`) repeats the previous snapshot's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entries: Option<Vec<TraceEntry>>,
+    /// Version 2: the entries as references to the run's entry table (instead of `entries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refs: Option<Vec<RefItem>>,
 }
 
 /// One entry, with content (`text` / `parts` / `segment`, as in `docs/WIRE.md`) or redacted
@@ -269,7 +417,12 @@ pub struct ReducerStep {
     /// The 1-based attempt number.
     pub attempt: i32,
     /// The ids of the request's entries, in order.
+    #[serde(default)]
     pub request_ids: Vec<String>,
+    /// Version 2: the request's entries as table references (instead of `requestIds`;
+    /// informative, as `requestIds` is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Vec<RefItem>>,
     /// The answer.
     pub answer: ReducerAnswer,
 }
@@ -286,14 +439,97 @@ pub enum ReducerAnswer {
     Error(String),
 }
 
-/// One proposal item: a request entry kept by id, or `{"new": entry}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// One proposal item: a request entry kept by id, or `{"new": entry}`; version 2 also: a
+/// request entry kept by the table index of an entry with its id, or `{"new": index}`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum TraceProposalItem {
     /// The request entry with this id, unchanged.
     Keep(String),
+    /// Version 2: the request entry whose id is that of this table entry, unchanged.
+    KeepRef(u32),
     /// A new entry.
     New(Box<NewTraceEntry>),
+    /// Version 2: a new entry from the run's table.
+    NewRef(NewRef),
+}
+
+/// `{"new": index}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewRef {
+    /// The table index of the new entry.
+    pub new: u32,
+}
+
+impl<'de> Deserialize<'de> for TraceProposalItem {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TraceProposalItem, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = TraceProposalItem;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a kept entry id, a table index, or {\"new\": entry or table index}")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<TraceProposalItem, E> {
+                index(v).map(TraceProposalItem::KeepRef)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TraceProposalItem, E> {
+                Ok(TraceProposalItem::Keep(v.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<TraceProposalItem, E> {
+                Ok(TraceProposalItem::Keep(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<TraceProposalItem, A::Error> {
+                use serde::de::Error;
+                let item = match a.next_key::<String>()?.as_deref() {
+                    Some("new") => match a.next_value::<NewValue>()? {
+                        NewValue::Index(i) => TraceProposalItem::NewRef(NewRef { new: i }),
+                        NewValue::Entry(e) => {
+                            TraceProposalItem::New(Box::new(NewTraceEntry { new: *e }))
+                        }
+                    },
+                    Some(k) => return Err(A::Error::unknown_field(k, &["new"])),
+                    None => return Err(A::Error::missing_field("new")),
+                };
+                match a.next_key::<String>()? {
+                    Some(k) => Err(A::Error::custom(format!(
+                        "unexpected member `{k}` beside `new`"
+                    ))),
+                    None => Ok(item),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The value of `new`: an entry, or a table index.
+enum NewValue {
+    Index(u32),
+    Entry(Box<TraceEntry>),
+}
+
+impl<'de> Deserialize<'de> for NewValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NewValue, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = NewValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an entry or a table index")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<NewValue, E> {
+                index(v).map(NewValue::Index)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<NewValue, A::Error> {
+                TraceEntry::deserialize(serde::de::value::MapAccessDeserializer::new(a))
+                    .map(|e| NewValue::Entry(Box::new(e)))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// `{"new": entry}`.

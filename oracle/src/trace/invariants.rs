@@ -10,7 +10,7 @@ use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use serde::Serialize;
 
-use super::format::{CallRecord, EventKind, Phase, Settlement};
+use super::format::{CallRecord, EventKind, Phase, Settlement, StreamEnd};
 use super::replay::{self, Prepared};
 use crate::wire::exec::Implementation;
 use crate::wire::output::Output;
@@ -169,20 +169,20 @@ fn final_entries(rec: &CallRecord, prep: &Prepared) -> Result<Vec<Entry>, Findin
         .and_then(|r| r.final_entry_ids.as_ref())
         .ok_or_else(|| finding("TRC-3", "a success records no final entry ids"))?;
     let last: &[Entry] = prep.steps.last().map_or(&[], |(_, es)| es.as_slice());
+    // The first entry with the id in the last snapshot, else the last proposed one.
+    let mut by_id: std::collections::HashMap<&str, &Entry> =
+        prep.news.iter().map(|e| (e.id().as_str(), e)).collect();
+    by_id.extend(last.iter().rev().map(|e| (e.id().as_str(), e)));
     ids.iter()
         .map(|id| {
-            last.iter()
-                .find(|e| e.id().as_str() == id)
-                .or_else(|| prep.news.iter().rev().find(|e| e.id().as_str() == id))
-                .cloned()
-                .ok_or_else(|| {
-                    finding(
-                        "TRC-3",
-                        format!(
-                            "forwarded entry {id:?} is in neither the last snapshot nor a proposal"
-                        ),
-                    )
-                })
+            by_id.get(id.as_str()).copied().cloned().ok_or_else(|| {
+                finding(
+                    "TRC-3",
+                    format!(
+                        "forwarded entry {id:?} is in neither the last snapshot nor a proposal"
+                    ),
+                )
+            })
         })
         .collect()
 }
@@ -311,15 +311,45 @@ pub fn forwarded(rec: &CallRecord, prep: &Prepared, imp: &dyn Implementation) ->
     out
 }
 
-/// SPEC TRC-7: the lease is committed exactly on a dispatched success, with the digests of the
-/// forwarded recovered bodies in final order; released on every other path after the gate.
+/// SPEC TRC-7 for a streaming call: a stream end only after a dispatched success; a failed
+/// stream is a provider error; an abandoned stream is no error; a completed one at most fails
+/// to commit.
+fn stream_end(rec: &CallRecord, out: &mut Vec<Finding>) {
+    let Some(end) = rec.streamed else { return };
+    let phase = rec.error.as_ref().map(|e| e.phase);
+    let consistent = succeeded(rec)
+        && match end {
+            StreamEnd::Completed => matches!(phase, None | Some(Phase::Commit)),
+            StreamEnd::Failed => phase == Some(Phase::Provider),
+            StreamEnd::Abandoned => phase.is_none(),
+        };
+    if !consistent {
+        out.push(finding(
+            "TRC-7",
+            format!(
+                "the stream is recorded {end:?} on a call that {}",
+                match phase {
+                    _ if !succeeded(rec) => "never dispatched".to_owned(),
+                    None => "records no error".to_owned(),
+                    Some(p) => format!("failed in phase {p:?}"),
+                }
+            ),
+        ));
+    }
+}
+
+/// SPEC TRC-7: the lease is committed exactly on a dispatched success (for a streaming call:
+/// whose stream was read to its end), with the digests of the forwarded recovered bodies in
+/// final order; released on every other path after the gate.
 fn lease(rec: &CallRecord, finals: &[Entry], out: &mut Vec<Finding>) {
+    stream_end(rec, out);
     let Some(l) = &rec.lease else { return };
     let phase = rec.error.as_ref().map(|e| e.phase);
     let expected = match phase {
         Some(Phase::Gate) => Some(Settlement::None),
         Some(Phase::Commit) => None,
         Some(_) => Some(Settlement::Released),
+        None if rec.streamed == Some(StreamEnd::Abandoned) => Some(Settlement::Released),
         None if succeeded(rec) => Some(Settlement::Committed),
         None => Some(Settlement::Released),
     };

@@ -5,7 +5,9 @@
 //! check` reads it line by line and says, per call and across calls, whether it conformed.
 //!
 //! ```text
-//!  JSONL --format--> CallRecord --replay::prepare--> vocabulary (policy, schedule, reducer)
+//!  JSONL --format--> CallRecord --compact (v2: run's entry table)--> table references resolved
+//!                        |                                                     |
+//!                        +--------------replay::prepare--> vocabulary (policy, schedule, reducer)
 //!                        |                               |
 //!                        |            invariants::replay (TRC-1: recorded == SPEC's answer)
 //!                        |            invariants::forwarded (TRC-2..7: what was sent)
@@ -16,11 +18,13 @@
 //!                               report (table / JSON; exit 0 / 1 / 2)
 //! ```
 //!
-//! Streaming: records are read in batches of [`BATCH`] lines; each batch's per-call work runs
-//! in parallel (`--jobs`, rayon) and the cross-call state is then advanced sequentially in line
-//! order, so the output does not depend on the number of jobs. Memory is one batch plus the
-//! state of the open runs.
+//! Streaming: records are read in batches of [`BATCH`] lines; each batch is parsed in parallel
+//! (`--jobs`, rayon), the runs' entry tables are advanced sequentially in line order (version
+//! 2, [`compact`]), the per-call work runs in parallel, and the cross-call state is then
+//! advanced sequentially in line order, so the output does not depend on the number of jobs.
+//! Memory is one batch plus the state (and entry table) of the open runs.
 
+pub mod compact;
 pub mod cross;
 pub mod format;
 pub mod invariants;
@@ -33,7 +37,10 @@ use std::io::BufRead;
 
 use rayon::prelude::*;
 
-use self::format::{CallRecord, Header, Record, TRACE_VERSION};
+use self::compact::{Resolved, Tables};
+use self::format::{
+    CallRecord, Header, Record, COMPACT_VERSION, SUPPORTED_VERSIONS, TRACE_VERSION,
+};
 use self::invariants::Finding;
 use self::replay::PrepareError;
 use crate::wire::exec::Implementation;
@@ -115,21 +122,22 @@ struct CallOutcome {
     counterexample: Option<shrink::Counterexample>,
 }
 
-/// Runs every per-call check on one record.
+/// Runs every per-call check on one self-contained (version-1) record.
 pub fn check_call(
     rec: &CallRecord,
     imp: &dyn Implementation,
 ) -> Result<(Vec<Finding>, bool), String> {
-    let o = call_outcome(rec, imp, false)?;
+    let o = call_outcome(rec, Resolved::default(), imp, false)?;
     Ok((o.findings, o.replayed))
 }
 
 fn call_outcome(
     rec: &CallRecord,
+    mut resolved: Resolved,
     imp: &dyn Implementation,
     cex: bool,
 ) -> Result<CallOutcome, String> {
-    let prep = match replay::prepare(rec, imp) {
+    let prep = match replay::prepare(rec, &mut resolved, imp) {
         Ok(p) => p,
         Err(PrepareError::Unreadable(m)) => return Err(m),
         Err(PrepareError::Inconsistent(m)) => {
@@ -151,6 +159,9 @@ fn call_outcome(
     findings.extend(invariants::forwarded(rec, &prep, imp));
     findings.extend(invariants::events(rec, Some(&prep)));
     let counterexample = match answer {
+        Some(_) if cex && disagrees && resolved.compact => {
+            shrink::counterexample(&compact::expand(rec, &resolved), &prep, imp)
+        }
         Some(_) if cex && disagrees => shrink::counterexample(rec, &prep, imp),
         _ => None,
     };
@@ -161,15 +172,20 @@ fn call_outcome(
     })
 }
 
-fn check_line(line: &str, imp: &dyn Implementation, cex: bool) -> Result<Checked, String> {
-    let record = format::parse_record(line).map_err(|e| e.to_string())?;
-    match record {
-        Record::RunEnd(r) => Ok(Checked::RunEnd(r.run)),
-        Record::Call(rec) => {
+/// One parsed line, its table references resolved.
+enum Parsed {
+    Call(Box<CallRecord>, Resolved),
+    RunEnd(String),
+}
+
+fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checked, String> {
+    match p {
+        Parsed::RunEnd(r) => Ok(Checked::RunEnd(r)),
+        Parsed::Call(rec, resolved) => {
             // An implementation that panics on recorded inputs is a failure to report (exit 1),
             // not an unreadable trace.
             let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                call_outcome(&rec, imp, cex)
+                call_outcome(&rec, resolved, imp, cex)
             }));
             let o = match caught {
                 Ok(o) => o?,
@@ -197,17 +213,31 @@ fn check_line(line: &str, imp: &dyn Implementation, cex: bool) -> Result<Checked
     }
 }
 
-/// Reads the header line.
-fn header(line: &str) -> Result<(), String> {
+/// Reads the header line; returns the version.
+fn header(line: &str) -> Result<u32, String> {
     let h: Header = serde_json::from_str(line)
         .map_err(|e| format!("expected the header {{\"trace\": {TRACE_VERSION}}}: {e}"))?;
-    if h.trace != TRACE_VERSION {
+    if !SUPPORTED_VERSIONS.contains(&h.trace) {
         return Err(format!(
-            "trace format version {} is not supported (this checker reads version {TRACE_VERSION})",
+            "trace format version {} is not supported (this checker reads versions 1 and 2)",
             h.trace
         ));
     }
-    Ok(())
+    Ok(h.trace)
+}
+
+/// Parses a batch (in parallel with more than one job).
+fn parse_batch(
+    pool: &rayon::ThreadPool,
+    batch: &[(usize, String)],
+    jobs: usize,
+) -> Vec<Result<Record, String>> {
+    let parse = |(_, l): &(usize, String)| format::parse_record(l).map_err(|e| e.to_string());
+    if jobs <= 1 {
+        batch.iter().map(parse).collect()
+    } else {
+        pool.install(|| batch.par_iter().map(parse).collect())
+    }
 }
 
 /// Checks a whole trace, streaming.
@@ -228,6 +258,8 @@ pub fn check<R: BufRead>(
         ..Report::default()
     };
     let mut cross = cross::Cross::default();
+    let mut tables = Tables::default();
+    let mut compact = false;
     let mut lines = input.lines().enumerate();
     let mut saw_header = false;
     let mut batch: Vec<(usize, String)> = Vec::with_capacity(BATCH);
@@ -242,10 +274,11 @@ pub fn check<R: BufRead>(
                 continue;
             }
             if !saw_header {
-                header(&l).map_err(|message| Unreadable {
+                let version = header(&l).map_err(|message| Unreadable {
                     line: i + 1,
                     message,
                 })?;
+                compact = version >= COMPACT_VERSION;
                 saw_header = true;
                 continue;
             }
@@ -257,16 +290,37 @@ pub fn check<R: BufRead>(
         if batch.is_empty() {
             break;
         }
+        // Table references are resolved in line order; the first unreadable line ends the
+        // batch (the lines before it are still checked, so errors are reported in line order).
+        let mut parsed: Vec<Result<Parsed, String>> = Vec::with_capacity(batch.len());
+        for r in parse_batch(&pool, &batch, opts.jobs) {
+            let p = r.and_then(|rec| match rec {
+                Record::RunEnd(e) => {
+                    tables.end(&e.run);
+                    Ok(Parsed::RunEnd(e.run))
+                }
+                Record::Call(mut rec) => {
+                    let resolved = tables.resolve(&mut rec, compact, opts.counterexamples)?;
+                    Ok(Parsed::Call(rec, resolved))
+                }
+            });
+            let stop = p.is_err();
+            parsed.push(p);
+            if stop {
+                break;
+            }
+        }
+        let cex = opts.counterexamples;
         let checked: Vec<Result<Checked, String>> = if opts.jobs <= 1 {
-            batch
-                .iter()
-                .map(|(_, l)| check_line(l, imp, opts.counterexamples))
+            parsed
+                .into_iter()
+                .map(|p| p.and_then(|p| check_parsed(p, imp, cex)))
                 .collect()
         } else {
             pool.install(|| {
-                batch
-                    .par_iter()
-                    .map(|(_, l)| check_line(l, imp, opts.counterexamples))
+                parsed
+                    .into_par_iter()
+                    .map(|p| p.and_then(|p| check_parsed(p, imp, cex)))
                     .collect()
             })
         };

@@ -10,26 +10,33 @@
 //!
 //! Runs are told apart with [`Run::same_run`] and named `run-1`, `run-2`, ... in order of first
 //! appearance; calls are `call-1`, `call-2`, ... within their run.
+//!
+//! Records are written in the compact profile of version 2 by default: each entry is defined
+//! once per run (`defs`) and referred to by its index in the run's table afterwards (an entry
+//! is the same table entry when it has the same id and equal content and size). With
+//! [`Writer::expanded`] every record is self-contained (version 1).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use hybrid_compaction::lease::Run;
 use hybrid_compaction::node::{
     CallTrace, CancelPoint, CompactionEvent, Phase as NodePhase, Settlement as NodeSettlement,
-    TraceObserver,
+    StreamEnd as NodeStreamEnd, TraceObserver,
 };
 use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
-use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::message::Part;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::value::Value;
 use serde_json::Value as Json;
 
+use super::compact::compress;
 use super::format::{
-    CallRecord, EventKind, Header, NewTraceEntry, Phase, ReducerAnswer, ReducerStep, RunEnd,
-    Settlement, TraceEntry, TraceError, TraceEstimator, TraceEvent, TraceLease, TracePolicy,
-    TraceProposalItem, TraceSnapshot, TraceToolCall, TraceToolResult, TRACE_VERSION,
+    CallRecord, EventKind, Header, NewRef, NewTraceEntry, Phase, ReducerAnswer, ReducerStep,
+    RefItem, RunEnd, Settlement, StreamEnd, TraceEntry, TraceError, TraceEstimator, TraceEvent,
+    TraceLease, TracePolicy, TraceProposalItem, TraceResult, TraceSnapshot, TraceToolCall,
+    TraceToolResult, TraceVerification, TRACE_VERSION,
 };
 use crate::wire::case::{CallInput, KindInput, PartInput, ResultInput, SegmentInput};
 use crate::wire::convert;
@@ -58,8 +65,66 @@ impl TraceObserver for Collector {
 #[derive(Debug, Default)]
 pub struct Writer {
     content: bool,
+    expanded: bool,
     runs: Vec<(Run, String, usize)>,
     named: usize,
+    tables: HashMap<String, Table>,
+}
+
+/// The writer's copy of a run's entry table: where each entry was defined.
+#[derive(Debug, Default)]
+struct Table {
+    by_id: HashMap<EntryId, Vec<(Entry, Option<i32>, u32)>>,
+    len: u32,
+}
+
+/// One record's view of its run's table while it is written.
+struct Defining<'a> {
+    table: &'a mut Table,
+    defs: Vec<TraceEntry>,
+    /// The index of each id this record referred to (the latest).
+    ids: HashMap<EntryId, u32>,
+}
+
+impl Defining<'_> {
+    /// The table index of `e` (measured `size`), defining it if it is new.
+    fn index(&mut self, e: &Entry, policy: &Policy, make: impl FnOnce() -> TraceEntry) -> u32 {
+        let slot = self.table.by_id.entry(e.id().clone()).or_default();
+        let size = Some(policy.estimator().estimate(e));
+        let i = match slot
+            .iter()
+            .find(|(x, s, _)| *s == size && (x.ptr_eq(e) || x == e))
+        {
+            Some((_, _, i)) => *i,
+            None => {
+                let i = self.table.len;
+                self.table.len += 1;
+                slot.push((e.clone(), size, i));
+                self.defs.push(make());
+                i
+            }
+        };
+        self.ids.insert(e.id().clone(), i);
+        i
+    }
+
+    /// Ids as references (an id this record never referred to is written out).
+    fn id_refs(&self, ids: &[String]) -> Vec<RefItem> {
+        let mut out = Vec::with_capacity(ids.len());
+        let mut run: Vec<u32> = Vec::new();
+        for id in ids {
+            match self.ids.get(id.as_str()) {
+                Some(&i) => run.push(i),
+                None => {
+                    out.extend(compress(&run));
+                    run.clear();
+                    out.push(RefItem::Id(id.clone()));
+                }
+            }
+        }
+        out.extend(compress(&run));
+        out
+    }
 }
 
 /// The header line.
@@ -143,10 +208,17 @@ impl Writer {
         }
     }
 
+    /// This writer, writing self-contained (version-1) records instead of the compact profile.
+    pub fn expanded(mut self) -> Writer {
+        self.expanded = true;
+        self
+    }
+
     /// The `runEnd` record of `run`, if it was named; its state is dropped.
     pub fn end_run(&mut self, run: &Run) -> Option<RunEnd> {
         let i = self.runs.iter().position(|(r, _, _)| r.same_run(run))?;
         let (_, name, _) = self.runs.remove(i);
+        self.tables.remove(&name);
         Some(RunEnd { run: name })
     }
 
@@ -237,20 +309,129 @@ impl Writer {
     /// The trace record of one call.
     pub fn record(&mut self, c: &CallTrace) -> CallRecord {
         let (run, call) = self.names(c.run.as_ref());
+        let mut rec = if self.expanded {
+            self.expanded_record(c)
+        } else {
+            let mut table = self.tables.remove(&run).unwrap_or_default();
+            let rec = self.compact_record(c, &mut table);
+            self.tables.insert(run.clone(), table);
+            rec
+        };
+        rec.run = run;
+        rec.call = call;
+        rec
+    }
+
+    /// Whether a capture repeats the previous one (written as a version only).
+    fn repeats(prev: Option<&[Entry]>, s: &[Entry]) -> bool {
+        prev.is_some_and(|p| {
+            p.len() == s.len() && p.iter().zip(s).all(|(a, b)| a.ptr_eq(b) || a == b)
+        })
+    }
+
+    /// A compact (version-2) record: entries defined once per run, referred to by index.
+    fn compact_record(&self, c: &CallTrace, table: &mut Table) -> CallRecord {
+        let policy = &c.policy;
+        let mut d = Defining {
+            table,
+            defs: Vec::new(),
+            ids: HashMap::new(),
+        };
+        let mut snapshots = Vec::with_capacity(c.snapshots.len());
+        let mut prev: Option<&[Entry]> = None;
+        for s in &c.snapshots {
+            let refs = (!Self::repeats(prev, s.entries())).then(|| {
+                let ix: Vec<u32> = s
+                    .entries()
+                    .iter()
+                    .map(|e| d.index(e, policy, || self.entry(e, policy)))
+                    .collect();
+                compress(&ix)
+            });
+            snapshots.push(TraceSnapshot {
+                version: s.version(),
+                entries: None,
+                refs,
+            });
+            prev = Some(s.entries());
+        }
+        let mut reducer = Vec::with_capacity(c.reducer.len());
+        for r in &c.reducer {
+            let request: Vec<u32> = r
+                .request
+                .iter()
+                .map(|e| d.index(e, policy, || self.entry(e, policy)))
+                .collect();
+            let answer = match &r.answer {
+                Ok(None) => ReducerAnswer::Nothing,
+                Err(k) => ReducerAnswer::Error(k.name().to_owned()),
+                Ok(Some(p)) => ReducerAnswer::Propose(
+                    p.iter()
+                        .map(|e| {
+                            let kept = r
+                                .request
+                                .iter()
+                                .position(|q| q.id() == e.id() && (q.ptr_eq(e) || q == e));
+                            match kept {
+                                Some(k) => TraceProposalItem::KeepRef(request[k]),
+                                None => TraceProposalItem::NewRef(NewRef {
+                                    new: d.index(e, policy, || self.entry(e, policy)),
+                                }),
+                            }
+                        })
+                        .collect(),
+                ),
+            };
+            reducer.push(ReducerStep {
+                attempt: r.attempt,
+                request_ids: Vec::new(),
+                request: Some(compress(&request)),
+                answer,
+            });
+        }
+        let result_refs = c.result.as_ref().map(|r| {
+            let o = convert::assembly_output(r);
+            TraceResult {
+                outcome: o.outcome,
+                final_entry_ids: o.final_entry_ids.as_deref().map(|f| d.id_refs(f)),
+                original_estimated_size: o.original_estimated_size,
+                final_estimated_size: o.final_estimated_size,
+                hard_limit: o.hard_limit,
+                attempt_count: o.attempt_count,
+                stages: o.stages,
+                required_entry_ids: d.id_refs(&o.required_entry_ids),
+                latest_snapshot_version: o.latest_snapshot_version,
+                final_verification: o.final_verification.map(|v| TraceVerification {
+                    outcome: v.outcome,
+                    rejection_reasons: v.rejection_reasons,
+                    missing_required_entry_ids: d.id_refs(&v.missing_required_entry_ids),
+                    invalid_entry_ids: d.id_refs(&v.invalid_entry_ids),
+                    preservation_only_fallback_entry_ids: d
+                        .id_refs(&v.preservation_only_fallback_entry_ids),
+                }),
+            }
+        });
+        let mut rec = self.common(c);
+        rec.defs = (!d.defs.is_empty()).then_some(d.defs);
+        rec.snapshots = snapshots;
+        rec.reducer = reducer;
+        rec.result = None;
+        rec.result_refs = result_refs;
+        rec
+    }
+
+    /// A self-contained (version-1) record.
+    fn expanded_record(&self, c: &CallTrace) -> CallRecord {
         let policy = &c.policy;
         let mut snapshots: Vec<TraceSnapshot> = Vec::with_capacity(c.snapshots.len());
         let mut prev: Option<&[Entry]> = None;
         for s in &c.snapshots {
-            let same = prev.is_some_and(|p| {
-                p.len() == s.entries().len()
-                    && p.iter()
-                        .zip(s.entries())
-                        .all(|(a, b)| a.ptr_eq(b) || a == b)
-            });
+            let same = Self::repeats(prev, s.entries());
             snapshots.push(TraceSnapshot {
                 version: s.version(),
                 entries: (!same)
                     .then(|| s.entries().iter().map(|e| self.entry(e, policy)).collect()),
+                refs: None,
             });
             prev = Some(s.entries());
         }
@@ -264,6 +445,7 @@ impl Writer {
                     .iter()
                     .map(|e| e.id().as_str().to_owned())
                     .collect(),
+                request: None,
                 answer: match &r.answer {
                     Ok(None) => ReducerAnswer::Nothing,
                     Err(k) => ReducerAnswer::Error(k.name().to_owned()),
@@ -287,10 +469,19 @@ impl Writer {
                 },
             })
             .collect();
+        let mut rec = self.common(c);
+        rec.snapshots = snapshots;
+        rec.reducer = reducer;
+        rec
+    }
+
+    /// The members both forms share (run and call names are filled in by [`Writer::record`]).
+    fn common(&self, c: &CallTrace) -> CallRecord {
+        let policy = &c.policy;
         CallRecord {
             record_type: None,
-            run,
-            call,
+            run: String::new(),
+            call: String::new(),
             policy: TracePolicy {
                 hard_limit: policy.hard_limit(),
                 trigger_margin: policy.trigger_margin(),
@@ -302,8 +493,9 @@ impl Writer {
                     unit: Some(policy.estimator().unit().name().to_owned()),
                 },
             },
-            snapshots,
-            reducer,
+            defs: None,
+            snapshots: Vec::new(),
+            reducer: Vec::new(),
             cancel: c.cancel.map(|p| match p {
                 CancelPoint::Before => "before".to_owned(),
                 CancelPoint::Capture(k) => format!("capture:{k}"),
@@ -311,6 +503,7 @@ impl Writer {
                 CancelPoint::Unknown => "unknown".to_owned(),
             }),
             result: c.result.as_ref().map(convert::assembly_output),
+            result_refs: None,
             diagnostics: c.diagnostics.as_deref().map(convert::diagnostics_output),
             error: c.error.map(|(k, p)| TraceError {
                 kind: k.name().to_owned(),
@@ -331,6 +524,11 @@ impl Writer {
                     NodeSettlement::None => Settlement::None,
                 },
                 forwarded: c.forwarded.iter().map(|d| d.to_hex()).collect(),
+            }),
+            streamed: c.streamed.map(|s| match s {
+                NodeStreamEnd::Completed => StreamEnd::Completed,
+                NodeStreamEnd::Failed => StreamEnd::Failed,
+                NodeStreamEnd::Abandoned => StreamEnd::Abandoned,
             }),
         }
     }

@@ -1,8 +1,8 @@
 //! Rebuilding a recorded call as vocabulary and replaying it through an implementation
 //! (SPEC TRC-1).
 //!
-//! The recorded snapshots become a [`ScriptedProvider`] schedule (SPEC SNAP-5): the k-th capture
-//! of the replay sees the k-th recorded capture. The recorded reducer answers become a replay
+//! The recorded snapshots become a schedule (SPEC SNAP-5, as the model's `ScriptedProvider`
+//! plays one): the k-th capture of the replay sees the k-th recorded capture. The recorded reducer answers become a replay
 //! reducer that plays them in order (kept ids are looked up in the replay's own request, exactly
 //! like the wire's scripted reducer). The assembler of the chosen implementation (the spec by
 //! default, `--engine` for the engine) then answers, and its result and diagnostics are compared
@@ -16,6 +16,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
 use hybrid_compaction_model::assembly::ContractViolation;
 use hybrid_compaction_model::assembly::{Reducer, ReducerError, ReductionRequest};
@@ -28,9 +30,10 @@ use hybrid_compaction_model::message::{
     FunctionCall, FunctionResult, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL, ROLE_USER,
 };
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
-use hybrid_compaction_model::snapshot::ScriptedProvider;
+use hybrid_compaction_model::snapshot::{SharedEntries, Snapshot, SnapshotError, SnapshotProvider};
 use hybrid_compaction_model::value::Value;
 
+use super::compact::Resolved;
 use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceEstimator, TraceProposalItem};
 use crate::wire::case::EntryInput;
 use crate::wire::convert::{self, CancelPoint, CaseError};
@@ -57,28 +60,64 @@ pub fn content_key(entry: &Entry) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Recorded per-entry sizes (the `recorded` estimator): keyed by entry id, then content key.
+/// Recorded per-entry sizes (the `recorded` estimator): keyed by entry id, then by the entry
+/// itself (the same shared value, or equal content). Most ids have one entry; the few with
+/// several (other content under the same id) are kept in `more`. The replay measures the very
+/// values it was given (shared handles), so `by_handle` answers first, keyed by the address of
+/// the entry's id text (one allocation per built entry, shared by its clones) and confirmed by
+/// [`Entry::ptr_eq`].
 #[derive(Debug, Default)]
 pub struct RecordedSizes {
     unit: Option<MeasurementUnit>,
-    by_id: HashMap<EntryId, Vec<(String, i32)>>,
+    by_handle: FxHashMap<usize, (Entry, i32)>,
+    by_id: FxHashMap<EntryId, (Entry, i32)>,
+    more: Vec<(Entry, i32)>,
+}
+
+/// The address of an entry's id text: equal for an entry and its clones.
+fn handle(e: &Entry) -> usize {
+    e.id().as_str().as_ptr() as usize
+}
+
+/// The same entry: one shared value, or equal content keys.
+fn same(a: &Entry, b: &Entry) -> bool {
+    a.ptr_eq(b) || content_key(a) == content_key(b)
 }
 
 impl RecordedSizes {
     fn insert(&mut self, entry: &Entry, size: i32) -> Result<(), PrepareError> {
-        let key = content_key(entry);
-        let slot = self.by_id.entry(entry.id().clone()).or_default();
-        match slot.iter().find(|(k, _)| *k == key) {
-            Some((_, s)) if *s != size => Err(PrepareError::Inconsistent(format!(
+        let found = match self.by_handle.get(&handle(entry)) {
+            Some((e, s)) if e.ptr_eq(entry) => Some(*s),
+            _ => self.find_or_insert(entry, size),
+        };
+        match found {
+            Some(s) if s != size => Err(PrepareError::Inconsistent(format!(
                 "entry {:?} is recorded with sizes {s} and {size} for the same content (an estimator must be pure, SPEC ASM-15)",
                 entry.id().as_str()
             ))),
-            Some(_) => Ok(()),
-            None => {
-                slot.push((key.into_owned(), size));
-                Ok(())
-            }
+            _ => Ok(()),
         }
+    }
+
+    /// The size recorded for the same entry, or `None` after recording `size` for it.
+    fn find_or_insert(&mut self, entry: &Entry, size: i32) -> Option<i32> {
+        self.by_handle.insert(handle(entry), (entry.clone(), size));
+        let found = match self.by_id.get(entry.id()) {
+            None => {
+                self.by_id.insert(entry.id().clone(), (entry.clone(), size));
+                return None;
+            }
+            Some((e, s)) if same(e, entry) => Some(*s),
+            Some(_) => self
+                .more
+                .iter()
+                .find(|(e, _)| e.id() == entry.id() && same(e, entry))
+                .map(|(_, s)| *s),
+        };
+        if found.is_none() {
+            self.more.push((entry.clone(), size));
+        }
+        found
     }
 }
 
@@ -88,11 +127,20 @@ impl Estimator for RecordedSizes {
     }
 
     fn estimate(&self, entry: &Entry) -> i32 {
-        let key = content_key(entry);
-        self.by_id
-            .get(entry.id())
-            .and_then(|v| v.iter().find(|(k, _)| *k == key))
-            .map_or(0, |(_, s)| *s)
+        if let Some((e, s)) = self.by_handle.get(&handle(entry)) {
+            if e.ptr_eq(entry) {
+                return *s;
+            }
+        }
+        match self.by_id.get(entry.id()) {
+            Some((e, s)) if same(e, entry) => *s,
+            Some(_) => self
+                .more
+                .iter()
+                .find(|(e, _)| e.id() == entry.id() && same(e, entry))
+                .map_or(0, |(_, s)| *s),
+            None => 0,
+        }
     }
 }
 
@@ -152,10 +200,16 @@ impl Reducer for ReplayReducer {
             }
             Some(ReplayStep::Propose(items)) => {
                 let mut out = Vec::with_capacity(items.len());
+                let by_id: FxHashMap<&str, &Entry> = request
+                    .entries
+                    .iter()
+                    .rev()
+                    .map(|e| (e.id().as_str(), e))
+                    .collect();
                 for item in items {
                     match item {
                         Item::New(e) => out.push(e.clone()),
-                        Item::Keep(id) => match request.entries.iter().find(|e| e.id().as_str() == id) {
+                        Item::Keep(id) => match by_id.get(id.as_str()).copied() {
                             Some(e) => out.push(e.clone()),
                             None => {
                                 return Err(ReducerError::Failed(format!(
@@ -167,6 +221,57 @@ impl Reducer for ReplayReducer {
                 }
                 Ok(Some(out))
             }
+        }
+    }
+}
+
+/// The recorded snapshots as a schedule (SPEC SNAP-5; what the model's `ScriptedProvider`
+/// does): the k-th capture sees the k-th step, later captures the last one, an empty schedule
+/// version 0 with no entries; optionally cancels a token during the k-th capture. Each distinct
+/// entry list is validated once (SPEC SNAP-1) and shared by every capture that sees it.
+struct ReplayProvider {
+    steps: Vec<(i64, Result<SharedEntries, SnapshotError>)>,
+    captures: usize,
+    cancel_at: Option<(usize, CancellationToken)>,
+}
+
+impl ReplayProvider {
+    fn new(steps: &[(i64, Vec<Entry>)]) -> ReplayProvider {
+        let mut out: Vec<(i64, Result<SharedEntries, SnapshotError>)> =
+            Vec::with_capacity(steps.len());
+        let mut prev: Option<&[Entry]> = None;
+        for (v, es) in steps {
+            let repeated = prev
+                .is_some_and(|p| p.len() == es.len() && p.iter().zip(es).all(|(a, b)| a.ptr_eq(b)));
+            let shared = match out.last() {
+                Some((_, s)) if repeated => s.clone(),
+                _ => SharedEntries::new(es.clone()),
+            };
+            out.push((*v, shared));
+            prev = Some(es);
+        }
+        ReplayProvider {
+            steps: out,
+            captures: 0,
+            cancel_at: None,
+        }
+    }
+}
+
+impl SnapshotProvider for ReplayProvider {
+    fn capture(&mut self) -> Result<Snapshot, SnapshotError> {
+        let k = self.captures;
+        self.captures += 1;
+        if let Some((at, token)) = &self.cancel_at {
+            if *at == k {
+                token.cancel();
+            }
+        }
+        match self.steps.get(k).or_else(|| self.steps.last()) {
+            // The version is checked first, as `Snapshot::new` does.
+            Some((version, _)) if *version < 0 => Err(SnapshotError::NegativeVersion(*version)),
+            Some((version, shared)) => Snapshot::from_shared(*version, shared.clone()?),
+            None => Snapshot::new(0, Vec::new()),
         }
     }
 }
@@ -307,40 +412,98 @@ pub fn entry(t: &TraceEntry, path: &str) -> Result<Entry, PrepareError> {
 }
 
 /// Builds one entry; the JSON path of an error is only formatted when there is one.
-fn entry_at(t: &TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
+pub fn entry_at(t: &TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
     entry(t, "$").or_else(|_| entry(t, &path()))
 }
 
-/// Rebuilds a call record (paths in messages are relative to the record, `$`).
-pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, PrepareError> {
-    let mut sizes = RecordedSizes::default();
+/// Builds a call's version-1 entries, each distinct one once: an entry recorded again (in a
+/// later snapshot or a proposal) with the same id and the same recorded form shares the first
+/// build.
+#[derive(Default)]
+struct Builder<'r> {
+    built: HashMap<&'r str, Vec<(&'r TraceEntry, Entry)>>,
+}
+
+impl<'r> Builder<'r> {
+    fn build(
+        &mut self,
+        t: &'r TraceEntry,
+        path: impl Fn() -> String,
+    ) -> Result<Entry, PrepareError> {
+        let slot = self.built.entry(t.id.as_str()).or_default();
+        if let Some((_, e)) = slot.iter().find(|(s, _)| *s == t) {
+            return Ok(e.clone());
+        }
+        let e = entry_at(t, path)?;
+        slot.push((t, e.clone()));
+        Ok(e)
+    }
+}
+
+/// Rebuilds a call record (paths in messages are relative to the record, `$`); `resolved`
+/// holds the entries of its version-2 table references ([`super::compact`]).
+pub fn prepare(
+    rec: &CallRecord,
+    resolved: &mut Resolved,
+    imp: &dyn Implementation,
+) -> Result<Prepared, PrepareError> {
     let recorded = matches!(rec.policy.estimator, TraceEstimator::Recorded { .. });
-    let mut note = |e: &Entry, t: &TraceEntry, path: &dyn Fn() -> String| {
-        if !recorded {
-            return Ok(());
+    let mut sizes = RecordedSizes::default();
+    if recorded {
+        // Most entries of a call are those of its largest snapshot: size the maps once.
+        let n = resolved
+            .snapshots
+            .iter()
+            .flatten()
+            .map(Vec::len)
+            .chain(
+                rec.snapshots
+                    .iter()
+                    .filter_map(|s| s.entries.as_ref().map(Vec::len)),
+            )
+            .max()
+            .unwrap_or(0);
+        sizes.by_handle.reserve(n);
+        sizes.by_id.reserve(n);
+    }
+    let mut sized = |e: &Entry, size: Option<i32>, path: &dyn Fn() -> String| {
+        if recorded {
+            match size {
+                Some(s) => sizes.insert(e, s)?,
+                None => {
+                    return Err(PrepareError::Unreadable(format!(
+                        "{}: the `recorded` estimator needs a `size` on every entry",
+                        path()
+                    )))
+                }
+            }
         }
-        match t.size {
-            Some(s) => sizes.insert(e, s),
-            None => Err(PrepareError::Unreadable(format!(
-                "{}: the `recorded` estimator needs a `size` on every entry",
-                path()
-            ))),
-        }
+        Ok(())
     };
+    let mut builder = Builder::default();
     let mut steps: Vec<(i64, Vec<Entry>)> = Vec::with_capacity(rec.snapshots.len());
     for (i, s) in rec.snapshots.iter().enumerate() {
-        let es = match &s.entries {
-            Some(ts) => {
-                let mut es = Vec::with_capacity(ts.len());
-                for (j, t) in ts.iter().enumerate() {
-                    let p = || format!("$.snapshots[{i}].entries[{j}]");
-                    let e = entry_at(t, p)?;
-                    note(&e, t, &p)?;
+        let refs = resolved.snapshots.get_mut(i).and_then(Option::take);
+        let es = match (&s.entries, refs) {
+            (_, Some(ds)) => {
+                let mut es = Vec::with_capacity(ds.len());
+                for (j, (e, size)) in ds.into_iter().enumerate() {
+                    sized(&e, size, &|| format!("$.snapshots[{i}].refs[{j}]"))?;
                     es.push(e);
                 }
                 es
             }
-            None => match steps.last() {
+            (Some(ts), None) => {
+                let mut es = Vec::with_capacity(ts.len());
+                for (j, t) in ts.iter().enumerate() {
+                    let p = || format!("$.snapshots[{i}].entries[{j}]");
+                    let e = builder.build(t, p)?;
+                    sized(&e, t.size, &p)?;
+                    es.push(e);
+                }
+                es
+            }
+            (None, None) => match steps.last() {
                 Some((_, prev)) => prev.clone(),
                 None => {
                     return Err(PrepareError::Unreadable(format!(
@@ -355,6 +518,7 @@ pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, P
     let mut reducer = Vec::with_capacity(rec.reducer.len());
     for (i, st) in rec.reducer.iter().enumerate() {
         let path = format!("$.reducer[{i}].answer");
+        let refs = resolved.items.get(i);
         reducer.push(match &st.answer {
             ReducerAnswer::Nothing => ReplayStep::Nothing,
             ReducerAnswer::Error(k) if k == "ReducerContract" => ReplayStep::Contract,
@@ -367,14 +531,28 @@ pub fn prepare(rec: &CallRecord, imp: &dyn Implementation) -> Result<Prepared, P
             ReducerAnswer::Propose(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for (j, item) in items.iter().enumerate() {
-                    out.push(match item {
-                        TraceProposalItem::Keep(id) => Item::Keep(id.clone()),
-                        TraceProposalItem::New(n) => {
+                    let def = refs.and_then(|r| r.get(j)).and_then(Option::as_ref);
+                    out.push(match (item, def) {
+                        (TraceProposalItem::Keep(id), _) => Item::Keep(id.clone()),
+                        (TraceProposalItem::KeepRef(_), Some(d)) => {
+                            Item::Keep(d.entry.id().as_str().to_owned())
+                        }
+                        (TraceProposalItem::New(n), _) => {
                             let p = || format!("{path}.propose[{j}].new");
-                            let e = entry_at(&n.new, p)?;
-                            note(&e, &n.new, &p)?;
+                            let e = builder.build(&n.new, p)?;
+                            sized(&e, n.new.size, &p)?;
                             news.push(e.clone());
                             Item::New(e)
+                        }
+                        (TraceProposalItem::NewRef(_), Some(d)) => {
+                            sized(&d.entry, d.size(), &|| format!("{path}.propose[{j}].new"))?;
+                            news.push(d.entry.clone());
+                            Item::New(d.entry.clone())
+                        }
+                        (TraceProposalItem::KeepRef(_) | TraceProposalItem::NewRef(_), None) => {
+                            return Err(PrepareError::Unreadable(format!(
+                                "{path}.propose[{j}]: a table index in a record that was not resolved against its run's table"
+                            )))
                         }
                     });
                 }
@@ -437,9 +615,9 @@ pub fn answer(prep: &Prepared, imp: &dyn Implementation) -> Output {
         Some(CancelPoint::Before) => CancellationToken::cancelled(),
         _ => CancellationToken::new(),
     };
-    let mut provider = ScriptedProvider::new(prep.steps.clone());
+    let mut provider = ReplayProvider::new(&prep.steps);
     if let Some(CancelPoint::Capture(k)) = point {
-        provider = provider.cancel_at_capture(k, token.clone());
+        provider.cancel_at = Some((k, token.clone()));
     }
     let mut reducer = ReplayReducer {
         steps: prep.reducer.clone(),

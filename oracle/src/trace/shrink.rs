@@ -269,6 +269,11 @@ fn candidate(rec: &CallRecord, prep: &Prepared) -> Candidate {
                     .iter()
                     .map(|i| match i {
                         TraceProposalItem::Keep(id) => ProposalItemInput::Keep(id.clone()),
+                        // Table references are written out before shrinking
+                        // (`compact::expand`); an unresolved one keeps nothing.
+                        TraceProposalItem::KeepRef(_) | TraceProposalItem::NewRef(_) => {
+                            ProposalItemInput::Keep(String::new())
+                        }
                         TraceProposalItem::New(n) => {
                             note(&n.new);
                             ProposalItemInput::New(NewItemInput {

@@ -21,7 +21,7 @@ use hybrid_compaction::engine::estimate::Utf8ContextEstimator;
 use hybrid_compaction::lease::RunScope;
 use hybrid_compaction::node::{
     select, ChatClient, CompactionEvent, NodeOptions, NodeSelection, ProgressSink, ProviderError,
-    Reporter, ReporterIdentity,
+    Reporter, ReporterIdentity, StreamingChatClient,
 };
 use hybrid_compaction_model::artifact::ArtifactReference;
 use hybrid_compaction_model::cancel::CancellationToken;
@@ -126,10 +126,39 @@ impl UpstreamReducer for Mixed {
     }
 }
 
-/// A provider that may fail.
+/// A provider that may fail; streaming, it yields `updates` updates, then (with
+/// `fail_stream`) an error update.
 #[derive(Debug, Default)]
 pub struct Client {
     pub fail_next: bool,
+    pub updates: usize,
+    pub fail_stream: bool,
+}
+
+impl StreamingChatClient for Client {
+    type Update = usize;
+    type Stream = std::vec::IntoIter<Result<usize, ProviderError>>;
+    fn stream(
+        &mut self,
+        _m: &[Message],
+        _c: &CancellationToken,
+    ) -> Result<Self::Stream, ProviderError> {
+        if std::mem::take(&mut self.fail_next) {
+            return Err(ProviderError("down".into()));
+        }
+        let mut items: Vec<Result<usize, ProviderError>> = (0..self.updates).map(Ok).collect();
+        if std::mem::take(&mut self.fail_stream) {
+            items.push(Err(ProviderError("stream broke".into())));
+        }
+        Ok(items.into_iter())
+    }
+}
+
+/// How a streaming call's stream is read: to its end, or dropped after `n` updates.
+#[derive(Debug, Clone, Copy)]
+enum Read {
+    ToEnd,
+    DropAfter(usize),
 }
 
 impl ChatClient for Client {
@@ -265,6 +294,16 @@ pub fn run_records(seed: u64, writer: &mut Writer) -> Vec<(String, Record)> {
 
 /// As [`run_records`], the conversation starting with about `initial` generated messages.
 pub fn run_records_sized(seed: u64, writer: &mut Writer, initial: usize) -> Vec<(String, Record)> {
+    run_records_shaped(seed, writer, initial, None)
+}
+
+/// As [`run_records_sized`], with `calls` provider calls in the run (default: 1 to 4).
+pub fn run_records_shaped(
+    seed: u64,
+    writer: &mut Writer,
+    initial: usize,
+    calls: Option<usize>,
+) -> Vec<(String, Record)> {
     let mut rng = Rng::new(seed);
     let policy = policy(&mut rng);
     let plan = Arc::new(Mutex::new(Plan::default()));
@@ -305,7 +344,9 @@ pub fn run_records_sized(seed: u64, writer: &mut Writer, initial: usize) -> Vec<
     let mut guard = scope.begin_run();
     let run = guard.current().cloned().expect("a run");
     let mut out = Vec::new();
-    for turn in 0..rng.range(1, 5) as usize {
+    let mut srng = Rng::new(seed ^ 0x00ab_cdef);
+    let drawn = rng.range(1, 5) as usize;
+    for turn in 0..calls.unwrap_or(drawn) {
         grow(&mut rng, &mut history, turn);
         let token = if rng.chance(5) {
             CancellationToken::cancelled()
@@ -334,7 +375,25 @@ pub fn run_records_sized(seed: u64, writer: &mut Writer, initial: usize) -> Vec<
         );
         node.client_mut().fail_next = rng.chance(10);
         *plan.lock().unwrap() = p;
-        let _ = node.call(&mut guard, &history, &token);
+        // Streaming calls draw from their own generator, so the other draws stay as they were.
+        if srng.chance(30) {
+            let c = node.client_mut();
+            c.updates = srng.range(0, 4) as usize;
+            c.fail_stream = srng.chance(25);
+            let read = if srng.chance(30) {
+                Read::DropAfter(srng.range(0, 3) as usize)
+            } else {
+                Read::ToEnd
+            };
+            if let Ok(stream) = node.call_streaming(&mut guard, &history, &token) {
+                match read {
+                    Read::ToEnd => stream.for_each(drop),
+                    Read::DropAfter(n) => stream.take(n).for_each(drop),
+                }
+            }
+        } else {
+            let _ = node.call(&mut guard, &history, &token);
+        }
         for t in collector.take() {
             let rec = Record::Call(Box::new(writer.record(&t)));
             out.push((serde_json::to_string(&rec).unwrap(), rec));
