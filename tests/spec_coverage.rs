@@ -335,7 +335,8 @@ fn every_normative_clause_outside_sections_16_to_18_appears_in_a_vector() {
 
 #[test]
 fn the_vector_rule_reports_a_normative_clause_without_a_vector() {
-    let spec = "**ASM-1 — One.** x\n**LSE-2 — Two.** y\n**CMP-1 — Later.** z\n**DEP-1 — D.** *(ASM-1)*\n";
+    let spec =
+        "**ASM-1 — One.** x\n**LSE-2 — Two.** y\n**CMP-1 — Later.** z\n**DEP-1 — D.** *(ASM-1)*\n";
     let cited = BTreeSet::from(["ASM-1".to_owned()]);
     assert_eq!(normative_without_vectors(spec, &cited), ["LSE-2"]);
 }

@@ -112,6 +112,15 @@ pub enum CallEnd {
     ),
 }
 
+/// A failed assembly: the typed error, and the termination's content for a termination.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The typed error.
+    pub error: ErrorOutput,
+    /// Outcome, final estimated size, hard limit (SPEC NODE-4).
+    pub terminated: Option<(String, i32, i32)>,
+}
+
 /// One call's answer, before rendering.
 #[derive(Debug, Clone)]
 pub struct CallRecord {
@@ -254,84 +263,68 @@ impl SpecNode {
         });
     }
 
-    /// NODE-3 steps 1-14 for admitted call `call`; `Ok` = the composed messages and digests.
-    #[allow(clippy::type_complexity)]
+    /// NODE-3 steps 1-14 for admitted call `call`: the composed messages and digests, or the
+    /// error (with the termination's content for a termination).
     fn assemble(
         &mut self,
         call: usize,
         plan: &CallPlan,
         token: &CancellationToken,
         events: &mut Vec<EventRecord>,
-    ) -> Result<(Vec<Message>, Vec<Digest>), (ErrorOutput, Option<(String, i32, i32)>)> {
+    ) -> Result<(Vec<Message>, Vec<Digest>), Box<Failure>> {
         use hybrid_compaction_spec::{assemble, bridge, classify, diagnostics};
+        let fail = |error: ErrorOutput| {
+            Box::new(Failure {
+                error,
+                terminated: None,
+            })
+        };
         // 1. cancellation.
         if token.is_cancelled() {
-            return Err((cancelled(), None));
+            return Err(fail(cancelled()));
         }
         // 3. adapt with the content-hash classifier (SPEC CLS-2).
         let baseline = classify::adapt(&plan.messages, &mut classify::ContentHashClassifier)
-            .map_err(|e| (convert::adapt_error(e.kind(), &e.to_string()), None))?;
+            .map_err(|e| fail(convert::adapt_error(e.kind(), &e.to_string())))?;
         // 4. the integration's provider.
         let inner = plan
             .provider(baseline, token)
-            .ok_or_else(|| (no_provider(), None))?;
-        // 5. filter, bridge.
+            .ok_or_else(|| fail(no_provider()))?;
+        // 6. a fresh id, Started.
+        self.attempts += 1;
+        let id = self.attempts;
+        self.emit(events, "Started", id, None);
+        // 5. filter and bridge; 7. assemble.
         let mut filtered = Filtered {
             world: &mut self.world,
             call,
             inner,
         };
         let mut bridge = bridge::Bridge::new(&mut self.reducer);
-        // 6. a fresh id, Started.
-        self.attempts += 1;
-        let id = self.attempts;
-        let result = {
-            let policy = self.policy.clone();
-            // The emission needs `self`; the filter borrows the world only during assembly.
-            let mut started = Vec::new();
-            if let Some(r) = &self.reporter {
-                self.sequence += 1;
-                started.push(EventRecord {
-                    kind: "Started",
-                    id: format!("model-{id}"),
-                    sequence: self.sequence,
-                    identity: identity_of(r),
-                    started: Some((
-                        policy.estimator().unit(),
-                        policy.hard_limit(),
-                        policy.trigger_threshold(),
-                    )),
-                    diagnostics: None,
-                });
-            }
-            events.extend(started);
-            // 7. assemble.
-            assemble::assemble(&policy, &mut filtered, &mut bridge, token)
-        }
-        .map_err(|e| (convert::assembly_error(&e), None))?;
+        let result = assemble::assemble(&self.policy, &mut filtered, &mut bridge, token)
+            .map_err(|e| fail(convert::assembly_error(&e)))?;
         // 8. cancellation.
         if token.is_cancelled() {
-            return Err((cancelled(), None));
+            return Err(fail(cancelled()));
         }
         // 9. diagnostics.
         let d = diagnostics::build(&result, &self.policy)
-            .map_err(|e| (convert::assembly_error(&e), None))?;
+            .map_err(|e| fail(convert::assembly_error(&e)))?;
         // 10. termination.
         if !result.outcome.is_success() {
             self.emit(events, "Terminated", id, Some(&d));
-            let content = (
+            let (outcome, size, limit) = (
                 result.outcome.name().to_owned(),
                 result.final_estimated_size,
                 result.hard_limit,
             );
             let message = format!(
-                "context compaction terminated ({}): final estimated size {} exceeds what can be sent within hard limit {}",
-                content.0, content.1, content.2
+                "context compaction terminated ({outcome}): final estimated size {size} exceeds what can be sent within hard limit {limit}"
             );
-            return Err((
-                answer(ErrorKind::InvalidOperation, None, None, message),
-                Some(content),
-            ));
+            return Err(Box::new(Failure {
+                error: answer(ErrorKind::InvalidOperation, None, None, message),
+                terminated: Some((outcome, size, limit)),
+            }));
         }
         // 11. Completed; 13. messages and digests; 14. Composed.
         self.emit(events, "Completed", id, Some(&d));
@@ -360,9 +353,9 @@ impl NodeWorld for SpecNode {
                 CallEnd::Failed(lease_error(&LeaseError::Cancelled), None, None)
             }
             Ok(Entered::Admitted(_)) => match self.assemble(call, plan, &token, &mut events) {
-                Err((e, terminated)) => {
+                Err(f) => {
                     let _ = self.world.finish(call, None);
-                    CallEnd::Failed(e, terminated, None)
+                    CallEnd::Failed(f.error, f.terminated, None)
                 }
                 Ok((messages, forwarded)) => match &plan.provider_fails {
                     // (4) dispatch; (5) release on failure, commit on success.
