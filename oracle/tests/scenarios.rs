@@ -463,3 +463,39 @@ fn scenario_ops_are_in_the_published_schema() {
         "a reserve without lease must not validate"
     );
 }
+
+#[test]
+fn lse_7_the_cli_answers_a_scenario_and_refuses_a_bad_step_in_one_line() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let run = |case: &Json| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hybrid-compaction"))
+            .args(["run", "--model", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(case.to_string().as_bytes())
+            .expect("write");
+        child.wait_with_output().expect("output")
+    };
+    let good = json!({"op": "leases", "steps": [{"beginRun": {}}, {"enter": {"call": "c1"}}, {"enter": {"call": "c2"}}]});
+    let out = run(&good);
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Json = serde_json::from_slice(&out.stdout).expect("JSON output");
+    assert_eq!(answer["leases"][2]["gate"], json!("waiting"));
+    let bad = json!({"op": "leases", "steps": [{"beginRun": {}}, {"commit": {"call": "c1"}}]});
+    let out = run(&bad);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).expect("UTF-8");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("$.steps[1].commit.call") && err.contains("no call named \"c1\""),
+        "{err}"
+    );
+}
