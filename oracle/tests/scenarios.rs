@@ -198,6 +198,17 @@ fn node_call(r: &mut Rng) -> Json {
         1 => call["cancel"] = json!(format!("capture:{}", r.below(3))),
         2 => call["providerFails"] = json!("down"),
         3 if r.chance(30) => call["noProvider"] = json!(true),
+        4 | 5 => {
+            let updates = r.below(4);
+            let mut stream = json!({"updates": updates});
+            if updates > 0 && r.chance(30) {
+                stream["errorAt"] = json!(r.below(updates));
+            }
+            if r.chance(40) {
+                stream["reads"] = json!(r.below(updates + 2));
+            }
+            call["stream"] = stream;
+        }
         _ => {}
     }
     json!({"call": call})

@@ -10,7 +10,7 @@ use hybrid_compaction_model::reducers::{
 
 use super::case::{NodeCase, NodeStepInput};
 use super::exec::{lease_error, run_output, wire, Placeholders, RAW_LEASE_BASE};
-use super::node::{CallEnd, CallPlan, CallRecord, EventRecord};
+use super::node::{CallEnd, CallPlan, CallRecord, EventRecord, StreamPlan};
 use super::output::{EventOutput, NodeOutput, NodeStepOutput, SentOutput, TerminatedOutput};
 use crate::wire::case::{ReducerInput, UpstreamStepInput};
 use crate::wire::convert::{self, CaseError};
@@ -89,6 +89,20 @@ fn plan(c: &super::case::NodeCallInput, path: &str) -> Result<CallPlan, CaseErro
                 )
             }
         };
+    let stream = match &c.stream {
+        None => None,
+        Some(x) if x.error_at.is_some_and(|e| e >= x.updates) => {
+            return wire(
+                format!("{path}.stream.errorAt"),
+                format!("expected a position below `updates` ({})", x.updates),
+            )
+        }
+        Some(x) => Some(StreamPlan {
+            updates: x.updates as usize,
+            error_at: x.error_at.map(|e| e as usize),
+            reads: x.reads.map(|r| r as usize),
+        }),
+    };
     Ok(CallPlan {
         messages,
         schedule,
@@ -96,6 +110,7 @@ fn plan(c: &super::case::NodeCallInput, path: &str) -> Result<CallPlan, CaseErro
         cancel_before,
         cancel_capture,
         provider_fails: c.provider_fails.clone(),
+        stream,
     })
 }
 
@@ -126,10 +141,16 @@ fn sent(ms: &[hybrid_compaction_model::message::Message]) -> Vec<SentOutput> {
 
 fn call_output(r: &CallRecord, ids: &mut Placeholders) -> NodeStepOutput {
     let events = r.events.iter().map(|e| event_output(e, ids)).collect();
-    match &r.end {
+    let streamed = r.streamed.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    let out = match &r.end {
         CallEnd::Sent(ms, fwd) => NodeStepOutput {
             sent: Some(sent(ms)),
             forwarded: Some(fwd.iter().map(Digest::to_hex).collect()),
+            events,
+            ..NodeStepOutput::default()
+        },
+        CallEnd::Abandoned(ms) => NodeStepOutput {
+            sent: Some(sent(ms)),
             events,
             ..NodeStepOutput::default()
         },
@@ -144,7 +165,8 @@ fn call_output(r: &CallRecord, ids: &mut Placeholders) -> NodeStepOutput {
             events,
             ..NodeStepOutput::default()
         },
-    }
+    };
+    NodeStepOutput { streamed, ..out }
 }
 
 /// A `Disabled` selection (SPEC NODE-1): every call goes to the provider unchanged; no node, no

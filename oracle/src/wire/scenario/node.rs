@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use hybrid_compaction::lease::{Run, RunScope};
 use hybrid_compaction::node::{
     select, ChatClient, CompactionEvent, CompactionNode, NodeError, NodeOptions, NodeSelection,
-    ProgressSink, ProviderError, Reporter, ReporterId, ReporterIdentity,
+    ProgressSink, ProviderError, Reporter, ReporterId, ReporterIdentity, StreamingChatClient,
 };
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::cancel::CancellationToken;
@@ -49,6 +49,33 @@ pub struct CallPlan {
     pub cancel_capture: Option<usize>,
     /// The real provider fails with this message.
     pub provider_fails: Option<String>,
+    /// A streaming call: updates, error item position, reads before dropping.
+    pub stream: Option<StreamPlan>,
+}
+
+/// A streaming call's script (SPEC NODE-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamPlan {
+    /// Updates the provider streams.
+    pub updates: usize,
+    /// The position of the error item, if any.
+    pub error_at: Option<usize>,
+    /// Asks for the next item before the caller drops the stream (`None`: to the end).
+    pub reads: Option<usize>,
+}
+
+/// The text of a streamed error item.
+pub const STREAM_ITEM_FAILURE: &str = "stream item failed";
+
+/// How a streamed response ended for the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StreamEnd {
+    /// Read to its end: commit.
+    End,
+    /// An error item: release.
+    ErrorItem,
+    /// Dropped early: release.
+    Dropped,
 }
 
 impl CallPlan {
@@ -103,6 +130,8 @@ pub struct EventRecord {
 pub enum CallEnd {
     /// Dispatched; the provider succeeded and the lease was committed with these digests.
     Sent(Vec<Message>, Vec<Digest>),
+    /// A streaming call dropped before its end: the lease was released, no error.
+    Abandoned(Vec<Message>),
     /// A typed error; `Some` termination content for a termination (SPEC NODE-4); the messages
     /// if they were dispatched before the provider failed.
     Failed(
@@ -126,6 +155,8 @@ pub struct Failure {
 pub struct CallRecord {
     /// How it ended.
     pub end: CallEnd,
+    /// A streaming call: the updates read.
+    pub streamed: Option<usize>,
     /// The events it emitted.
     pub events: Vec<EventRecord>,
 }
@@ -336,6 +367,55 @@ impl SpecNode {
     }
 }
 
+/// A stream read per SPEC NODE-2: the updates read and how it ended.
+fn spec_stream(sp: StreamPlan) -> (usize, StreamEnd) {
+    let mut read = 0;
+    for ask in 0.. {
+        if sp.reads == Some(ask) {
+            return (read, StreamEnd::Dropped);
+        }
+        if ask == sp.updates {
+            return (read, StreamEnd::End);
+        }
+        if sp.error_at == Some(ask) {
+            return (read, StreamEnd::ErrorItem);
+        }
+        read += 1;
+    }
+    (read, StreamEnd::End)
+}
+
+impl SpecNode {
+    /// Commits the lease with the forwarded digests and leaves the gate (SPEC NODE-5).
+    fn commit(&mut self, call: usize, messages: Vec<Message>, forwarded: Vec<Digest>) -> CallEnd {
+        match self.world.finish(call, Some(&forwarded)).0 {
+            Ok(()) => CallEnd::Sent(messages, forwarded),
+            Err(e) => CallEnd::Failed(lease_error(&e), None, Some(messages)),
+        }
+    }
+
+    /// Settles a streamed call: the end commits, an error item or an early drop releases.
+    fn settle_stream(
+        &mut self,
+        call: usize,
+        how: StreamEnd,
+        messages: Vec<Message>,
+        forwarded: Vec<Digest>,
+    ) -> CallEnd {
+        match how {
+            StreamEnd::End => self.commit(call, messages, forwarded),
+            StreamEnd::ErrorItem => {
+                let _ = self.world.finish(call, None);
+                CallEnd::Failed(provider_error(STREAM_ITEM_FAILURE), None, Some(messages))
+            }
+            StreamEnd::Dropped => {
+                let _ = self.world.finish(call, None);
+                CallEnd::Abandoned(messages)
+            }
+        }
+    }
+}
+
 impl NodeWorld for SpecNode {
     fn call(&mut self, plan: &CallPlan) -> CallRecord {
         let mut events = Vec::new();
@@ -344,6 +424,7 @@ impl NodeWorld for SpecNode {
         } else {
             CancellationToken::new()
         };
+        let mut streamed = None;
         // (1) ensure a run scope; (2) the gate and a fresh lease.
         self.world.ensure(0);
         let call = self.world.next_call();
@@ -357,22 +438,28 @@ impl NodeWorld for SpecNode {
                     let _ = self.world.finish(call, None);
                     CallEnd::Failed(f.error, f.terminated, None)
                 }
-                Ok((messages, forwarded)) => match &plan.provider_fails {
+                Ok((messages, forwarded)) => match (&plan.provider_fails, plan.stream) {
                     // (4) dispatch; (5) release on failure, commit on success.
-                    Some(m) => {
+                    (Some(m), _) => {
                         let _ = self.world.finish(call, None);
                         CallEnd::Failed(provider_error(m), None, Some(messages))
                     }
-                    None => match self.world.finish(call, Some(&forwarded)).0 {
-                        Ok(()) => CallEnd::Sent(messages, forwarded),
-                        Err(e) => CallEnd::Failed(lease_error(&e), None, Some(messages)),
-                    },
+                    (None, Some(sp)) => {
+                        let (read, how) = spec_stream(sp);
+                        streamed = Some(read);
+                        self.settle_stream(call, how, messages, forwarded)
+                    }
+                    (None, None) => self.commit(call, messages, forwarded),
                 },
             },
         };
         // (6) leave the scope.
         self.world.end(0);
-        CallRecord { end, events }
+        CallRecord {
+            end,
+            events,
+            streamed,
+        }
     }
 
     fn begin_run(&mut self) {
@@ -408,6 +495,7 @@ impl NodeWorld for SpecNode {
 pub struct WireClient {
     fails: Option<String>,
     sent: Option<Vec<Message>>,
+    stream: Option<StreamPlan>,
 }
 
 impl ChatClient for WireClient {
@@ -418,6 +506,33 @@ impl ChatClient for WireClient {
             Some(m) => Err(ProviderError(m.clone())),
             None => Ok(()),
         }
+    }
+}
+
+impl StreamingChatClient for WireClient {
+    type Update = ();
+    type Stream = std::vec::IntoIter<Result<(), ProviderError>>;
+    fn stream(
+        &mut self,
+        messages: &[Message],
+        _: &CancellationToken,
+    ) -> Result<Self::Stream, ProviderError> {
+        self.sent = Some(messages.to_vec());
+        if let Some(m) = &self.fails {
+            return Err(ProviderError(m.clone()));
+        }
+        let sp = self.stream.unwrap_or(StreamPlan {
+            updates: 0,
+            error_at: None,
+            reads: None,
+        });
+        let items: Vec<Result<(), ProviderError>> = (0..sp.updates)
+            .map(|i| match sp.error_at == Some(i) {
+                true => Err(ProviderError(STREAM_ITEM_FAILURE.to_owned())),
+                false => Ok(()),
+            })
+            .collect();
+        Ok(items.into_iter())
     }
 }
 
@@ -536,6 +651,40 @@ fn node_error(e: &NodeError) -> ErrorOutput {
     }
 }
 
+impl LibraryNode {
+    /// A streaming call read as `sp` says: the updates read (`None`: no stream was returned),
+    /// and `Ok(Some(forwarded))` when read to its end (committed), `Ok(None)` when dropped
+    /// early, or the error.
+    fn read_stream(
+        &mut self,
+        plan: &CallPlan,
+        sp: StreamPlan,
+        token: &CancellationToken,
+    ) -> (Option<usize>, Result<Option<Vec<Digest>>, NodeError>) {
+        let mut stream = match self
+            .node
+            .call_streaming(&mut self.scope, &plan.messages, token)
+        {
+            Ok(s) => s,
+            Err(e) => return (None, Err(e)),
+        };
+        let forwarded = stream.forwarded().to_vec();
+        let mut read = 0;
+        for ask in 0.. {
+            if sp.reads == Some(ask) {
+                // Dropping the unfinished stream releases (SPEC NODE-2).
+                return (Some(read), Ok(None));
+            }
+            match stream.next() {
+                Some(Ok(())) => read += 1,
+                Some(Err(e)) => return (Some(read), Err(e)),
+                None => break,
+            }
+        }
+        (Some(read), Ok(Some(forwarded)))
+    }
+}
+
 impl NodeWorld for LibraryNode {
     fn call(&mut self, plan: &CallPlan) -> CallRecord {
         let token = if plan.cancel_before {
@@ -549,10 +698,23 @@ impl NodeWorld for LibraryNode {
         let client = self.node.client_mut();
         client.fails = plan.provider_fails.clone();
         client.sent = None;
-        let result = self.node.call(&mut self.scope, &plan.messages, &token);
+        client.stream = plan.stream;
+        let mut streamed = None;
+        let result = match plan.stream {
+            None => self
+                .node
+                .call(&mut self.scope, &plan.messages, &token)
+                .map(|d| Some(d.forwarded)),
+            Some(sp) => {
+                let (read, result) = self.read_stream(plan, sp, &token);
+                streamed = read;
+                result
+            }
+        };
         let sent = self.node.client_mut().sent.take();
         let end = match result {
-            Ok(d) => CallEnd::Sent(sent.unwrap_or_default(), d.forwarded),
+            Ok(Some(forwarded)) => CallEnd::Sent(sent.unwrap_or_default(), forwarded),
+            Ok(None) => CallEnd::Abandoned(sent.unwrap_or_default()),
             Err(NodeError::Terminated(t)) => CallEnd::Failed(
                 node_error(&NodeError::Terminated(t)),
                 Some((
@@ -573,6 +735,7 @@ impl NodeWorld for LibraryNode {
         CallRecord {
             end,
             events: events.iter().map(LibraryNode::record).collect(),
+            streamed,
         }
     }
 
