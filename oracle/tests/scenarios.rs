@@ -103,8 +103,15 @@ fn lease_step(r: &mut Rng, calls: &mut Vec<String>, flows: &mut Vec<String>) -> 
     } else {
         r.pick(&["L", "M"]).to_owned()
     };
-    let call = (!calls.is_empty()).then(|| calls[r.below(calls.len())].clone());
-    match r.below(14) {
+    // Mostly the latest call, which is the likeliest to hold the gate.
+    let call = calls.last().map(|last| {
+        if r.chance(70) {
+            last.clone()
+        } else {
+            calls[r.below(calls.len())].clone()
+        }
+    });
+    match r.below(20) {
         0 => json!({"beginRun": {"flow": flow}}),
         1 => json!({"ensureRun": {"flow": flow}}),
         2 => json!({"endScope": {"flow": flow}}),
@@ -113,21 +120,20 @@ fn lease_step(r: &mut Rng, calls: &mut Vec<String>, flows: &mut Vec<String>) -> 
             flows.push(into.clone());
             json!({"fork": {"flow": flow, "into": into}})
         }
-        4 => json!({"reserve": {"flow": flow, "body": body, "lease": lease}}),
-        5 => json!({"complete": {"flow": flow, "lease": lease, "forwarded": [body]}}),
-        6 => json!({"release": {"flow": flow, "lease": lease}}),
-        7 => json!({"revision": {"flow": flow, "body": body}}),
-        8 | 9 => {
+        8 | 9 => json!({"complete": {"flow": flow, "lease": lease, "forwarded": ["A", "B", body]}}),
+        10 => json!({"release": {"flow": flow, "lease": lease}}),
+        11 => json!({"revision": {"flow": flow, "body": body}}),
+        12 | 13 => {
             let name = format!("c{}", calls.len());
             calls.push(name.clone());
             json!({"enter": {"flow": flow, "call": name, "cancelled": r.chance(15)}})
         }
-        10 if call.is_some() => json!({"commit": {"call": call, "forwarded": [body]}}),
-        11 if call.is_some() => {
+        14 | 15 if call.is_some() => json!({"commit": {"call": call, "forwarded": ["A", body]}}),
+        16 if call.is_some() => {
             let op = r.pick(&["releaseCall", "abandon", "cancelWaiter"]);
             json!({op: {"call": call}})
         }
-        _ if call.is_some() => {
+        17..=19 if call.is_some() => {
             let mut entries =
                 vec![json!({"id": "u", "kind": "ConversationalMessage", "text": "q"})];
             for (i, b) in ["A", "B", "C"].iter().enumerate() {
@@ -137,32 +143,33 @@ fn lease_step(r: &mut Rng, calls: &mut Vec<String>, flows: &mut Vec<String>) -> 
             }
             json!({"capture": {"call": call, "version": r.below(3), "entries": entries}})
         }
-        _ => json!({"beginRun": {"flow": flow}}),
+        _ => json!({"reserve": {"flow": flow, "body": body, "lease": lease}}),
     }
 }
 
 #[test]
 fn lse_2_lse_7_lse_8_seeded_lease_scenarios_answer_alike_on_model_and_library() {
     let mut r = Rng(20_261_130);
-    let (mut steps, mut reserved, mut admitted) = (0, 0, 0);
+    let (mut steps, mut reserved, mut admitted, mut delivered) = (0, 0, 0, 0);
     for _ in 0..cases() {
         let (mut calls, mut flows) = (Vec::new(), vec!["main".to_owned()]);
-        let n = 4 + r.below(20);
-        let list: Vec<Json> = (0..n)
-            .map(|_| lease_step(&mut r, &mut calls, &mut flows))
-            .collect();
+        let n = 4 + r.below(30);
+        let mut list = vec![json!({"beginRun": {}})];
+        list.extend((0..n).map(|_| lease_step(&mut r, &mut calls, &mut flows)));
         let (out, answered) = agree(json!({"op": "leases", "steps": list}));
         steps += answered;
         for s in out["leases"].as_array().into_iter().flatten() {
             reserved += usize::from(s["reserved"] == json!(true));
             admitted += usize::from(s["gate"] == json!("admitted") || s["admitted"].is_string());
+            delivered += s["run"]["delivered"].as_array().map_or(0, Vec::len);
         }
     }
-    // The comparison means something: many steps ran, reservations and admissions happened.
+    // The comparison means something: many steps ran; reservations, admissions and deliveries
+    // happened.
     assert!(steps as u64 >= cases() * 4, "only {steps} steps answered");
     assert!(
-        reserved > 20 && admitted > 20,
-        "{reserved} reservations, {admitted} admissions"
+        reserved > 20 && admitted > 20 && delivered > 50,
+        "{reserved} reservations, {admitted} admissions, {delivered} delivered digests seen"
     );
 }
 
@@ -199,6 +206,17 @@ fn node_call(r: &mut Rng) -> Json {
         1 => call["cancel"] = json!(format!("capture:{}", r.below(3))),
         2 => call["providerFails"] = json!("down"),
         3 if r.chance(30) => call["noProvider"] = json!(true),
+        4 | 5 => {
+            let updates = r.below(4);
+            let mut stream = json!({"updates": updates});
+            if updates > 0 && r.chance(30) {
+                stream["errorAt"] = json!(r.below(updates));
+            }
+            if r.chance(40) {
+                stream["reads"] = json!(r.below(updates + 2));
+            }
+            call["stream"] = stream;
+        }
         _ => {}
     }
     json!({"call": call})
@@ -462,5 +480,41 @@ fn scenario_ops_are_in_the_published_schema() {
     assert!(
         !case_validator().accepts(&bad),
         "a reserve without lease must not validate"
+    );
+}
+
+#[test]
+fn lse_7_the_cli_answers_a_scenario_and_refuses_a_bad_step_in_one_line() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let run = |case: &Json| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hybrid-compaction"))
+            .args(["run", "--model", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(case.to_string().as_bytes())
+            .expect("write");
+        child.wait_with_output().expect("output")
+    };
+    let good = json!({"op": "leases", "steps": [{"beginRun": {}}, {"enter": {"call": "c1"}}, {"enter": {"call": "c2"}}]});
+    let out = run(&good);
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Json = serde_json::from_slice(&out.stdout).expect("JSON output");
+    assert_eq!(answer["leases"][2]["gate"], json!("waiting"));
+    let bad = json!({"op": "leases", "steps": [{"beginRun": {}}, {"commit": {"call": "c1"}}]});
+    let out = run(&bad);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).expect("UTF-8");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("$.steps[1].commit.call") && err.contains("no call named \"c1\""),
+        "{err}"
     );
 }

@@ -526,5 +526,22 @@ pub fn node() -> Vec<HandGroup> {
                     call_with(rules(11), json!({"snapshots": [{"version": 0, "entries": (0..11).map(|i| sys(&format!("s{i}"), "x")).chain([seg("s", "B")]).collect::<Vec<_>>()}]}))]}),
                 node_steps(vec![json!({}), with(run("R1", &[], &[], false), json!({"terminated": {"outcome": "Irreducible"}}))])),
         ]),
+        group("streaming calls (SPEC NODE-2, NODE-5)", Some(pol()), vec![
+            t("a stream read to its end commits: the body is delivered", &["NODE-2", "NODE-5"],
+                nd(vec![json!({"beginRun": {}}), body_call("B", json!({"stream": {"updates": 2}}))]),
+                node_steps(vec![json!({}), with(run("R1", &["B"], &[], false), json!({"streamed": 2, "forwarded": [digest("B")],
+                    "events": [ev("Started", "A1", 1), ev("Completed", "A1", 2), ev("Composed", "A1", 3)]}))])),
+            t("zero updates count: reading the end at once commits", &["NODE-2"],
+                nd(vec![json!({"beginRun": {}}), body_call("B", json!({"stream": {"updates": 0}}))]),
+                node_steps(vec![json!({}), with(run("R1", &["B"], &[], false), json!({"streamed": 0, "forwarded": [digest("B")]}))])),
+            t("an error item releases: the body stays deliverable", &["NODE-5", "NODE-2"],
+                nd(vec![json!({"beginRun": {}}), body_call("B", json!({"stream": {"updates": 3, "errorAt": 1}})), body_call("B", json!({}))]),
+                node_steps(vec![json!({}), with(run("R1", &[], &[], false), json!({"streamed": 1, "error": {"kind": "InvalidOperation"}, "sent": [{"text": "q"}, {"text": "B"}]})),
+                    with(run("R1", &["B"], &[], false), json!({"forwarded": [digest("B")]}))])),
+            t("a stream dropped before its end releases, even after every update was read", &["NODE-2", "NODE-5", "LSE-10"],
+                nd(vec![json!({"beginRun": {}}), body_call("B", json!({"stream": {"updates": 2, "reads": 2}})), body_call("B", json!({"stream": {"updates": 2, "reads": 3}}))]),
+                node_steps(vec![json!({}), with(run("R1", &[], &[], false), json!({"streamed": 2, "sent": [{"text": "q"}, {"text": "B"}]})),
+                    with(run("R1", &["B"], &[], false), json!({"streamed": 2, "forwarded": [digest("B")]}))])),
+        ]),
     ]
 }

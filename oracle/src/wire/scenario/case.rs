@@ -376,4 +376,22 @@ pub struct NodeCallInput {
     /// The real provider fails with this message (after `Composed`, SPEC NODE-5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_fails: Option<String>,
+    /// A streaming call (SPEC NODE-2): the provider streams updates and the caller reads them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamInput>,
+}
+
+/// A streaming provider call (SPEC NODE-2, NODE-5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StreamInput {
+    /// How many updates the provider streams (0 is a stream that ends at once).
+    pub updates: u32,
+    /// The update at this 0-based position is an error item instead (`< updates`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_at: Option<u32>,
+    /// How many times the caller asks for the next item before dropping the stream (absent:
+    /// until the stream ends). Reading the end is one ask: `updates + 1` reads to the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<u32>,
 }

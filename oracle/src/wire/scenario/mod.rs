@@ -26,10 +26,13 @@
 //! the implementations do.
 
 pub mod case;
+pub mod drive_leases;
+pub mod drive_node;
 pub mod exec;
 pub mod leases;
 pub mod node;
 pub mod output;
+pub mod records;
 
 use hybrid_compaction_model::assembly::AssemblyError;
 use hybrid_compaction_model::diagnostics::RecordFields;

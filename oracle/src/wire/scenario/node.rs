@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use hybrid_compaction::lease::{Run, RunScope};
 use hybrid_compaction::node::{
     select, ChatClient, CompactionEvent, CompactionNode, NodeError, NodeOptions, NodeSelection,
-    ProgressSink, ProviderError, Reporter, ReporterId, ReporterIdentity,
+    ProgressSink, ProviderError, Reporter, ReporterId, ReporterIdentity, StreamingChatClient,
 };
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::cancel::CancellationToken;
@@ -49,6 +49,33 @@ pub struct CallPlan {
     pub cancel_capture: Option<usize>,
     /// The real provider fails with this message.
     pub provider_fails: Option<String>,
+    /// A streaming call: updates, error item position, reads before dropping.
+    pub stream: Option<StreamPlan>,
+}
+
+/// A streaming call's script (SPEC NODE-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamPlan {
+    /// Updates the provider streams.
+    pub updates: usize,
+    /// The position of the error item, if any.
+    pub error_at: Option<usize>,
+    /// Asks for the next item before the caller drops the stream (`None`: to the end).
+    pub reads: Option<usize>,
+}
+
+/// The text of a streamed error item.
+pub const STREAM_ITEM_FAILURE: &str = "stream item failed";
+
+/// How a streamed response ended for the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StreamEnd {
+    /// Read to its end: commit.
+    End,
+    /// An error item: release.
+    ErrorItem,
+    /// Dropped early: release.
+    Dropped,
 }
 
 impl CallPlan {
@@ -103,6 +130,8 @@ pub struct EventRecord {
 pub enum CallEnd {
     /// Dispatched; the provider succeeded and the lease was committed with these digests.
     Sent(Vec<Message>, Vec<Digest>),
+    /// A streaming call dropped before its end: the lease was released, no error.
+    Abandoned(Vec<Message>),
     /// A typed error; `Some` termination content for a termination (SPEC NODE-4); the messages
     /// if they were dispatched before the provider failed.
     Failed(
@@ -112,11 +141,22 @@ pub enum CallEnd {
     ),
 }
 
+/// A failed assembly: the typed error, and the termination's content for a termination.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The typed error.
+    pub error: ErrorOutput,
+    /// Outcome, final estimated size, hard limit (SPEC NODE-4).
+    pub terminated: Option<(String, i32, i32)>,
+}
+
 /// One call's answer, before rendering.
 #[derive(Debug, Clone)]
 pub struct CallRecord {
     /// How it ended.
     pub end: CallEnd,
+    /// A streaming call: the updates read.
+    pub streamed: Option<usize>,
     /// The events it emitted.
     pub events: Vec<EventRecord>,
 }
@@ -254,84 +294,68 @@ impl SpecNode {
         });
     }
 
-    /// NODE-3 steps 1-14 for admitted call `call`; `Ok` = the composed messages and digests.
-    #[allow(clippy::type_complexity)]
+    /// NODE-3 steps 1-14 for admitted call `call`: the composed messages and digests, or the
+    /// error (with the termination's content for a termination).
     fn assemble(
         &mut self,
         call: usize,
         plan: &CallPlan,
         token: &CancellationToken,
         events: &mut Vec<EventRecord>,
-    ) -> Result<(Vec<Message>, Vec<Digest>), (ErrorOutput, Option<(String, i32, i32)>)> {
+    ) -> Result<(Vec<Message>, Vec<Digest>), Box<Failure>> {
         use hybrid_compaction_spec::{assemble, bridge, classify, diagnostics};
+        let fail = |error: ErrorOutput| {
+            Box::new(Failure {
+                error,
+                terminated: None,
+            })
+        };
         // 1. cancellation.
         if token.is_cancelled() {
-            return Err((cancelled(), None));
+            return Err(fail(cancelled()));
         }
         // 3. adapt with the content-hash classifier (SPEC CLS-2).
         let baseline = classify::adapt(&plan.messages, &mut classify::ContentHashClassifier)
-            .map_err(|e| (convert::adapt_error(e.kind(), &e.to_string()), None))?;
+            .map_err(|e| fail(convert::adapt_error(e.kind(), &e.to_string())))?;
         // 4. the integration's provider.
         let inner = plan
             .provider(baseline, token)
-            .ok_or_else(|| (no_provider(), None))?;
-        // 5. filter, bridge.
+            .ok_or_else(|| fail(no_provider()))?;
+        // 6. a fresh id, Started.
+        self.attempts += 1;
+        let id = self.attempts;
+        self.emit(events, "Started", id, None);
+        // 5. filter and bridge; 7. assemble.
         let mut filtered = Filtered {
             world: &mut self.world,
             call,
             inner,
         };
         let mut bridge = bridge::Bridge::new(&mut self.reducer);
-        // 6. a fresh id, Started.
-        self.attempts += 1;
-        let id = self.attempts;
-        let result = {
-            let policy = self.policy.clone();
-            // The emission needs `self`; the filter borrows the world only during assembly.
-            let mut started = Vec::new();
-            if let Some(r) = &self.reporter {
-                self.sequence += 1;
-                started.push(EventRecord {
-                    kind: "Started",
-                    id: format!("model-{id}"),
-                    sequence: self.sequence,
-                    identity: identity_of(r),
-                    started: Some((
-                        policy.estimator().unit(),
-                        policy.hard_limit(),
-                        policy.trigger_threshold(),
-                    )),
-                    diagnostics: None,
-                });
-            }
-            events.extend(started);
-            // 7. assemble.
-            assemble::assemble(&policy, &mut filtered, &mut bridge, token)
-        }
-        .map_err(|e| (convert::assembly_error(&e), None))?;
+        let result = assemble::assemble(&self.policy, &mut filtered, &mut bridge, token)
+            .map_err(|e| fail(convert::assembly_error(&e)))?;
         // 8. cancellation.
         if token.is_cancelled() {
-            return Err((cancelled(), None));
+            return Err(fail(cancelled()));
         }
         // 9. diagnostics.
         let d = diagnostics::build(&result, &self.policy)
-            .map_err(|e| (convert::assembly_error(&e), None))?;
+            .map_err(|e| fail(convert::assembly_error(&e)))?;
         // 10. termination.
         if !result.outcome.is_success() {
             self.emit(events, "Terminated", id, Some(&d));
-            let content = (
+            let (outcome, size, limit) = (
                 result.outcome.name().to_owned(),
                 result.final_estimated_size,
                 result.hard_limit,
             );
             let message = format!(
-                "context compaction terminated ({}): final estimated size {} exceeds what can be sent within hard limit {}",
-                content.0, content.1, content.2
+                "context compaction terminated ({outcome}): final estimated size {size} exceeds what can be sent within hard limit {limit}"
             );
-            return Err((
-                answer(ErrorKind::InvalidOperation, None, None, message),
-                Some(content),
-            ));
+            return Err(Box::new(Failure {
+                error: answer(ErrorKind::InvalidOperation, None, None, message),
+                terminated: Some((outcome, size, limit)),
+            }));
         }
         // 11. Completed; 13. messages and digests; 14. Composed.
         self.emit(events, "Completed", id, Some(&d));
@@ -343,6 +367,55 @@ impl SpecNode {
     }
 }
 
+/// A stream read per SPEC NODE-2: the updates read and how it ended.
+fn spec_stream(sp: StreamPlan) -> (usize, StreamEnd) {
+    let mut read = 0;
+    for ask in 0.. {
+        if sp.reads == Some(ask) {
+            return (read, StreamEnd::Dropped);
+        }
+        if ask == sp.updates {
+            return (read, StreamEnd::End);
+        }
+        if sp.error_at == Some(ask) {
+            return (read, StreamEnd::ErrorItem);
+        }
+        read += 1;
+    }
+    (read, StreamEnd::End)
+}
+
+impl SpecNode {
+    /// Commits the lease with the forwarded digests and leaves the gate (SPEC NODE-5).
+    fn commit(&mut self, call: usize, messages: Vec<Message>, forwarded: Vec<Digest>) -> CallEnd {
+        match self.world.finish(call, Some(&forwarded)).0 {
+            Ok(()) => CallEnd::Sent(messages, forwarded),
+            Err(e) => CallEnd::Failed(lease_error(&e), None, Some(messages)),
+        }
+    }
+
+    /// Settles a streamed call: the end commits, an error item or an early drop releases.
+    fn settle_stream(
+        &mut self,
+        call: usize,
+        how: StreamEnd,
+        messages: Vec<Message>,
+        forwarded: Vec<Digest>,
+    ) -> CallEnd {
+        match how {
+            StreamEnd::End => self.commit(call, messages, forwarded),
+            StreamEnd::ErrorItem => {
+                let _ = self.world.finish(call, None);
+                CallEnd::Failed(provider_error(STREAM_ITEM_FAILURE), None, Some(messages))
+            }
+            StreamEnd::Dropped => {
+                let _ = self.world.finish(call, None);
+                CallEnd::Abandoned(messages)
+            }
+        }
+    }
+}
+
 impl NodeWorld for SpecNode {
     fn call(&mut self, plan: &CallPlan) -> CallRecord {
         let mut events = Vec::new();
@@ -351,6 +424,7 @@ impl NodeWorld for SpecNode {
         } else {
             CancellationToken::new()
         };
+        let mut streamed = None;
         // (1) ensure a run scope; (2) the gate and a fresh lease.
         self.world.ensure(0);
         let call = self.world.next_call();
@@ -360,26 +434,32 @@ impl NodeWorld for SpecNode {
                 CallEnd::Failed(lease_error(&LeaseError::Cancelled), None, None)
             }
             Ok(Entered::Admitted(_)) => match self.assemble(call, plan, &token, &mut events) {
-                Err((e, terminated)) => {
+                Err(f) => {
                     let _ = self.world.finish(call, None);
-                    CallEnd::Failed(e, terminated, None)
+                    CallEnd::Failed(f.error, f.terminated, None)
                 }
-                Ok((messages, forwarded)) => match &plan.provider_fails {
+                Ok((messages, forwarded)) => match (&plan.provider_fails, plan.stream) {
                     // (4) dispatch; (5) release on failure, commit on success.
-                    Some(m) => {
+                    (Some(m), _) => {
                         let _ = self.world.finish(call, None);
                         CallEnd::Failed(provider_error(m), None, Some(messages))
                     }
-                    None => match self.world.finish(call, Some(&forwarded)).0 {
-                        Ok(()) => CallEnd::Sent(messages, forwarded),
-                        Err(e) => CallEnd::Failed(lease_error(&e), None, Some(messages)),
-                    },
+                    (None, Some(sp)) => {
+                        let (read, how) = spec_stream(sp);
+                        streamed = Some(read);
+                        self.settle_stream(call, how, messages, forwarded)
+                    }
+                    (None, None) => self.commit(call, messages, forwarded),
                 },
             },
         };
         // (6) leave the scope.
         self.world.end(0);
-        CallRecord { end, events }
+        CallRecord {
+            end,
+            events,
+            streamed,
+        }
     }
 
     fn begin_run(&mut self) {
@@ -415,6 +495,7 @@ impl NodeWorld for SpecNode {
 pub struct WireClient {
     fails: Option<String>,
     sent: Option<Vec<Message>>,
+    stream: Option<StreamPlan>,
 }
 
 impl ChatClient for WireClient {
@@ -425,6 +506,33 @@ impl ChatClient for WireClient {
             Some(m) => Err(ProviderError(m.clone())),
             None => Ok(()),
         }
+    }
+}
+
+impl StreamingChatClient for WireClient {
+    type Update = ();
+    type Stream = std::vec::IntoIter<Result<(), ProviderError>>;
+    fn stream(
+        &mut self,
+        messages: &[Message],
+        _: &CancellationToken,
+    ) -> Result<Self::Stream, ProviderError> {
+        self.sent = Some(messages.to_vec());
+        if let Some(m) = &self.fails {
+            return Err(ProviderError(m.clone()));
+        }
+        let sp = self.stream.unwrap_or(StreamPlan {
+            updates: 0,
+            error_at: None,
+            reads: None,
+        });
+        let items: Vec<Result<(), ProviderError>> = (0..sp.updates)
+            .map(|i| match sp.error_at == Some(i) {
+                true => Err(ProviderError(STREAM_ITEM_FAILURE.to_owned())),
+                false => Ok(()),
+            })
+            .collect();
+        Ok(items.into_iter())
     }
 }
 
@@ -543,6 +651,40 @@ fn node_error(e: &NodeError) -> ErrorOutput {
     }
 }
 
+impl LibraryNode {
+    /// A streaming call read as `sp` says: the updates read (`None`: no stream was returned),
+    /// and `Ok(Some(forwarded))` when read to its end (committed), `Ok(None)` when dropped
+    /// early, or the error.
+    fn read_stream(
+        &mut self,
+        plan: &CallPlan,
+        sp: StreamPlan,
+        token: &CancellationToken,
+    ) -> (Option<usize>, Result<Option<Vec<Digest>>, NodeError>) {
+        let mut stream = match self
+            .node
+            .call_streaming(&mut self.scope, &plan.messages, token)
+        {
+            Ok(s) => s,
+            Err(e) => return (None, Err(e)),
+        };
+        let forwarded = stream.forwarded().to_vec();
+        let mut read = 0;
+        for ask in 0.. {
+            if sp.reads == Some(ask) {
+                // Dropping the unfinished stream releases (SPEC NODE-2).
+                return (Some(read), Ok(None));
+            }
+            match stream.next() {
+                Some(Ok(())) => read += 1,
+                Some(Err(e)) => return (Some(read), Err(e)),
+                None => break,
+            }
+        }
+        (Some(read), Ok(Some(forwarded)))
+    }
+}
+
 impl NodeWorld for LibraryNode {
     fn call(&mut self, plan: &CallPlan) -> CallRecord {
         let token = if plan.cancel_before {
@@ -556,10 +698,23 @@ impl NodeWorld for LibraryNode {
         let client = self.node.client_mut();
         client.fails = plan.provider_fails.clone();
         client.sent = None;
-        let result = self.node.call(&mut self.scope, &plan.messages, &token);
+        client.stream = plan.stream;
+        let mut streamed = None;
+        let result = match plan.stream {
+            None => self
+                .node
+                .call(&mut self.scope, &plan.messages, &token)
+                .map(|d| Some(d.forwarded)),
+            Some(sp) => {
+                let (read, result) = self.read_stream(plan, sp, &token);
+                streamed = read;
+                result
+            }
+        };
         let sent = self.node.client_mut().sent.take();
         let end = match result {
-            Ok(d) => CallEnd::Sent(sent.unwrap_or_default(), d.forwarded),
+            Ok(Some(forwarded)) => CallEnd::Sent(sent.unwrap_or_default(), forwarded),
+            Ok(None) => CallEnd::Abandoned(sent.unwrap_or_default()),
             Err(NodeError::Terminated(t)) => CallEnd::Failed(
                 node_error(&NodeError::Terminated(t)),
                 Some((
@@ -580,6 +735,7 @@ impl NodeWorld for LibraryNode {
         CallRecord {
             end,
             events: events.iter().map(LibraryNode::record).collect(),
+            streamed,
         }
     }
 

@@ -137,6 +137,9 @@ pub struct NodeStepOutput {
     /// The messages handed to the real provider (absent: nothing was dispatched).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent: Option<Vec<SentOutput>>,
+    /// A streaming call: how many updates the caller read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streamed: Option<u32>,
     /// Success: the digests committed as delivered (SPEC NODE-5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forwarded: Option<Vec<String>>,
