@@ -30,6 +30,7 @@ use crate::wire::{schema, Case};
 mod check;
 mod judge;
 mod stream;
+mod workload;
 
 /// Default input size cap: 64 MiB.
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
@@ -104,6 +105,9 @@ enum Command {
     /// Check a recorded trace (JSON Lines, docs/TRACE.md) against the SPEC.
     #[command(after_help = check::CHECK_EXAMPLE)]
     Check(check::CheckArgs),
+    /// Print a seeded agent conversation as a transcript (the benches' and peers' workload).
+    #[command(after_help = workload::WORKLOAD_EXAMPLE)]
+    Workload(workload::WorkloadArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -321,6 +325,7 @@ where
         },
         Command::Schema(a) => cmd_schema(&a, &mut stdout),
         Command::Check(a) => check::cmd_check(&a, &mut stdout),
+        Command::Workload(a) => workload::cmd_workload(&a, &mut stdout),
     };
     // Vectors failures still print their table; invalid input prints nothing on stdout.
     let print_stdout = match &result {
