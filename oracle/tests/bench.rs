@@ -187,6 +187,35 @@ fn a_wire_case_brings_its_policy() {
     assert_eq!(doc["policy"]["hardLimit"], 100);
     assert_eq!(doc["assembly"]["outcome"], "WithinLimit");
     assert_eq!(doc["entries"], 2);
+
+    // --policy replaces the case's; --budget-percent its hard limit.
+    let o = bench(&[
+        path.to_str().expect("path"),
+        "--iterations",
+        "1",
+        "--estimators",
+        "utf8",
+        "--json",
+        "--budget-percent",
+        "50",
+        "--policy",
+        r#"{"hardLimit": 7, "triggerMargin": 1, "recentMessageRetentionCount": 2,
+            "maximumCompactionAttempts": 1, "preservationLabel": "x", "preservationVersion": 2,
+            "estimator": {"kind": "utf8-text"}}"#,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Json = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(doc["policy"]["recentMessageRetentionCount"], 2);
+    assert_eq!(doc["policy"]["hardLimit"], 6, "half of 8 + 5 text bytes");
+    assert!(doc["rows"][4]["measure"]
+        .as_str()
+        .expect("name")
+        .ends_with("utf8-text"));
 }
 
 #[test]

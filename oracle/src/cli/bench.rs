@@ -207,7 +207,11 @@ fn estimator_of(input: &EstimatorInput) -> std::sync::Arc<dyn Estimator> {
 
 /// The policy the assembly runs with (module docs).
 fn policy(a: &BenchArgs, input: &Input) -> Result<(Policy, PolicyInput), Failure> {
-    let mut p = input.policy.clone().unwrap_or(PolicyInput {
+    let given = match &a.policy {
+        None => input.policy.clone(),
+        Some(text) => Some(policy_argument(text)?),
+    };
+    let mut p = given.clone().unwrap_or(PolicyInput {
         hard_limit: 0,
         trigger_margin: 0,
         recent_message_retention_count: 4,
@@ -233,6 +237,26 @@ fn policy(a: &BenchArgs, input: &Input) -> Result<(Policy, PolicyInput), Failure
     let policy =
         convert::policy(Some(&p), &Engine, "$.policy").map_err(|e| case_error("policy", e))?;
     Ok((policy, p))
+}
+
+/// `--policy`: a wire policy object as JSON text, or `@FILE` holding one.
+fn policy_argument(text: &str) -> Result<PolicyInput, Failure> {
+    let (name, json) = match text.strip_prefix('@') {
+        Some(path) => (
+            path.to_owned(),
+            read_input(path, DEFAULT_MAX_INPUT_BYTES)?.1,
+        ),
+        None => ("--policy".to_owned(), text.to_owned()),
+    };
+    let value: Json = serde_json::from_str(&json).map_err(|e| {
+        invalid(format!(
+            "{name}: invalid JSON: {}",
+            super::strip_position(&e.to_string())
+        ))
+    })?;
+    let mut obj = serde_json::Map::new();
+    obj.insert("policy".into(), value);
+    member(&name, &obj, "policy").map(|p| p.expect("present"))
 }
 
 /// Times `iterations` calls of `f` (after one untimed warm-up call when there are several).
