@@ -45,7 +45,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 VENV = ROOT / "target" / "peers" / "venv"
 WHEELS = ROOT / "target" / "peers" / "wheels"
 
-FULL_PLAN = [(100, list(range(24))), (1000, list(range(10))), (10000, list(range(2)))]
+FULL_PLAN = [(100, list(range(30))), (1000, list(range(6))), (10000, list(range(1)))]
 SMOKE_PLAN = [(100, [0, 1])]
 PERCENTS = [10, 30, 60]
 KINDS = ["utf8", "o200k"]
@@ -235,6 +235,21 @@ def bench_ours(conv: Conversation, kind: str, percent: int, work: pathlib.Path) 
     return float(row["medianNs"]) / 1e9
 
 
+class _Sink(list):  # type: ignore[type-arg]
+    """The records, also appended to a JSON Lines file as they come (a long run can be
+    reported on, or merged with another, even if it is stopped)."""
+
+    def __init__(self, path: Optional[pathlib.Path]) -> None:
+        super().__init__()
+        self.path = path
+
+    def append(self, rec: Dict[str, Any]) -> None:
+        super().append(rec)
+        if self.path is not None:
+            with self.path.open("a") as f:
+                f.write(json.dumps(rec, default=str) + "\n")
+
+
 def warm_up(reducers: List[Any]) -> None:
     """One untimed call of every reducer in this process, so that lazy imports and caches are
     in place before the forked children are timed."""
@@ -249,12 +264,13 @@ def warm_up(reducers: List[Any]) -> None:
 # -- the run -------------------------------------------------------------------------------------
 
 def run(plan: List[Tuple[int, List[int]]], frameworks: List[str], timeout: float,
-        work: pathlib.Path, smoke: bool = False) -> Dict[str, Any]:
+        work: pathlib.Path, smoke: bool = False,
+        sink: Optional[pathlib.Path] = None) -> Dict[str, Any]:
     from reducers import BUILDERS, REDUCERS
 
     reducers = [r for r in REDUCERS if r.framework in frameworks]
     warm_up(reducers)
-    records: List[Dict[str, Any]] = []
+    records: List[Dict[str, Any]] = _Sink(sink)
     timed_out: set = set()
     bench: Dict[Tuple[int, str], float] = {}
     started = time.time()
@@ -273,6 +289,7 @@ def run(plan: List[Tuple[int, List[int]]], frameworks: List[str], timeout: float
                     t = bench_ours(conv, kind, 30, work)
                     if t is not None:
                         bench[(n, kind)] = t
+                        records.append({"bench": f"{n}:{kind}", "seconds": t})
             for fw in frameworks:
                 objs = BUILDERS[fw](conv.transcript)
                 for r in (r for r in reducers if r.framework == fw):
@@ -294,8 +311,25 @@ def run(plan: List[Tuple[int, List[int]]], frameworks: List[str], timeout: float
                             else:
                                 timed_out.add((r.key, n))
                             records.append(rec)
-    return {"records": records, "bench": {f"{n}:{k}": v for (n, k), v in bench.items()},
+    return {"records": [r for r in records if "bench" not in r],
+            "bench": {f"{n}:{k}": v for (n, k), v in bench.items()},
             "seconds": time.time() - started}
+
+
+def load(paths: List[pathlib.Path]) -> Dict[str, Any]:
+    """Merges the JSON Lines of one or more runs (``--records``) into one result."""
+    records, bench = [], {}
+    seconds = 0.0
+    for p in paths:
+        lines = [json.loads(x) for x in p.read_text().splitlines() if x.strip()]
+        for rec in lines:
+            if "bench" in rec:
+                bench[rec["bench"]] = rec["seconds"]
+            elif "runSeconds" in rec:
+                seconds += rec["runSeconds"]
+            else:
+                records.append(rec)
+    return {"records": records, "bench": bench, "seconds": seconds}
 
 
 # -- the report ----------------------------------------------------------------------------------
@@ -350,12 +384,12 @@ def median_time(recs: List[Dict[str, Any]], n: int, kind: str) -> Optional[float
     return statistics.median(xs) if xs else None
 
 
-def chart(per: Dict[str, Dict[str, Any]], titles: Dict[str, str], path: pathlib.Path) -> None:
+def chart(per: Dict[str, Dict[str, Any]], titles: Dict[str, str], path: pathlib.Path) -> bool:
     try:
         import matplotlib
     except ImportError:  # the CI smoke venv has no matplotlib: the table is the report
         print("peers: matplotlib is not installed; no chart", file=sys.stderr)
-        return
+        return False
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -379,6 +413,7 @@ def chart(per: Dict[str, Dict[str, Any]], titles: Dict[str, str], path: pathlib.
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return True
 
 
 def report(result: Dict[str, Any], out: pathlib.Path, png: pathlib.Path, command: str) -> str:
@@ -536,6 +571,13 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=45.0, help="seconds per reducer call")
     ap.add_argument("--frameworks", default="langchain,semantic-kernel,agent-framework")
     ap.add_argument("--out", type=pathlib.Path, default=None, help="report path (default docs/PEERS.md)")
+    ap.add_argument("--sizes", default=None,
+                    help="only these n, comma-separated (with --seeds: a part of a run)")
+    ap.add_argument("--seeds", type=int, default=None, help="seeds 0..K-1 for each n of --sizes")
+    ap.add_argument("--records", type=pathlib.Path, default=None,
+                    help="append every record to this JSON Lines file as it is measured")
+    ap.add_argument("--report-from", type=pathlib.Path, nargs="+", default=None,
+                    help="write the report from the --records files of earlier runs, run nothing")
     args = ap.parse_args()
     if not (args.smoke or args.no_venv or os.environ.get("HC_PEERS_VENV")):
         bootstrap()
@@ -553,11 +595,21 @@ def main() -> int:
     frameworks = ["langchain"] if args.smoke else args.frameworks.split(",")
     scratch = args.smoke or args.quick
     out = args.out or (work / "PEERS.md" if scratch else ROOT / "docs" / "PEERS.md")
-    result = run(plan, frameworks, args.timeout, work, smoke=args.smoke)
+    if args.sizes:
+        sizes = [int(x) for x in args.sizes.split(",")]
+        seeds = dict(FULL_PLAN)
+        plan = [(n, list(range(args.seeds or len(seeds.get(n, [0]))))) for n in sizes]
+    if args.report_from:
+        result = load(args.report_from)
+    else:
+        sink = args.records or work / "records.jsonl"
+        result = run(plan, frameworks, args.timeout, work, smoke=args.smoke, sink=sink)
+        with sink.open("a") as f:
+            f.write(json.dumps({"runSeconds": result["seconds"]}) + "\n")
     (work / "records.json").write_text(json.dumps(result, default=str))
     command = "python3 peers/run.py"
     report(result, out, out.parent / "peers.png", command)
-    print(f"peers: wrote {out} and {out.parent / 'peers.png'} ({len(result['records'])} records, "
+    print(f"peers: wrote {out} ({len(result['records'])} records, "
           f"raw records in {work / 'records.json'})", file=sys.stderr)
     if args.smoke:
         return smoke_check(result["records"])
@@ -573,6 +625,8 @@ def smoke_check(recs: List[Dict[str, Any]]) -> int:
         problems.append(f"expected 36 peer records, got {len(peers)}")
     if any(r["status"] != "ok" for r in peers):
         problems.append("a LangChain call failed: " + str([r.get("error") for r in peers if r["status"] != "ok"][:1]))
+    if any(r.get("new") for r in peers):
+        problems.append("trim_messages output did not map back to entry ids (it only drops messages)")
     if not any(r["reducer"] == "lc-default" and r.get("systemKept") is False for r in peers):
         problems.append("trim_messages defaults kept the system message everywhere (unexpected)")
     for r in recs:
