@@ -355,6 +355,10 @@ def pct(a: int, b: int) -> str:
     return f"{a} ({100 * a / b:.0f} %)" if b else "0"
 
 
+def plural(k: int, word: str) -> str:
+    return f"{k} {word}" if k == 1 else f"{k} {word}s"
+
+
 def fmt_s(x: Optional[float]) -> str:
     if x is None:
         return "—"
@@ -504,8 +508,9 @@ def report(result: Dict[str, Any], out: pathlib.Path, png: pathlib.Path, command
     L.append("# Peers: the reducers agent developers run, judged by the oracle")
     L.append("")
     L.append(f"Regenerate with `{command}` (creates `target/peers/venv`, installs the exact pins of "
-             "`peers/requirements.txt` and this project's wheel, then runs every reducer; about "
-             f"{result['seconds'] / 60:.0f} minutes on the development machine). Everything below is "
+             "`peers/requirements.txt` and this project's wheel, then runs every reducer; the "
+             f"longest part of the run below took {result['seconds'] / 60:.0f} minutes on the "
+             "development machine). Everything below is "
              "what that run measured; nothing is edited by hand.")
     if note:
         L.append("")
@@ -518,7 +523,7 @@ def report(result: Dict[str, Any], out: pathlib.Path, png: pathlib.Path, command
     L.append("## Method")
     L.append("")
     L.append(f"* **Conversations**: `hc.workload(n, seed)` (the generator of `hybrid-compaction workload`), "
-             + ", ".join(f"n = {n}: {len([c for c in convs if c[0] == n])} seeds" for n in ns)
+             + ", ".join(f"n = {n}: {plural(len([c for c in convs if c[0] == n]), 'seed')}" for n in ns)
              + "; each ends (by seed) with a user question, complete tool results, a pending call or "
              "a final answer. Parallel tool calls (1-3), results up to 20 KB, non-ASCII text, summaries.")
     L.append("* **Budgets**: 10 / 30 / 60 % of the conversation's size in UTF-8 bytes (EST-2) or o200k "
