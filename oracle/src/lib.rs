@@ -22,3 +22,4 @@
 pub mod cli;
 pub mod trace;
 pub mod wire;
+pub mod workload;

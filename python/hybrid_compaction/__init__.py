@@ -14,18 +14,22 @@ are plain dicts in the wire format of ``docs/WIRE.md``; see ``docs/PYTHON.md``.
 """
 
 from ._core import (
+    ENDINGS,
     IMPLEMENTATIONS,
+    TRANSCRIPT_FORMATS,
     HybridCompactionError,
     InternalError,
     InvalidCaseError,
     SpecError,
     assemble,
     check,
+    count_tokens,
     evaluate,
     policy,
     run,
     schema,
     verify,
+    workload,
 )
 from ._native import __version__
 from .convert import (
@@ -57,4 +61,8 @@ __all__ = [
     "from_langchain",
     "entries_from_messages",
     "wire_value",
+    "workload",
+    "count_tokens",
+    "TRANSCRIPT_FORMATS",
+    "ENDINGS",
 ]

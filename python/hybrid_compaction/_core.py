@@ -25,7 +25,17 @@ __all__ = [
     "assemble",
     "evaluate",
     "schema",
+    "workload",
+    "count_tokens",
+    "TRANSCRIPT_FORMATS",
+    "ENDINGS",
 ]
+
+#: The transcript formats (SPEC TRN-1) a workload is exported in.
+TRANSCRIPT_FORMATS = ("openai-chat", "anthropic-messages", "langchain")
+
+#: The shapes of a workload's last message, in the order seeds cycle through them.
+ENDINGS = ("user-question", "tool-results", "pending-call", "final-answer")
 
 #: The two implementations of the SPEC the oracle runs: the executable specification and the
 #: optimized engine. Both pass the whole vector corpus.
@@ -260,3 +270,38 @@ def schema(which: Optional[str] = None) -> Dict[str, Json]:
 
 def _entries_of(output: Output) -> List[Dict[str, Json]]:
     return _answer(output, "entries")  # type: ignore[no-any-return]
+
+
+def workload(
+    messages: int, seed: int = 1, format: str = "openai-chat", ending: Optional[str] = None
+) -> Dict[str, Json]:
+    """A seeded agent conversation of exactly ``messages`` messages, as a transcript dict
+    (``{"format", "messages", "ids"?, "system"?, "overrides"}``): the same as
+    ``hybrid-compaction workload --messages N --seed S --format F``, and what the Rust benches and
+    the peer harness (``peers/run.py``) use.
+
+    A system message, user turns, assistant turns with 1-3 parallel tool calls and their results
+    (some 2-20 KB, non-ASCII included), summaries (kind override ``Summary``); every message has
+    the stable id ``m{i}``. ``format`` is one of :data:`TRANSCRIPT_FORMATS` (``"openai"`` and
+    ``"anthropic"`` are accepted too); ``ending`` one of :data:`ENDINGS` (default: by seed, seed %
+    4). Raises :class:`InvalidCaseError` naming the argument for a bad one.
+    """
+    format = {"openai": "openai-chat", "anthropic": "anthropic-messages"}.get(format, format)
+    if isinstance(messages, bool) or not isinstance(messages, int) or messages < 0:
+        raise InvalidCaseError("messages", f"expected a whole number, got {messages!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise InvalidCaseError("seed", f"expected a whole number from 0 to 2^64 - 1, got {seed!r}")
+    status, first, second = _native.workload_json(messages, seed, format, ending)
+    if status != "ok":
+        raise InvalidCaseError(first, second)
+    result: Dict[str, Json] = json.loads(first)
+    return result
+
+
+def count_tokens(texts: Sequence[str], encoding: str = "o200k_base") -> List[int]:
+    """The BPE token count of each text with ``encoding`` (``"o200k_base"`` or
+    ``"cl100k_base"``): the ranks the token estimator uses (SPEC EST-6), bundled, no network."""
+    counts = _native.count_tokens(list(texts), encoding)
+    if counts is None:
+        raise ValueError(f"encoding must be 'o200k_base' or 'cl100k_base', got {encoding!r}")
+    return counts

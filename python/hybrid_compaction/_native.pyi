@@ -27,3 +27,11 @@ def schema_json(which: Optional[str] = None) -> Optional[str]:
 
 def main(argv: List[str]) -> int:
     """The ``hybrid-compaction`` command on ``argv`` (program name first); its exit code."""
+
+def workload_json(
+    messages: int, seed: int, format: str, ending: Optional[str] = None
+) -> Tuple[Literal["ok", "invalid"], str, str]:
+    """A seeded agent conversation as transcript JSON text, or ``("invalid", argument, reason)``."""
+
+def count_tokens(texts: List[str], encoding: str) -> Optional[List[int]]:
+    """BPE token counts of ``texts`` (``o200k_base``/``cl100k_base``); ``None`` for another name."""

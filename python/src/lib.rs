@@ -25,9 +25,12 @@
 
 mod parse;
 
+use hybrid_compaction::estimators::TokenEncoding;
+use hybrid_compaction::transcript::TranscriptFormat;
 use hybrid_compaction_oracle::trace;
 use hybrid_compaction_oracle::wire::exec::{run_case_caught, Engine, Implementation, Model};
 use hybrid_compaction_oracle::wire::{schema, RunError};
+use hybrid_compaction_oracle::workload::{self, Ending};
 use pyo3::prelude::*;
 
 /// The outcome of [`run_json`]: `(status, a, b)`.
@@ -123,6 +126,44 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(move || hybrid_compaction_oracle::cli::main_with_args(argv))
 }
 
+/// A seeded agent conversation (`hybrid-compaction workload`) as transcript JSON text:
+/// `("ok", transcript JSON, "")` or `("invalid", argument name, message)`.
+#[pyfunction]
+#[pyo3(signature = (messages, seed, format, ending=None))]
+fn workload_json(messages: usize, seed: u64, format: String, ending: Option<String>) -> Answer {
+    let Some(format) = TranscriptFormat::from_name(&format) else {
+        return (
+            "invalid",
+            "format".to_owned(),
+            "expected \"openai-chat\", \"anthropic-messages\" or \"langchain\"".to_owned(),
+        );
+    };
+    let ending = match ending.as_deref().map(Ending::from_name) {
+        None => None,
+        Some(Some(e)) => Some(e),
+        Some(None) => {
+            return (
+                "invalid",
+                "ending".to_owned(),
+                "expected user-question, tool-results, pending-call or final-answer".to_owned(),
+            )
+        }
+    };
+    match workload::generate(messages, seed, ending) {
+        Ok(c) => ("ok", c.transcript(format).to_string(), String::new()),
+        Err(e) => ("invalid", "messages".to_owned(), e.to_string()),
+    }
+}
+
+/// The number of BPE tokens of each text (`encoding` `o200k_base` or `cl100k_base`, the ranks
+/// of the token estimator, SPEC EST-6), or `None` for an unknown encoding. A plain token
+/// counter for hosts and the peer harness; releases the GIL while it counts.
+#[pyfunction]
+fn count_tokens(py: Python<'_>, texts: Vec<String>, encoding: String) -> Option<Vec<usize>> {
+    let encoding = TokenEncoding::from_name(&encoding)?;
+    Some(py.detach(move || texts.iter().map(|t| encoding.count(t)).collect()))
+}
+
 /// The native module `hybrid_compaction._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -130,6 +171,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_json, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -26,9 +26,11 @@ use crate::wire::exec::{run_case_caught, Engine, Implementation, Model, RunError
 use crate::wire::vectors::{self, corpus_files, load_file, render_table, run_file};
 use crate::wire::{schema, strict, Case};
 
+mod bench;
 mod check;
 mod judge;
 mod stream;
+mod workload;
 
 /// Default input size cap: 64 MiB.
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
@@ -103,6 +105,12 @@ enum Command {
     /// Check a recorded trace (JSON Lines, docs/TRACE.md) against the SPEC.
     #[command(after_help = check::CHECK_EXAMPLE)]
     Check(check::CheckArgs),
+    /// Print a seeded agent conversation as a transcript (the benches' and peers' workload).
+    #[command(after_help = workload::WORKLOAD_EXAMPLE)]
+    Workload(workload::WorkloadArgs),
+    /// Measure what estimation, verification and assembly cost on a transcript or wire case.
+    #[command(after_help = bench::BENCH_EXAMPLE)]
+    Bench(bench::BenchArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -331,6 +339,8 @@ where
         },
         Command::Schema(a) => cmd_schema(&a, &mut stdout),
         Command::Check(a) => check::cmd_check(&a, &mut stdout),
+        Command::Workload(a) => workload::cmd_workload(&a, &mut stdout),
+        Command::Bench(a) => bench::cmd_bench(&a, &mut stdout),
     };
     // Vectors failures still print their table; invalid input prints nothing on stdout.
     let print_stdout = match &result {

@@ -173,7 +173,7 @@ pub fn policy(
 }
 
 /// The estimator of a wire estimator, with `imp`'s UTF-8 estimators (SPEC EST-1 .. EST-7).
-fn estimator(input: &EstimatorInput, imp: &dyn Implementation) -> Arc<dyn Estimator> {
+pub fn estimator(input: &EstimatorInput, imp: &dyn Implementation) -> Arc<dyn Estimator> {
     match input {
         EstimatorInput::Utf8(_) => imp.utf8_estimator(),
         EstimatorInput::Utf8Text(_) => imp.utf8_text_estimator(),
