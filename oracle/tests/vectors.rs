@@ -168,10 +168,7 @@ fn every_spec_clause_id_is_cited_by_some_vector() {
     let cited: BTreeSet<String> = all_tests(&files)
         .flat_map(|t| t.clauses.iter().cloned())
         .collect();
-    let missing: Vec<&String> = ids
-        .iter()
-        .filter(|i| !cited.contains(*i))
-        .collect();
+    let missing: Vec<&String> = ids.iter().filter(|i| !cited.contains(*i)).collect();
     assert!(
         missing.is_empty(),
         "clause ids cited by no vector: {missing:?}"
