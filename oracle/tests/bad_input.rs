@@ -258,6 +258,7 @@ fn table() -> Vec<Bad> {
         bad("bool tag a string", value(json!({"bool": "true"})), "$.entries[0].parts[0].result.value.bool", "expected a boolean", Rejects),
         bad("string tag a number", value(json!({"string": 1})), "$.entries[0].parts[0].result.value.string", "expected a string", Rejects),
         bad("bad value inside a map", value(json!({"map": {"k": {"u8": -1}}})), "$.entries[0].parts[0].result.value.map.k.u8", "u8 out of range", Rejects),
+        bad("bad value under a map key that needs quoting", value(json!({"map": {"a b": {"u8": -1}}})), "$.entries[0].parts[0].result.value.map[\"a b\"].u8", "u8 out of range", Rejects),
         bad("bad value inside a list", value(json!([1, {"i16": 1e10}])), "$.entries[0].parts[0].result.value[1].i16", "i16", Rejects),
         bad("bad call argument", parts(json!([{"call": {"callId": "c", "name": "f", "arguments": {"x": {"u8": 256}}}}])), "$.entries[0].parts[0].call.arguments.x.u8", "u8 out of range: 256", Rejects),
         // ---- cancellation

@@ -39,6 +39,7 @@ use super::output::{
     AnalysisOutput, AssemblyOutput, ContributionOutput, DiagnosticsOutput, EntryOutput,
     ErrorOutput, EvaluationOutput, GroupOutput, PolicyOutput, SelectionOutput, VerificationOutput,
 };
+use super::strict::key_segment;
 
 /// A case the wire format cannot express: the CLI reports it and exits 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -366,14 +367,17 @@ pub fn message(input: &MessageInput, path: &str) -> Result<Message, CaseError> {
     })
 }
 
-fn map(
-    m: &BTreeMap<String, Json>,
+fn map<'a>(
+    m: impl IntoIterator<Item = (&'a String, &'a Json)>,
     path: &str,
     entry_id: Option<&str>,
 ) -> Result<BTreeMap<String, Value>, CaseError> {
     let mut out = BTreeMap::new();
     for (k, v) in m {
-        out.insert(k.clone(), value(v, &format!("{path}.{k}"), entry_id)?);
+        out.insert(
+            k.clone(),
+            value(v, &format!("{path}{}", key_segment(k)), entry_id)?,
+        );
     }
     Ok(out)
 }
@@ -495,13 +499,7 @@ pub fn value(v: &Json, path: &str, entry_id: Option<&str>) -> Result<Value, Case
                     _ => wire(&p, "expected a string holding raw JSON text"),
                 },
                 "map" => match inner {
-                    Json::Object(m) => {
-                        let mut out = BTreeMap::new();
-                        for (k, x) in m {
-                            out.insert(k.clone(), value(x, &format!("{p}.{k}"), entry_id)?);
-                        }
-                        Ok(Value::Map(out))
-                    }
+                    Json::Object(m) => Ok(Value::Map(map(m, &p, entry_id)?)),
                     _ => wire(&p, "expected an object"),
                 },
                 "list" => match inner {

@@ -73,18 +73,23 @@ fn render_path(segments: &[Segment]) -> String {
     for s in segments {
         match s {
             Segment::Index(i) => out.push_str(&format!("[{i}]")),
-            Segment::Key(k)
-                if !k.is_empty()
-                    && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    && !k.starts_with(|c: char| c.is_ascii_digit()) =>
-            {
-                out.push('.');
-                out.push_str(k);
-            }
-            Segment::Key(k) => out.push_str(&format!("[{}]", serde_json::Value::from(k.clone()))),
+            Segment::Key(k) => out.push_str(&key_segment(k)),
         }
     }
     out
+}
+
+/// One object key as a path segment: `.name` for a plain identifier, else the key as a JSON
+/// string in brackets (`["a b"]`, `["0"]`), so every path reads back unambiguously.
+pub fn key_segment(key: &str) -> String {
+    let plain = !key.is_empty()
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !key.starts_with(|c: char| c.is_ascii_digit());
+    if plain {
+        format!(".{key}")
+    } else {
+        format!("[{}]", serde_json::Value::from(key))
+    }
 }
 
 /// Why a text is not a valid value of the expected type.
