@@ -91,17 +91,6 @@ class SpecError(HybridCompactionError):
         super().__init__(f"{self.kind}{f' ({named})' if named else ''}: {self.message}")
 
 
-def _dumps(case: Case) -> str:
-    if not isinstance(case, Mapping):
-        raise InvalidCaseError("$", f"expected a case dict, got {type(case).__name__}")
-    try:
-        # allow_nan=False: NaN and infinities are not JSON; the wire spells them as tagged values
-        # ({"f64": "NaN"}). ensure_ascii=False keeps the text as the caller wrote it.
-        return json.dumps(case, allow_nan=False, ensure_ascii=False)
-    except (TypeError, ValueError) as e:
-        raise InvalidCaseError("$", f"not expressible as JSON: {e}") from None
-
-
 def run(case: Case, implementation: str = "engine") -> Output:
     """Runs one wire case on ``implementation`` (``"engine"``, the default, or ``"model"``).
 
@@ -112,7 +101,13 @@ def run(case: Case, implementation: str = "engine") -> Output:
     """
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(f"implementation must be 'model' or 'engine', got {implementation!r}")
-    status, first, second = _native.run_json(_dumps(case), implementation)
+    if not isinstance(case, Mapping):
+        raise InvalidCaseError(
+            "$", f"expected an object with `op`, got a Python {type(case).__name__}"
+        )
+    # The native module converts the dict itself (exact types; NaN, bytes, sets, non-string keys
+    # and nesting past 128 refused by path) and reads it with the CLI's strict reader.
+    status, first, second = _native.run_case(case, implementation)
     if status == "ok":
         output: Output = json.loads(first)
         return output
@@ -139,12 +134,10 @@ def check(
     if isinstance(trace, str):
         text = trace
     else:
-        try:
-            text = "".join(
-                json.dumps(record, allow_nan=False, ensure_ascii=False) + "\n" for record in trace
-            )
-        except (TypeError, ValueError) as e:
-            raise InvalidCaseError("$", f"not expressible as JSON: {e}") from None
+        lines, path, reason = _native.trace_lines(list(trace))
+        if lines != "ok":
+            raise InvalidCaseError(path, reason)
+        text = path
     status, first, second = _native.check_json(text, implementation)
     if status == "ok":
         report: Dict[str, Json] = json.loads(first)
