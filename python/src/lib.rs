@@ -3,13 +3,13 @@
 //! The native half of the Python package `hybrid_compaction` (see `python/README.md` and
 //! `docs/PYTHON.md`). It is deliberately thin: JSON text in, JSON text out, over the public API of
 //! the conformance oracle (`hybrid_compaction_oracle::wire`), so a case answered here is the
-//! answer of `hybrid-compaction run` byte for byte. A case dict is converted to a JSON value
+//! answer of `hybrid-compaction run` byte for byte. A case dict is converted to JSON text
 //! here ([`pyvalue`], which keeps the wire types exact: `True` stays a JSON `true`, never the
 //! integer `1`; `1` and `1.0` stay distinct) and read by the oracle's strict reader, the CLI's,
 //! so a refusal carries the CLI's JSON path and words; answers go back as JSON text.
 //!
 //! ```text
-//!  dict --pyvalue (Python-only refusals)--> JSON value --wire::strict::read_value--> wire::Case
+//!  dict --pyvalue (Python-only refusals)--> JSON text --wire::strict::read--> wire::Case
 //!       --run_case_caught--> Output --> ("ok", output JSON) | ("invalid", JSON path, message)
 //!                                       | ("internal", implementation, message) --json.loads--> dict
 //! ```
@@ -50,12 +50,12 @@ fn implementation(name: &str) -> Option<&'static dyn Implementation> {
     }
 }
 
-/// Runs one case (a JSON value) on `implementation` (`"model"` or `"engine"`).
-fn answer(case: serde_json::Value, implementation_name: &str) -> Answer {
+/// Runs one case (JSON text) on `implementation` (`"model"` or `"engine"`).
+fn answer(case: &str, implementation_name: &str) -> Answer {
     let Some(imp) = implementation(implementation_name) else {
         return unknown_implementation(implementation_name);
     };
-    let case = match strict::read_value::<Case>(case) {
+    let case = match strict::read::<Case>(case) {
         Ok(c) => c,
         Err(e) => return ("invalid", e.path, e.message),
     };
@@ -85,7 +85,7 @@ fn unknown_implementation(name: &str) -> Answer {
 #[pyfunction]
 fn run_case(py: Python<'_>, case: &Bound<'_, PyAny>, implementation: String) -> Answer {
     match pyvalue::to_json(case) {
-        Ok(value) => py.detach(move || answer(value, &implementation)),
+        Ok(text) => py.detach(move || answer(&text, &implementation)),
         Err(r) => ("invalid", r.path, r.message),
     }
 }
@@ -93,18 +93,24 @@ fn run_case(py: Python<'_>, case: &Bound<'_, PyAny>, implementation: String) -> 
 /// The trace records (a Python list of dicts) as JSON Lines text, or where they are not JSON.
 #[pyfunction]
 fn trace_lines(records: &Bound<'_, PyAny>) -> Answer {
-    match pyvalue::to_json(records) {
-        Ok(serde_json::Value::Array(items)) => {
-            let text: String = items.iter().map(|r| format!("{r}\n")).collect();
-            ("ok", text, String::new())
-        }
-        Ok(_) => (
+    let Ok(list) = records.cast::<pyo3::types::PyList>() else {
+        return (
             "invalid",
             "$".to_owned(),
             "expected a list of trace records".to_owned(),
-        ),
-        Err(r) => ("invalid", r.path, r.message),
+        );
+    };
+    let mut text = String::new();
+    for (i, record) in list.iter().enumerate() {
+        match pyvalue::to_json(&record) {
+            Ok(line) => {
+                text.push_str(&line);
+                text.push('\n');
+            }
+            Err(r) => return ("invalid", format!("$[{i}]{}", &r.path[1..]), r.message),
+        }
     }
+    ("ok", text, String::new())
 }
 
 /// Checks a trace (JSON Lines text, `docs/TRACE.md`) by replaying every recorded call through

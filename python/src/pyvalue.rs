@@ -1,10 +1,12 @@
 //! Python values as JSON values, every refusal named by its JSON path.
 //!
-//! A case reaches the oracle as a `serde_json::Value` built here straight from the Python
-//! objects, then read by the oracle's own strict reader
-//! (`hybrid_compaction_oracle::wire::strict::read_value`), the reader behind the CLI: so a case
-//! that is valid JSON but not a valid case is refused with the CLI's path and words
-//! (`$.policy.hardLimit: expected a signed 32-bit integer ...`).
+//! A case reaches the oracle as JSON text written here straight from the Python objects (in the
+//! dict's own member order), then read by the oracle's own strict reader
+//! (`hybrid_compaction_oracle::wire::strict::read`), the reader behind the CLI: so a case that is
+//! valid JSON but not a valid case is refused with the CLI's path and words
+//! (`$.policy.hardLimit: expected a signed 32-bit integer ...`). Text rather than a
+//! `serde_json::Value` because a `Value` object sorts its members, and member order is
+//! observable (which of two part keys is named, whether `op` comes first).
 //!
 //! This module only refuses what JSON itself cannot hold, which a Python caller can write but a
 //! JSON text cannot: a float NaN or infinity (the wire spells them `{"f64": "NaN"}`), a
@@ -16,7 +18,9 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
-use serde_json::{Map, Number, Value as Json};
+use std::fmt::Write as _;
+
+use serde_json::{Number, Value as Json};
 
 /// `serde_json`'s recursion limit: the 128th nested array or object is refused.
 const MAX_DEPTH: usize = 128;
@@ -35,13 +39,20 @@ pub struct Refusal {
     pub message: String,
 }
 
-/// Converts `value` (the whole case) to JSON.
-pub fn to_json(value: &Bound<'_, PyAny>) -> Result<Json, Refusal> {
+/// Converts `value` (the whole case) to JSON text.
+pub fn to_json(value: &Bound<'_, PyAny>) -> Result<String, Refusal> {
     let mut path = Vec::new();
-    convert(value, &mut path).map_err(|message| Refusal {
+    let mut out = String::new();
+    convert(value, &mut path, &mut out).map_err(|message| Refusal {
         path: render(&path),
         message,
-    })
+    })?;
+    Ok(out)
+}
+
+/// Appends `v` as JSON text (a string with its escapes, a number as `serde_json` prints it).
+fn write(out: &mut String, v: &Json) {
+    let _ = write!(out, "{v}");
 }
 
 /// Renders a path the way the oracle's strict reader does: `$.entries[0]["a b"]`.
@@ -65,41 +76,43 @@ fn render(segments: &[Segment]) -> String {
 }
 
 /// Converts one value; on failure `path` is left at the offending value.
-fn convert(v: &Bound<'_, PyAny>, path: &mut Vec<Segment>) -> Result<Json, String> {
-    if v.is_none() {
-        return Ok(Json::Null);
-    }
-    if let Ok(b) = v.cast::<PyBool>() {
-        return Ok(Json::Bool(b.is_true()));
-    }
-    if let Ok(s) = v.cast::<PyString>() {
-        return text(s).map(Json::String);
-    }
-    if v.cast::<PyInt>().is_ok() {
-        return integer(v);
-    }
-    if let Ok(f) = v.cast::<PyFloat>() {
-        return float(f.value());
+fn convert(v: &Bound<'_, PyAny>, path: &mut Vec<Segment>, out: &mut String) -> Result<(), String> {
+    let scalar = if v.is_none() {
+        Some(Json::Null)
+    } else if let Ok(b) = v.cast::<PyBool>() {
+        Some(Json::Bool(b.is_true()))
+    } else if let Ok(s) = v.cast::<PyString>() {
+        Some(Json::String(text(s)?))
+    } else if v.cast::<PyInt>().is_ok() {
+        Some(integer(v)?)
+    } else if let Ok(f) = v.cast::<PyFloat>() {
+        Some(float(f.value())?)
+    } else {
+        None
+    };
+    if let Some(scalar) = scalar {
+        write(out, &scalar);
+        return Ok(());
     }
     let depth = path.len() + 1;
     if let Ok(d) = v.cast::<PyDict>() {
         nesting(depth)?;
-        return object(d.items().iter(), path);
+        return object(d.items().iter(), path, out);
     }
     if let Ok(l) = v.cast::<PyList>() {
         nesting(depth)?;
-        return array(l.iter(), path);
+        return array(l.iter(), path, out);
     }
     if let Ok(t) = v.cast::<PyTuple>() {
         nesting(depth)?;
-        return array(t.iter(), path);
+        return array(t.iter(), path, out);
     }
     if let Ok(m) = v.cast::<PyMapping>() {
         nesting(depth)?;
         let items = m
             .items()
             .map_err(|e| format!("a mapping whose items cannot be read: {e}"))?;
-        return object(items.iter(), path);
+        return object(items.iter(), path, out);
     }
     Err(format!(
         "expected a JSON value (a dict, list, tuple, str, int, float, bool or None), got {}",
@@ -118,9 +131,10 @@ fn nesting(depth: usize) -> Result<(), String> {
 fn object<'py>(
     items: impl Iterator<Item = Bound<'py, PyAny>>,
     path: &mut Vec<Segment>,
-) -> Result<Json, String> {
-    let mut map = Map::new();
-    for item in items {
+    out: &mut String,
+) -> Result<(), String> {
+    out.push('{');
+    for (i, item) in items.enumerate() {
         let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item
             .extract()
             .map_err(|e| format!("a mapping item that is not a key and a value: {e}"))?;
@@ -132,25 +146,35 @@ fn object<'py>(
             ));
         };
         let key = text(key)?;
-        path.push(Segment::Key(key.clone()));
-        let value = convert(&value, path)?;
+        if i > 0 {
+            out.push(',');
+        }
+        write(out, &Json::String(key.clone()));
+        out.push(':');
+        path.push(Segment::Key(key));
+        convert(&value, path, out)?;
         path.pop();
-        map.insert(key, value);
     }
-    Ok(Json::Object(map))
+    out.push('}');
+    Ok(())
 }
 
 fn array<'py>(
     items: impl Iterator<Item = Bound<'py, PyAny>>,
     path: &mut Vec<Segment>,
-) -> Result<Json, String> {
-    let mut out = Vec::new();
+    out: &mut String,
+) -> Result<(), String> {
+    out.push('[');
     for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
         path.push(Segment::Index(i));
-        out.push(convert(&item, path)?);
+        convert(&item, path, out)?;
         path.pop();
     }
-    Ok(Json::Array(out))
+    out.push(']');
+    Ok(())
 }
 
 fn text(s: &Bound<'_, PyString>) -> Result<String, String> {
