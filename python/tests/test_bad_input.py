@@ -273,3 +273,21 @@ def test_nesting_is_refused_where_the_cli_refuses_it():
         except hc.InvalidCaseError as e:
             python_refused = "nested deeper" in e.reason
         assert python_refused == refused
+
+
+def test_any_mapping_and_tuples_are_json_too():
+    import types
+
+    case = types.MappingProxyType(
+        {"op": "analyze", "entries": ({"id": "a", "kind": "Summary", "text": "x"},)})
+    as_dict = {"op": "analyze", "entries": [{"id": "a", "kind": "Summary", "text": "x"}]}
+    assert hc.run(case) == hc.run(as_dict)
+    assert hc.run(as_dict)["analysis"]["sequenceValid"] is True
+
+
+def test_big_integers_read_as_their_json_text():
+    # 2^64 is not a 64-bit integer: JSON text reads it as a float, and so does the package.
+    err = refusal(policy_case(hardLimit=2**64))
+    assert err.reason == ("expected a signed 32-bit integer (-2147483648 to 2147483647), "
+                          "got the number 1.8446744073709552e+19")
+    assert refusal(policy_case(hardLimit=10**400)).reason == "number out of range"
