@@ -97,7 +97,8 @@ def run(case: Case, implementation: str = "engine") -> Output:
     Returns the output object exactly as ``hybrid-compaction run`` prints it: one member named
     after the operation (``verification``, ``assembly`` + ``diagnostics``, ...), or ``error`` for
     a typed error answer. Raises :class:`InvalidCaseError` for input the wire format cannot
-    express and :class:`InternalError` if an implementation fails.
+    express (``path`` and ``reason`` exactly as the CLI words them, plus values JSON cannot hold:
+    NaN, bytes, sets, non-string keys) and :class:`InternalError` if an implementation fails.
     """
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(f"implementation must be 'model' or 'engine', got {implementation!r}")
@@ -127,7 +128,8 @@ def check(
     ``hybrid-compaction check --json`` prints: ``calls``, ``runs``, ``replayed``,
     ``violations`` (each with its clause, run, call, line and explanation) and
     ``counterexamples``; a conformant trace has no violations. Raises
-    :class:`InvalidCaseError` (with ``path`` = ``"line N"``) for an unreadable trace.
+    :class:`InvalidCaseError` (with ``path`` = ``"line N"``) for an unreadable trace, or
+    (``path`` = ``"$[i]..."``) for a record JSON cannot hold.
     """
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(f"implementation must be 'model' or 'engine', got {implementation!r}")
