@@ -91,28 +91,24 @@ class SpecError(HybridCompactionError):
         super().__init__(f"{self.kind}{f' ({named})' if named else ''}: {self.message}")
 
 
-def _dumps(case: Case) -> str:
-    if not isinstance(case, Mapping):
-        raise InvalidCaseError("$", f"expected a case dict, got {type(case).__name__}")
-    try:
-        # allow_nan=False: NaN and infinities are not JSON; the wire spells them as tagged values
-        # ({"f64": "NaN"}). ensure_ascii=False keeps the text as the caller wrote it.
-        return json.dumps(case, allow_nan=False, ensure_ascii=False)
-    except (TypeError, ValueError) as e:
-        raise InvalidCaseError("$", f"not expressible as JSON: {e}") from None
-
-
 def run(case: Case, implementation: str = "engine") -> Output:
     """Runs one wire case on ``implementation`` (``"engine"``, the default, or ``"model"``).
 
     Returns the output object exactly as ``hybrid-compaction run`` prints it: one member named
     after the operation (``verification``, ``assembly`` + ``diagnostics``, ...), or ``error`` for
     a typed error answer. Raises :class:`InvalidCaseError` for input the wire format cannot
-    express and :class:`InternalError` if an implementation fails.
+    express (``path`` and ``reason`` exactly as the CLI words them, plus values JSON cannot hold:
+    NaN, bytes, sets, non-string keys) and :class:`InternalError` if an implementation fails.
     """
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(f"implementation must be 'model' or 'engine', got {implementation!r}")
-    status, first, second = _native.run_json(_dumps(case), implementation)
+    if not isinstance(case, Mapping):
+        raise InvalidCaseError(
+            "$", f"expected an object with `op`, got a Python {type(case).__name__}"
+        )
+    # The native module converts the dict itself (exact types; NaN, bytes, sets, non-string keys
+    # and nesting past 128 refused by path) and reads it with the CLI's strict reader.
+    status, first, second = _native.run_case(case, implementation)
     if status == "ok":
         output: Output = json.loads(first)
         return output
@@ -132,19 +128,18 @@ def check(
     ``hybrid-compaction check --json`` prints: ``calls``, ``runs``, ``replayed``,
     ``violations`` (each with its clause, run, call, line and explanation) and
     ``counterexamples``; a conformant trace has no violations. Raises
-    :class:`InvalidCaseError` (with ``path`` = ``"line N"``) for an unreadable trace.
+    :class:`InvalidCaseError` (with ``path`` = ``"line N"``) for an unreadable trace, or
+    (``path`` = ``"$[i]..."``) for a record JSON cannot hold.
     """
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(f"implementation must be 'model' or 'engine', got {implementation!r}")
     if isinstance(trace, str):
         text = trace
     else:
-        try:
-            text = "".join(
-                json.dumps(record, allow_nan=False, ensure_ascii=False) + "\n" for record in trace
-            )
-        except (TypeError, ValueError) as e:
-            raise InvalidCaseError("$", f"not expressible as JSON: {e}") from None
+        lines, path, reason = _native.trace_lines(list(trace))
+        if lines != "ok":
+            raise InvalidCaseError(path, reason)
+        text = path
     status, first, second = _native.check_json(text, implementation)
     if status == "ok":
         report: Dict[str, Json] = json.loads(first)

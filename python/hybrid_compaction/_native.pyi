@@ -1,17 +1,21 @@
 """Type stub of the native module ``hybrid_compaction._native`` (python/src/lib.rs)."""
 
-from typing import List, Literal, Optional, Tuple
+from typing import Any, List, Literal, Optional, Tuple
 
 __version__: str
 
-def run_json(
-    case_json: str, implementation: str
+def run_case(
+    case: Any, implementation: str
 ) -> Tuple[Literal["ok", "invalid", "internal"], str, str]:
-    """Runs one case given as JSON text on ``"model"`` or ``"engine"``.
+    """Runs one case given as a Python value (a dict) on ``"model"`` or ``"engine"``.
 
     ``("ok", output_json, "")``, ``("invalid", json_path, reason)`` or
     ``("internal", implementation, reason)``. Never raises.
     """
+
+def trace_lines(records: Any) -> Tuple[Literal["ok", "invalid"], str, str]:
+    """Trace records (a list of dicts) as JSON Lines text: ``("ok", text, "")``, or
+    ``("invalid", json_path, reason)`` for a value JSON cannot hold. Never raises."""
 
 def check_json(
     trace: str, implementation: str

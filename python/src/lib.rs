@@ -3,13 +3,15 @@
 //! The native half of the Python package `hybrid_compaction` (see `python/README.md` and
 //! `docs/PYTHON.md`). It is deliberately thin: JSON text in, JSON text out, over the public API of
 //! the conformance oracle (`hybrid_compaction_oracle::wire`), so a case answered here is the
-//! answer of `hybrid-compaction run` byte for byte. Python dicts cross the boundary as JSON text
-//! (the pure-Python layer calls `json.dumps`/`json.loads`), which keeps the types of the wire
-//! format exact: `True` stays a JSON `true`, never the integer `1`; `1` and `1.0` stay distinct.
+//! answer of `hybrid-compaction run` byte for byte. A case dict is converted to JSON text
+//! here ([`pyvalue`], which keeps the wire types exact: `True` stays a JSON `true`, never the
+//! integer `1`; `1` and `1.0` stay distinct) and read by the oracle's strict reader, the CLI's,
+//! so a refusal carries the CLI's JSON path and words; answers go back as JSON text.
 //!
 //! ```text
-//!  dict --json.dumps--> run_json --parse (paths)--> wire::Case --run_case_caught--> Output
-//!  dict <--json.loads-- ("ok", output JSON) | ("invalid", JSON path, message) | ("internal", ..)
+//!  dict --pyvalue (Python-only refusals)--> JSON text --wire::strict::read--> wire::Case
+//!       --run_case_caught--> Output --> ("ok", output JSON) | ("invalid", JSON path, message)
+//!                                       | ("internal", implementation, message) --json.loads--> dict
 //! ```
 //!
 //! Every function returns a plain value and never raises from Rust: the Python layer turns the
@@ -23,13 +25,13 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod parse;
+mod pyvalue;
 
 use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
 use hybrid_compaction_oracle::trace;
 use hybrid_compaction_oracle::wire::exec::{run_case_caught, Engine, Implementation, Model};
-use hybrid_compaction_oracle::wire::{schema, RunError};
+use hybrid_compaction_oracle::wire::{schema, strict, Case, RunError};
 use hybrid_compaction_oracle::workload::{self, Ending};
 use pyo3::prelude::*;
 
@@ -49,15 +51,11 @@ fn implementation(name: &str) -> Option<&'static dyn Implementation> {
 }
 
 /// Runs one case (JSON text) on `implementation` (`"model"` or `"engine"`).
-fn answer(case_json: &str, implementation_name: &str) -> Answer {
+fn answer(case: &str, implementation_name: &str) -> Answer {
     let Some(imp) = implementation(implementation_name) else {
-        return (
-            "invalid",
-            "implementation".to_owned(),
-            format!("expected \"model\" or \"engine\", got {implementation_name:?}"),
-        );
+        return unknown_implementation(implementation_name);
     };
-    let case = match parse::case(case_json) {
+    let case = match strict::read::<Case>(case) {
         Ok(c) => c,
         Err(e) => return ("invalid", e.path, e.message),
     };
@@ -74,10 +72,45 @@ fn answer(case_json: &str, implementation_name: &str) -> Answer {
     }
 }
 
-/// Runs one case given as JSON text; see [`Answer`]. Releases the GIL while it runs.
+fn unknown_implementation(name: &str) -> Answer {
+    (
+        "invalid",
+        "implementation".to_owned(),
+        format!("expected \"model\" or \"engine\", got {name:?}"),
+    )
+}
+
+/// Runs one case given as a Python value (a dict); see [`Answer`]. The value is converted
+/// with the GIL held, then the GIL is released while the case is read and run.
 #[pyfunction]
-fn run_json(py: Python<'_>, case_json: String, implementation: String) -> Answer {
-    py.detach(move || answer(&case_json, &implementation))
+fn run_case(py: Python<'_>, case: &Bound<'_, PyAny>, implementation: String) -> Answer {
+    match pyvalue::to_json(case) {
+        Ok(text) => py.detach(move || answer(&text, &implementation)),
+        Err(r) => ("invalid", r.path, r.message),
+    }
+}
+
+/// The trace records (a Python list of dicts) as JSON Lines text, or where they are not JSON.
+#[pyfunction]
+fn trace_lines(records: &Bound<'_, PyAny>) -> Answer {
+    let Ok(list) = records.cast::<pyo3::types::PyList>() else {
+        return (
+            "invalid",
+            "$".to_owned(),
+            "expected a list of trace records".to_owned(),
+        );
+    };
+    let mut text = String::new();
+    for (i, record) in list.iter().enumerate() {
+        match pyvalue::to_json(&record) {
+            Ok(line) => {
+                text.push_str(&line);
+                text.push('\n');
+            }
+            Err(r) => return ("invalid", format!("$[{i}]{}", &r.path[1..]), r.message),
+        }
+    }
+    ("ok", text, String::new())
 }
 
 /// Checks a trace (JSON Lines text, `docs/TRACE.md`) by replaying every recorded call through
@@ -88,11 +121,7 @@ fn run_json(py: Python<'_>, case_json: String, implementation: String) -> Answer
 fn check_json(py: Python<'_>, trace: String, implementation: String) -> Answer {
     py.detach(move || {
         let Some(imp) = self::implementation(&implementation) else {
-            return (
-                "invalid",
-                "implementation".to_owned(),
-                format!("expected \"model\" or \"engine\", got {implementation:?}"),
-            );
+            return unknown_implementation(&implementation);
         };
         match trace::check(trace.as_bytes(), imp, &trace::Options::default()) {
             Ok(report) => match serde_json::to_string(&report) {
@@ -167,7 +196,8 @@ fn count_tokens(py: Python<'_>, texts: Vec<String>, encoding: String) -> Option<
 /// The native module `hybrid_compaction._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(run_case, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_lines, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;

@@ -1,0 +1,228 @@
+//! Python values as JSON values, every refusal named by its JSON path.
+//!
+//! A case reaches the oracle as JSON text written here straight from the Python objects (in the
+//! dict's own member order), then read by the oracle's own strict reader
+//! (`hybrid_compaction_oracle::wire::strict::read`), the reader behind the CLI: so a case that is
+//! valid JSON but not a valid case is refused with the CLI's path and words
+//! (`$.policy.hardLimit: expected a signed 32-bit integer ...`). Text rather than a
+//! `serde_json::Value` because a `Value` object sorts its members, and member order is
+//! observable (which of two part keys is named, whether `op` comes first).
+//!
+//! This module only refuses what JSON itself cannot hold, which a Python caller can write but a
+//! JSON text cannot: a float NaN or infinity (the wire spells them `{"f64": "NaN"}`), a
+//! non-string dict key, a `bytes`, `set` or any other non-JSON object, a string with a lone
+//! surrogate, and nesting deeper than the 128 levels `docs/WIRE.md` allows (counted as
+//! `serde_json` counts them, so a dict is refused exactly when its JSON text would be). Types
+//! stay exact: `True` is `true`, never `1`; `1` and `1.0` stay an integer and a float; an integer
+//! beyond 64 bits becomes the number its JSON text would parse to.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
+use std::fmt::Write as _;
+
+use serde_json::{Number, Value as Json};
+
+/// `serde_json`'s recursion limit: the 128th nested array or object is refused.
+const MAX_DEPTH: usize = 128;
+
+/// One step of a JSON path.
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+/// Why a Python value is not JSON: where (a JSON path) and what.
+pub struct Refusal {
+    /// The JSON path of the offending value (`$.entries[0].text`).
+    pub path: String,
+    /// What was expected there.
+    pub message: String,
+}
+
+/// Converts `value` (the whole case) to JSON text.
+pub fn to_json(value: &Bound<'_, PyAny>) -> Result<String, Refusal> {
+    let mut path = Vec::new();
+    let mut out = String::new();
+    convert(value, &mut path, &mut out).map_err(|message| Refusal {
+        path: render(&path),
+        message,
+    })?;
+    Ok(out)
+}
+
+/// Appends `v` as JSON text (a string with its escapes, a number as `serde_json` prints it).
+fn write(out: &mut String, v: &Json) {
+    let _ = write!(out, "{v}");
+}
+
+/// Renders a path the way the oracle's strict reader does: `$.entries[0]["a b"]`.
+fn render(segments: &[Segment]) -> String {
+    let mut out = String::from("$");
+    for s in segments {
+        match s {
+            Segment::Index(i) => out.push_str(&format!("[{i}]")),
+            Segment::Key(k)
+                if !k.is_empty()
+                    && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !k.starts_with(|c: char| c.is_ascii_digit()) =>
+            {
+                out.push('.');
+                out.push_str(k);
+            }
+            Segment::Key(k) => out.push_str(&format!("[{}]", Json::from(k.clone()))),
+        }
+    }
+    out
+}
+
+/// Converts one value; on failure `path` is left at the offending value.
+fn convert(v: &Bound<'_, PyAny>, path: &mut Vec<Segment>, out: &mut String) -> Result<(), String> {
+    let scalar = if v.is_none() {
+        Some(Json::Null)
+    } else if let Ok(b) = v.cast::<PyBool>() {
+        Some(Json::Bool(b.is_true()))
+    } else if let Ok(s) = v.cast::<PyString>() {
+        Some(Json::String(text(s)?))
+    } else if v.cast::<PyInt>().is_ok() {
+        Some(integer(v)?)
+    } else if let Ok(f) = v.cast::<PyFloat>() {
+        Some(float(f.value())?)
+    } else {
+        None
+    };
+    if let Some(scalar) = scalar {
+        write(out, &scalar);
+        return Ok(());
+    }
+    let depth = path.len() + 1;
+    if let Ok(d) = v.cast::<PyDict>() {
+        nesting(depth)?;
+        return object(d.items().iter(), path, out);
+    }
+    if let Ok(l) = v.cast::<PyList>() {
+        nesting(depth)?;
+        return array(l.iter(), path, out);
+    }
+    if let Ok(t) = v.cast::<PyTuple>() {
+        nesting(depth)?;
+        return array(t.iter(), path, out);
+    }
+    if let Ok(m) = v.cast::<PyMapping>() {
+        nesting(depth)?;
+        let items = m
+            .items()
+            .map_err(|e| format!("a mapping whose items cannot be read: {e}"))?;
+        return object(items.iter(), path, out);
+    }
+    Err(format!(
+        "expected a JSON value (a dict, list, tuple, str, int, float, bool or None), got {}",
+        python_type(v)
+    ))
+}
+
+fn nesting(depth: usize) -> Result<(), String> {
+    if depth >= MAX_DEPTH {
+        Err(format!("nested deeper than {MAX_DEPTH} levels"))
+    } else {
+        Ok(())
+    }
+}
+
+fn object<'py>(
+    items: impl Iterator<Item = Bound<'py, PyAny>>,
+    path: &mut Vec<Segment>,
+    out: &mut String,
+) -> Result<(), String> {
+    out.push('{');
+    for (i, item) in items.enumerate() {
+        let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item
+            .extract()
+            .map_err(|e| format!("a mapping item that is not a key and a value: {e}"))?;
+        let Ok(key) = key.cast::<PyString>() else {
+            return Err(format!(
+                "expected string keys (JSON object member names), got the key {} ({})",
+                repr(&key),
+                python_type(&key)
+            ));
+        };
+        let key = text(key)?;
+        if i > 0 {
+            out.push(',');
+        }
+        write(out, &Json::String(key.clone()));
+        out.push(':');
+        path.push(Segment::Key(key));
+        convert(&value, path, out)?;
+        path.pop();
+    }
+    out.push('}');
+    Ok(())
+}
+
+fn array<'py>(
+    items: impl Iterator<Item = Bound<'py, PyAny>>,
+    path: &mut Vec<Segment>,
+    out: &mut String,
+) -> Result<(), String> {
+    out.push('[');
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        path.push(Segment::Index(i));
+        convert(&item, path, out)?;
+        path.pop();
+    }
+    out.push(']');
+    Ok(())
+}
+
+fn text(s: &Bound<'_, PyString>) -> Result<String, String> {
+    s.to_cow().map(|c| c.into_owned()).map_err(|_| {
+        format!(
+            "a string with a lone surrogate ({}): not valid Unicode text, which JSON strings hold",
+            repr(s.as_any())
+        )
+    })
+}
+
+/// An `int` as the number its decimal JSON text parses to (beyond 64 bits: a float, or out of
+/// range past the largest float, as the CLI reads it).
+fn integer(v: &Bound<'_, PyAny>) -> Result<Json, String> {
+    if let Ok(i) = v.extract::<i64>() {
+        return Ok(Json::from(i));
+    }
+    if let Ok(u) = v.extract::<u64>() {
+        return Ok(Json::from(u));
+    }
+    let digits = v.str().map_err(|e| e.to_string())?.to_string();
+    serde_json::from_str::<Json>(&digits).map_err(|_| "number out of range".to_owned())
+}
+
+fn float(f: f64) -> Result<Json, String> {
+    Number::from_f64(f).map(Json::Number).ok_or_else(|| {
+        let name = if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        };
+        format!(
+            "expected a finite number, got the float {name}: JSON has no NaN or infinities (a wire value spells it {{\"f64\": \"{name}\"}})"
+        )
+    })
+}
+
+fn python_type(v: &Bound<'_, PyAny>) -> String {
+    let name = v
+        .get_type()
+        .name()
+        .map_or_else(|_| "object".to_owned(), |n| n.to_string());
+    format!("a Python {name}")
+}
+
+fn repr(v: &Bound<'_, PyAny>) -> String {
+    v.repr()
+        .map_or_else(|_| "?".to_owned(), |r| r.to_string_lossy().into_owned())
+}
