@@ -109,21 +109,13 @@ fn both<P: SnapshotProvider + Clone>(
     reducer: &ScriptedReducer,
 ) -> AssemblyResult {
     let cancel = CancellationToken::new();
-    let expected = spec::assemble::assemble(
-        policy,
-        &mut provider.clone(),
-        &mut reducer.clone(),
-        &cancel,
-    )
-    .unwrap();
+    let expected =
+        spec::assemble::assemble(policy, &mut provider.clone(), &mut reducer.clone(), &cancel)
+            .unwrap();
     counting.reset();
-    let got = engine::assemble::assemble(
-        policy,
-        &mut provider.clone(),
-        &mut reducer.clone(),
-        &cancel,
-    )
-    .unwrap();
+    let got =
+        engine::assemble::assemble(policy, &mut provider.clone(), &mut reducer.clone(), &cancel)
+            .unwrap();
     assert_eq!(got, expected, "SPEC ASM-7: the engine equals the model");
     got
 }
@@ -181,7 +173,11 @@ fn asm_15_same_id_in_a_later_snapshot_is_a_different_entry() {
     let provider = ScriptedProvider::new(vec![(1, h1.clone()), (2, h2.clone())]);
     let r = both(&p, &counting, &provider, &ScriptedReducer::new(vec![]));
     assert_eq!(r.outcome, Outcome::WithinLimit);
-    let utf8 = |l: &[Entry]| l.iter().map(|e| Utf8ContextEstimator.estimate(e)).sum::<i32>();
+    let utf8 = |l: &[Entry]| {
+        l.iter()
+            .map(|e| Utf8ContextEstimator.estimate(e))
+            .sum::<i32>()
+    };
     assert_eq!(r.final_estimated_size, utf8(&h2));
     assert_eq!(r.original_estimated_size, utf8(&h1));
     // One attempt: the second version change is churn, sized on h3 (SPEC ASM-6).

@@ -373,7 +373,11 @@ impl SizeCache {
     }
 
     /// The size of an entry that is not (known to be) in `cur`: by identity, else estimated.
-    fn get_other(&mut self, entry: &Entry, estimator: &dyn Estimator) -> Result<i32, AssemblyError> {
+    fn get_other(
+        &mut self,
+        entry: &Entry,
+        estimator: &dyn Estimator,
+    ) -> Result<i32, AssemblyError> {
         let key = identity(entry);
         if let Some((_, s)) = self.known.get(&key) {
             return Ok(*s);
