@@ -8,7 +8,8 @@
 //! error. What differs is the data work:
 //!
 //! * `cur` (the latest snapshot) carries lazily built derived data (`Snap`): per-entry sizes
-//!   (each entry estimated at most once, `SizeCache`), the positional tool analysis, the
+//!   (each entry allocation estimated at most once per call, across restarts, proposals and a
+//!   churn snapshot, `SizeCache`, SPEC ASM-15), the positional tool analysis, the
 //!   required positions and ids, and an id -> position index. Each is built at most once per
 //!   snapshot, and only when first needed. The first full estimation pass also gathers, while
 //!   each entry is in cache, its kind, NaN flag, digest flag and (for tool entries) the hashing
@@ -44,7 +45,7 @@ use hybrid_compaction_model::verification::VerificationResult;
 
 use std::ops::ControlFlow;
 
-use super::estimate::{size, SizeCache};
+use super::estimate::SizeCache;
 use super::exchange::{analyze_kinds, kinds_of, Analysis, AnalysisBuilder};
 use super::hash::FxHashMap;
 use super::preserve::{durable_set_kinds, is_durable, required_ids_of, required_into, Required};
@@ -122,7 +123,7 @@ impl Assembler {
         cancel.check()?;
         let latest_version = s0.version();
         let snap = Snap::new(s0);
-        self.sizes.reset(snap.entries.len());
+        self.sizes.start_call(snap.entries.len());
         let mut run = Run {
             policy,
             provider,
@@ -137,8 +138,12 @@ impl Assembler {
             attempts: 0,
             stages,
         };
-        run.anchor = run.cur_size()?;
-        run.run()
+        let result = run.cur_size().and_then(|anchor| {
+            run.anchor = anchor;
+            run.run()
+        });
+        self.sizes.end_call();
+        result
     }
 }
 
@@ -617,7 +622,7 @@ impl Run<'_> {
         self.policy.recent_message_retention_count()
     }
 
-    /// `size(cur)`, estimating each entry at most once per snapshot.
+    /// `size(cur)`, estimating each entry at most once per call.
     fn cur_size(&mut self) -> Result<i32, AssemblyError> {
         if let Some(t) = self.snap.total {
             return Ok(t);
@@ -789,8 +794,8 @@ impl Run<'_> {
         }
         self.stages.push(Stage::RestartedAfterMutation);
         self.latest_version = s.version();
+        self.sizes.restart(&self.snap.entries, s.entries().len());
         self.snap = Snap::new(s);
-        self.sizes.reset(self.snap.entries.len());
         if consumes {
             self.attempts += 1;
         }
@@ -800,7 +805,9 @@ impl Run<'_> {
     /// Churn termination for the observed snapshot (SPEC ASM-6): `req` of that snapshot and
     /// its version (SPEC ASM-13).
     fn churn(&mut self, s: Snapshot) -> Result<AssemblyResult, AssemblyError> {
-        let final_estimated_size = size(s.entries(), self.policy.estimator())?;
+        let final_estimated_size =
+            self.sizes
+                .sum_other(&self.snap.entries, s.entries(), self.policy.estimator())?;
         let required = required_ids_of(s.entries(), self.retention());
         Ok(AssemblyResult {
             latest_snapshot_version: s.version(),

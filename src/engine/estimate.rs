@@ -5,9 +5,9 @@
 //! rendering computed arithmetically from Rust's shortest round-trip digits (formatted into a
 //! small stack buffer, never a `String`).
 //!
-//! [`size`] is the checked 32-bit sum (SPEC POL-3); the assembler instead keeps a per-snapshot
-//! cache of per-entry sizes (`SizeCache`) so that each entry of a snapshot is estimated at most
-//! once, whatever the number of candidate lists built from it.
+//! [`size`] is the checked 32-bit sum (SPEC POL-3); the assembler instead keeps a per-call cache
+//! of per-entry sizes (`SizeCache`, SPEC ASM-15) so that each entry is estimated at most once per
+//! assembly call, whatever the number of candidate lists, proposals and snapshots it appears in.
 
 use std::fmt::Write as _;
 
@@ -19,6 +19,7 @@ use hybrid_compaction_model::message::Part;
 use hybrid_compaction_model::policy::{Policy, TriggerEvaluation};
 use hybrid_compaction_model::value::{Decimal, Value, ValueMap};
 
+use super::hash::FxHashMap;
 use super::NONE;
 
 /// The UTF-8 context estimator (SPEC EST-2), unit `Utf8Bytes`.
@@ -308,22 +309,85 @@ pub fn evaluate(
     })
 }
 
-/// Per-position size cache of one snapshot: each entry is estimated at most once, lazily, in
-/// the order the model's `size(L)` would first reach it, so errors surface at the same point.
+/// The identity of an entry's allocation: the address of its message, which lives inside the
+/// shared allocation (SPEC ENT: entries are immutable), so two handles share it iff they are the
+/// same allocation. The cache keeps a handle of every entry it keys, so no address can be reused
+/// by another entry while it is a key.
+#[inline]
+fn identity(entry: &Entry) -> usize {
+    std::ptr::from_ref(entry.message()) as usize
+}
+
+/// The size cache of one assembly call (SPEC ASM-15: estimators are pure, so an implementation
+/// may estimate each entry once per call): each entry allocation is estimated at most once, lazily,
+/// in the order the model's `size(L)` would first reach it, so errors surface at the same point
+/// (a negative estimate is an error, never cached).
+///
+/// Sizes of the latest snapshot `cur` are kept by position (the hot path: no hashing). Entries of
+/// earlier snapshots of the call (restarts), new entries of reducer proposals and the entries of a
+/// churn snapshot are kept by allocation identity (`known`), so a restart over a snapshot sharing
+/// most entries, a new entry carried from one attempt to the next, or a churn result re-estimates
+/// nothing it already measured. Two different entries with one id are two allocations: never
+/// confused.
 #[derive(Debug, Default)]
 pub(crate) struct SizeCache {
-    /// `-1` = not estimated yet; estimated sizes are always `>= 0` (negatives are errors).
+    /// Per position of `cur`: `-1` = not estimated yet; estimated sizes are always `>= 0`.
     sizes: Vec<i32>,
+    /// Entries estimated earlier in this call and not (known to be) in `cur`, by identity, with a
+    /// handle that keeps the allocation alive.
+    known: FxHashMap<usize, (Entry, i32)>,
 }
 
 impl SizeCache {
-    /// Forgets everything and prepares for a snapshot of `n` entries (buffer reused).
-    pub(crate) fn reset(&mut self, n: usize) {
+    /// Forgets everything (a new assembly call, possibly another estimator) and prepares for a
+    /// first snapshot of `n` entries (buffers reused).
+    pub(crate) fn start_call(&mut self, n: usize) {
+        self.known.clear();
         self.sizes.clear();
         self.sizes.resize(n, -1);
     }
 
-    /// The size of entry `pos` of `entries`, estimating it on first use.
+    /// Ends the call: releases the entry handles it holds.
+    pub(crate) fn end_call(&mut self) {
+        self.known.clear();
+        self.sizes.clear();
+    }
+
+    /// Moves the positional sizes of `cur` (`entries`) into the identity map, so that a later
+    /// snapshot or list reuses them.
+    fn absorb(&mut self, entries: &[Entry]) {
+        for (e, &s) in entries.iter().zip(&self.sizes) {
+            if s >= 0 {
+                self.known.insert(identity(e), (e.clone(), s));
+            }
+        }
+        self.sizes.iter_mut().for_each(|s| *s = -1);
+    }
+
+    /// A restart adopts a new `cur` of `n` entries: the sizes of the old one (`old`) are kept by
+    /// identity.
+    pub(crate) fn restart(&mut self, old: &[Entry], n: usize) {
+        self.absorb(old);
+        self.sizes.clear();
+        self.sizes.resize(n, -1);
+    }
+
+    /// The size of an entry that is not (known to be) in `cur`: by identity, else estimated.
+    fn get_other(
+        &mut self,
+        entry: &Entry,
+        estimator: &dyn Estimator,
+    ) -> Result<i32, AssemblyError> {
+        let key = identity(entry);
+        if let Some((_, s)) = self.known.get(&key) {
+            return Ok(*s);
+        }
+        let s = estimate_checked(entry, estimator)?;
+        self.known.insert(key, (entry.clone(), s));
+        Ok(s)
+    }
+
+    /// The size of entry `pos` of `entries` (`cur`), estimating it on first use.
     #[inline]
     pub(crate) fn get(
         &mut self,
@@ -335,12 +399,20 @@ impl SizeCache {
         if cached >= 0 {
             return Ok(cached);
         }
-        let s = estimate_checked(&entries[pos], estimator)?;
+        let s = if self.known.is_empty() {
+            estimate_checked(&entries[pos], estimator)?
+        } else {
+            let e = &entries[pos];
+            match self.known.get(&identity(e)) {
+                Some((_, s)) => *s,
+                None => estimate_checked(e, estimator)?,
+            }
+        };
         self.sizes[pos] = s;
         Ok(s)
     }
 
-    /// `size(L)` for the sub-list of `entries` at `positions` (in that order).
+    /// `size(L)` for the sub-list of `entries` (`cur`) at `positions` (in that order).
     pub(crate) fn sum_positions(
         &mut self,
         entries: &[Entry],
@@ -354,8 +426,8 @@ impl SizeCache {
         Ok(total)
     }
 
-    /// `size(p)` for a proposal whose entry `j` is snapshot entry `pos[j]` when `pos[j] != NONE`
-    /// and the same allocation, else a new entry estimated afresh.
+    /// `size(p)` for a proposal whose entry `j` is `cur` entry `pos[j]` when `pos[j] != NONE`
+    /// and the same allocation, else an entry looked up by identity or estimated once.
     pub(crate) fn sum_proposal(
         &mut self,
         entries: &[Entry],
@@ -370,9 +442,25 @@ impl SizeCache {
             let s = if p != NONE && entries[p as usize].ptr_eq(entry) {
                 self.get(entries, p as usize, estimator)?
             } else {
-                estimate_checked(entry, estimator)?
+                self.get_other(entry, estimator)?
             };
             total = add_size(total, s)?;
+        }
+        Ok(total)
+    }
+
+    /// `size(L)` for a list that is not `cur` (a churn snapshot), given `cur`: every entry
+    /// already measured in this call is reused by identity.
+    pub(crate) fn sum_other(
+        &mut self,
+        cur: &[Entry],
+        list: &[Entry],
+        estimator: &dyn Estimator,
+    ) -> Result<i32, AssemblyError> {
+        self.absorb(cur);
+        let mut total: i32 = 0;
+        for entry in list {
+            total = add_size(total, self.get_other(entry, estimator)?)?;
         }
         Ok(total)
     }

@@ -14,7 +14,7 @@
 //!
 //! | module | SPEC | what is different from the model |
 //! |---|---|---|
-//! | [`estimate`] | EST, POL-3/4 | allocation-free UTF-8 / .NET-number measurement; per-snapshot size cache |
+//! | [`estimate`] | EST, POL-3/4 | allocation-free UTF-8 / .NET-number measurement; per-call size cache (ASM-15) |
 //! | [`exchange`] | EXC | one hashing pass interning call ids; positional analysis |
 //! | [`preserve`] | PRE | flags by position; recency units in one forward pass |
 //! | [`verify`] | VER | proposal mapped to original positions once; same-allocation equality shortcut |

@@ -41,6 +41,7 @@ use crate::wire::case::{EntryInput, EstimatorInput, PolicyInput, TranscriptInput
 use crate::wire::convert::{self, CaseError};
 use crate::wire::exec::{Engine, Implementation};
 use crate::wire::output::AssemblyOutput;
+use crate::wire::strict::strip_position;
 
 pub(super) const BENCH_EXAMPLE: &str = r#"Examples:
   hybrid-compaction workload --messages 10000 --seed 1 > conv.json
