@@ -32,8 +32,6 @@ use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::ScriptedReducer;
 use hybrid_compaction_model::snapshot::StaticProvider;
 use serde::Serialize;
-
-use crate::wire::strict::strip_position;
 use serde_json::{json, Value as Json};
 
 use super::{failed, invalid, parse_estimator, read_input, Failure, DEFAULT_MAX_INPUT_BYTES};
