@@ -128,7 +128,7 @@ fn member<T: serde::de::DeserializeOwned>(
         return Ok(None);
     };
     let refuse = |path: String, e: serde_json::Error| {
-        let message = super::strip_position(&e.to_string());
+        let message = crate::wire::strict::strip_position(&e.to_string());
         // serde names the Rust type it expected; say what the JSON should be instead.
         let message = match message.find("expected struct") {
             Some(i) => format!("{}expected an object", &message[..i]),
@@ -155,7 +155,7 @@ fn read(name: &str, text: &str) -> Result<Input, Failure> {
             "{name}:{}:{}: invalid JSON: {}",
             e.line(),
             e.column(),
-            super::strip_position(&e.to_string())
+            crate::wire::strict::strip_position(&e.to_string())
         ))
     })?;
     let Json::Object(obj) = &value else {
@@ -188,7 +188,7 @@ impl DeserializeFrom for TranscriptInput {
         serde_json::from_value(v.clone()).map_err(|e| {
             invalid(format!(
                 "{name}: invalid transcript: {}",
-                super::strip_position(&e.to_string())
+                crate::wire::strict::strip_position(&e.to_string())
             ))
         })
     }
@@ -251,7 +251,7 @@ fn policy_argument(text: &str) -> Result<PolicyInput, Failure> {
     let value: Json = serde_json::from_str(&json).map_err(|e| {
         invalid(format!(
             "{name}: invalid JSON: {}",
-            super::strip_position(&e.to_string())
+            crate::wire::strict::strip_position(&e.to_string())
         ))
     })?;
     let mut obj = serde_json::Map::new();
