@@ -250,8 +250,9 @@ pub(crate) fn analyze_kinds(entries: &[Entry], kinds: &[EntryKind]) -> Analysis 
 /// analysed again from it by [`analyze_known`] without hashing a call id: equal ids have equal
 /// records, different ids different ones, whichever list numbered them.
 pub(crate) struct Interning {
-    /// Per `ToolExchange` entry, in list order: its range of `part_recs`.
-    spans: Vec<Span>,
+    /// Per `ToolExchange` entry, in list order: its range of `part_recs` (the builder's
+    /// entries, moved).
+    tool: Vec<ToolEntry>,
     /// The part references (see [`AnalysisBuilder::part_recs`]).
     part_recs: Vec<u32>,
     /// The number of records.
@@ -273,12 +274,13 @@ pub(crate) fn analyze_kinds_interned(
             b.push(i as u32, entry);
         }
     }
+    let analysis = b.analysis();
     let interning = Interning {
-        spans: b.tool.iter().map(|t| t.parts).collect(),
-        part_recs: b.part_recs.clone(),
+        tool: b.tool,
+        part_recs: b.part_recs,
         recs: b.recs.len(),
     };
-    (b.finish(), interning)
+    (analysis, interning)
 }
 
 /// The analysis of `proposed` (SPEC EXC-1 .. EXC-3) when each of its `ToolExchange` entries is
@@ -310,7 +312,7 @@ pub(crate) fn analyze_known(
         if tool_positions.get(k) != Some(&p) {
             k = tool_positions.binary_search(&p).ok()?;
         }
-        let recs = &interning.part_recs[interning.spans[k].range()];
+        let recs = &interning.part_recs[interning.tool[k].parts.range()];
         b.push_known(j as u32, e, recs);
         k += 1;
     }
@@ -522,6 +524,11 @@ impl<'a> AnalysisBuilder<'a> {
 
     /// The analysis of the pushed entries.
     pub(crate) fn finish(self) -> Analysis {
+        self.analysis()
+    }
+
+    /// The analysis of the pushed entries, keeping the builder (see [`analyze_kinds_interned`]).
+    fn analysis(&self) -> Analysis {
         let calls = self.tool.iter().filter(|t| t.has_calls).count();
         let mut a = Analysis {
             tool_positions: self.tool.iter().map(|t| t.pos).collect(),
