@@ -9,7 +9,10 @@
 //!
 //! When the proposal's `ToolExchange` entries are exactly the original's (same allocations, same
 //! order) the tool analysis of the proposal equals the original's, so the original's analysis is
-//! reused instead of re-analysing (check 4).
+//! reused instead of re-analysing (check 4). Otherwise, when every proposed `ToolExchange` entry
+//! is an original allocation (a reducer dropped or moved some), the proposal's analysis is
+//! re-derived from the original's call-id interning (`exchange::analyze_known`), hashing no call
+//! id a second time; only new or rebuilt tool entries make the verifier analyse from scratch.
 
 #![allow(
     clippy::cast_possible_truncation,
