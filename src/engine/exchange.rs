@@ -185,6 +185,7 @@ impl Analysis {
 }
 
 /// Per call id record.
+#[derive(Clone, Copy)]
 struct CallRec {
     /// Position of the owning call entry (first declaration), or `NONE`.
     owner: u32,
@@ -200,14 +201,19 @@ struct CallRec {
 #[inline]
 fn intern<'a>(map: &mut FxHashMap<&'a str, u32>, recs: &mut Vec<CallRec>, id: &'a str) -> u32 {
     *map.entry(id).or_insert_with(|| {
-        recs.push(CallRec {
-            owner: NONE,
-            duplicate: false,
-            results: 0,
-            first_result: NONE,
-        });
+        recs.push(CallRec::EMPTY);
         (recs.len() - 1) as u32
     })
+}
+
+impl CallRec {
+    /// The record of a call id not seen yet.
+    const EMPTY: CallRec = CallRec {
+        owner: NONE,
+        duplicate: false,
+        results: 0,
+        first_result: NONE,
+    };
 }
 
 /// A part reference: record index, with the top bit set for result parts.
@@ -237,6 +243,80 @@ pub(crate) fn analyze_kinds(entries: &[Entry], kinds: &[EntryKind]) -> Analysis 
         }
     }
     b.finish()
+}
+
+/// The call-id interning of an analysed list: per `ToolExchange` entry (in list order) its part
+/// references. Another list made of some of the same entries (same allocations, any order) is
+/// analysed again from it by [`analyze_known`] without hashing a call id: equal ids have equal
+/// records, different ids different ones, whichever list numbered them.
+pub(crate) struct Interning {
+    /// Per `ToolExchange` entry, in list order: its range of `part_recs` (the builder's
+    /// entries, moved).
+    tool: Vec<ToolEntry>,
+    /// The part references (see [`AnalysisBuilder::part_recs`]).
+    part_recs: Vec<u32>,
+    /// The number of records.
+    recs: usize,
+}
+
+/// [`analyze_kinds`], also returning the interning of the call ids (for [`analyze_known`]).
+pub(crate) fn analyze_kinds_interned(
+    entries: &[Entry],
+    kinds: &[EntryKind],
+) -> (Analysis, Interning) {
+    let tools = kinds
+        .iter()
+        .filter(|k| **k == EntryKind::ToolExchange)
+        .count();
+    let mut b = AnalysisBuilder::with_capacity(tools);
+    for (i, entry) in entries.iter().enumerate() {
+        if kinds[i] == EntryKind::ToolExchange {
+            b.push(i as u32, entry);
+        }
+    }
+    let analysis = b.analysis();
+    let interning = Interning {
+        tool: b.tool,
+        part_recs: b.part_recs,
+        recs: b.recs.len(),
+    };
+    (analysis, interning)
+}
+
+/// The analysis of `proposed` (SPEC EXC-1 .. EXC-3) when each of its `ToolExchange` entries is
+/// the same allocation as the entry of `original` at `pos[j]`, a list analysed with
+/// `tool_positions` and `interning`: each such entry's parts take their records from the
+/// interning instead of hashing their call ids. `None` when some `ToolExchange` entry is new or
+/// a different allocation (the caller then analyses by hashing).
+pub(crate) fn analyze_known(
+    proposed: &[Entry],
+    pos: &[u32],
+    original: &[Entry],
+    tool_positions: &[u32],
+    interning: &Interning,
+) -> Option<Analysis> {
+    let mut b = AnalysisBuilder::with_capacity(0);
+    b.recs = vec![CallRec::EMPTY; interning.recs];
+    b.tool.reserve(tool_positions.len());
+    b.part_recs.reserve(interning.part_recs.len());
+    // Proposals mostly keep the original order: try the next tool entry before searching.
+    let mut k = 0usize;
+    for (j, e) in proposed.iter().enumerate() {
+        if e.kind() != EntryKind::ToolExchange {
+            continue;
+        }
+        let p = pos[j];
+        if p == NONE || !original[p as usize].ptr_eq(e) {
+            return None;
+        }
+        if tool_positions.get(k) != Some(&p) {
+            k = tool_positions.binary_search(&p).ok()?;
+        }
+        let recs = &interning.part_recs[interning.tool[k].parts.range()];
+        b.push_known(j as u32, e, recs);
+        k += 1;
+    }
+    Some(b.finish())
 }
 
 /// One pushed `ToolExchange` entry of an [`AnalysisBuilder`].
@@ -340,12 +420,53 @@ impl<'a> AnalysisBuilder<'a> {
         });
     }
 
+    /// Adds the `ToolExchange` entry at position `i` (positions strictly increasing) whose
+    /// call and result parts have the records `recs` (in part order, [`RESULT_BIT`] set for
+    /// results), numbered as this builder's records (see [`analyze_known`]).
+    fn push_known(&mut self, i: u32, entry: &Entry, recs: &[u32]) {
+        let start = self.part_recs.len() as u32;
+        let (mut has_calls, mut has_results) = (false, false);
+        let mut next = recs.iter();
+        for (pi, part) in entry.message().parts.iter().enumerate() {
+            if matches!(part, Part::Text(_)) {
+                continue;
+            }
+            let r = *next.next().expect("one record per call or result part");
+            if r & RESULT_BIT == 0 {
+                has_calls = true;
+                self.push_call_rec(i, r);
+            } else {
+                has_results = true;
+                let at = PartAt {
+                    pos: i,
+                    part: pi as u32,
+                };
+                self.push_result_rec(at, r & !RESULT_BIT);
+            }
+        }
+        self.tool.push(ToolEntry {
+            pos: i,
+            parts: Span {
+                start,
+                end: self.part_recs.len() as u32,
+            },
+            has_calls,
+            has_results,
+        });
+    }
+
     /// A call part of the entry at `i` declaring `id` (SPEC EXC-1: the first declaration owns;
     /// any further one is a duplicate).
     #[inline]
     fn push_call(&mut self, i: u32, id: &'a str) {
         let r = intern(&mut self.map, &mut self.recs, id);
         self.recent.push(RecentCall { id, rec: r });
+        self.push_call_rec(i, r);
+    }
+
+    /// A call part of the entry at `i` whose call id has record `r`.
+    #[inline]
+    fn push_call_rec(&mut self, i: u32, r: u32) {
         let rec = &mut self.recs[r as usize];
         if rec.owner == NONE {
             rec.owner = i;
@@ -368,6 +489,12 @@ impl<'a> AnalysisBuilder<'a> {
             Some(r) => r,
             None => intern(&mut self.map, &mut self.recs, id),
         };
+        self.push_result_rec(at, r);
+    }
+
+    /// A result part at `at` whose call id has record `r`.
+    #[inline]
+    fn push_result_rec(&mut self, at: PartAt, r: u32) {
         let rec = &mut self.recs[r as usize];
         rec.results += 1;
         if rec.results == 1 {
@@ -397,6 +524,11 @@ impl<'a> AnalysisBuilder<'a> {
 
     /// The analysis of the pushed entries.
     pub(crate) fn finish(self) -> Analysis {
+        self.analysis()
+    }
+
+    /// The analysis of the pushed entries, keeping the builder (see [`analyze_kinds_interned`]).
+    fn analysis(&self) -> Analysis {
         let calls = self.tool.iter().filter(|t| t.has_calls).count();
         let mut a = Analysis {
             tool_positions: self.tool.iter().map(|t| t.pos).collect(),

@@ -9,7 +9,10 @@
 //!
 //! When the proposal's `ToolExchange` entries are exactly the original's (same allocations, same
 //! order) the tool analysis of the proposal equals the original's, so the original's analysis is
-//! reused instead of re-analysing (check 4).
+//! reused instead of re-analysing (check 4). Otherwise, when every proposed `ToolExchange` entry
+//! is an original allocation (a reducer dropped or moved some), the proposal's analysis is
+//! re-derived from the original's call-id interning (`exchange::analyze_known`), hashing no call
+//! id a second time; only new or rebuilt tool entries make the verifier analyse from scratch.
 
 #![allow(
     clippy::cast_possible_truncation,
@@ -28,7 +31,7 @@ use hybrid_compaction_model::verification::{
     RejectionReason, VerificationOutcome, VerificationResult,
 };
 
-use super::exchange::{analyze_kinds, analyze_list, kinds_of, Analysis};
+use super::exchange::{analyze_kinds_interned, analyze_known, analyze_list, kinds_of, Analysis};
 use super::hash::{map_with_capacity, set_with_capacity, FxHashMap, FxHashSet};
 use super::preserve::{check_unique, required_into, Required};
 use super::NONE;
@@ -195,6 +198,21 @@ pub(crate) fn judge(
     reuse_original_analysis: bool,
     inv: &mut Vec<u32>,
 ) -> VerificationResult {
+    if reuse_original_analysis {
+        judge_analysed(orig, proposed, pos, None, inv)
+    } else {
+        judge_analysed(orig, proposed, pos, Some(&analyze_list(proposed)), inv)
+    }
+}
+
+/// [`judge`] given the tool analysis of the proposal (`None`: it is the original's).
+fn judge_analysed(
+    orig: &Original<'_>,
+    proposed: &[Entry],
+    pos: &[u32],
+    analysis: Option<&Analysis>,
+    inv: &mut Vec<u32>,
+) -> VerificationResult {
     debug_assert_eq!(pos.len(), proposed.len());
     fill_inverse(inv, orig.entries.len(), pos);
     let mut findings = Findings::default();
@@ -202,10 +220,9 @@ pub(crate) fn judge(
     check_forged(proposed, pos, &mut findings);
     check_retained(orig, proposed, pos, &mut findings);
     // Check 4: tool self-consistency of the proposal.
-    if reuse_original_analysis {
-        tool_check(orig.analysis, orig.entries, &mut findings);
-    } else {
-        tool_check(&analyze_list(proposed), proposed, &mut findings);
+    match analysis {
+        None => tool_check(orig.analysis, orig.entries, &mut findings),
+        Some(analysis) => tool_check(analysis, proposed, &mut findings),
     }
     clear_inverse(inv, pos);
     findings.finish(orig.required_ids)
@@ -451,7 +468,7 @@ pub fn verify(
     check_unique(original)?;
     check_unique(proposed)?;
     let kinds = kinds_of(original);
-    let analysis = analyze_kinds(original, &kinds);
+    let (analysis, interning) = analyze_kinds_interned(original, &kinds);
     let mut required = Required::default();
     required_into(
         original,
@@ -473,6 +490,20 @@ pub fn verify(
         required_ids: &required_ids,
         analysis: &analysis,
     };
-    let reuse = same_tool_sequence(&orig, proposed, &pos);
-    Ok(judge(&orig, proposed, &pos, reuse, &mut seen))
+    // Check 4 on the proposal's own analysis: the original's when the tool entries are the same,
+    // else re-derived from the original's call-id interning when they are shared allocations
+    // (no call id hashed again), else analysed from scratch.
+    if same_tool_sequence(&orig, proposed, &pos) {
+        return Ok(judge_analysed(&orig, proposed, &pos, None, &mut seen));
+    }
+    let tools = &analysis.tool_positions;
+    let known = analyze_known(proposed, &pos, original, tools, &interning);
+    let analysis = known.unwrap_or_else(|| analyze_list(proposed));
+    Ok(judge_analysed(
+        &orig,
+        proposed,
+        &pos,
+        Some(&analysis),
+        &mut seen,
+    ))
 }
