@@ -593,25 +593,9 @@ fn run_assemble(
             }
             Box::new(ScriptedReducer::new(steps))
         }
-        Some(ReducerInput::Upstream(u)) => {
-            let mut steps = Vec::with_capacity(u.steps.len());
-            for (i, st) in u.steps.iter().enumerate() {
-                let path = format!("$.reducer.steps[{i}]");
-                steps.push(match st {
-                    UpstreamStepInput::Echo => UpstreamStep::Echo,
-                    UpstreamStepInput::Null => UpstreamStep::Null,
-                    UpstreamStepInput::Fail(m) => UpstreamStep::Fail(m.clone()),
-                    UpstreamStepInput::Return(ms) => {
-                        let mut out = Vec::with_capacity(ms.len());
-                        for (j, m) in ms.iter().enumerate() {
-                            out.push(convert::message(m, &format!("{path}.return[{j}]"))?);
-                        }
-                        UpstreamStep::Return(out)
-                    }
-                });
-            }
-            imp.bridge(WireUpstream::Scripted(ScriptedUpstreamReducer::new(steps)))
-        }
+        Some(ReducerInput::Upstream(u)) => imp.bridge(WireUpstream::Scripted(
+            ScriptedUpstreamReducer::new(upstream_steps(u)?),
+        )),
         Some(ReducerInput::MessageCounting(m)) => {
             imp.bridge(WireUpstream::Counting(MessageCountingReducer {
                 target_count: m.target_count as usize,
@@ -636,4 +620,28 @@ fn run_assemble(
         final_transcript,
         ..Output::default()
     })
+}
+
+/// The scripted steps of an `upstream` reducer (`$.reducer.steps[i]`), shared by `assemble` and
+/// the `node` scenario.
+pub(crate) fn upstream_steps(
+    u: &super::case::UpstreamReducerInput,
+) -> Result<Vec<UpstreamStep>, CaseError> {
+    let mut steps = Vec::with_capacity(u.steps.len());
+    for (i, st) in u.steps.iter().enumerate() {
+        let path = format!("$.reducer.steps[{i}]");
+        steps.push(match st {
+            UpstreamStepInput::Echo => UpstreamStep::Echo,
+            UpstreamStepInput::Null => UpstreamStep::Null,
+            UpstreamStepInput::Fail(m) => UpstreamStep::Fail(m.clone()),
+            UpstreamStepInput::Return(ms) => {
+                let mut out = Vec::with_capacity(ms.len());
+                for (j, m) in ms.iter().enumerate() {
+                    out.push(convert::message(m, &format!("{path}.return[{j}]"))?);
+                }
+                UpstreamStep::Return(out)
+            }
+        });
+    }
+    Ok(steps)
 }

@@ -4,17 +4,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::lease::LeaseId;
-use hybrid_compaction_model::reducers::{
-    MessageCountingReducer, ScriptedUpstreamReducer, UpstreamStep,
-};
+use hybrid_compaction_model::reducers::{MessageCountingReducer, ScriptedUpstreamReducer};
 
 use super::case::{NodeCase, NodeStepInput};
 use super::exec::{lease_error, run_output, wire, Placeholders, RAW_LEASE_BASE};
 use super::node::{CallEnd, CallPlan, CallRecord, EventRecord, StreamPlan};
 use super::output::{EventOutput, NodeOutput, NodeStepOutput, SentOutput, TerminatedOutput};
-use crate::wire::case::{ReducerInput, UpstreamStepInput};
+use crate::wire::case::ReducerInput;
 use crate::wire::convert::{self, CaseError};
-use crate::wire::exec::WireUpstream;
+use crate::wire::exec::{upstream_steps, WireUpstream};
 use crate::wire::output::Output;
 
 fn upstream(r: Option<&ReducerInput>) -> Result<WireUpstream, CaseError> {
@@ -24,23 +22,7 @@ fn upstream(r: Option<&ReducerInput>) -> Result<WireUpstream, CaseError> {
             target_count: m.target_count as usize,
         }),
         Some(ReducerInput::Upstream(u)) => {
-            let mut steps = Vec::with_capacity(u.steps.len());
-            for (i, st) in u.steps.iter().enumerate() {
-                let path = format!("$.reducer.steps[{i}]");
-                steps.push(match st {
-                    UpstreamStepInput::Echo => UpstreamStep::Echo,
-                    UpstreamStepInput::Null => UpstreamStep::Null,
-                    UpstreamStepInput::Fail(m) => UpstreamStep::Fail(m.clone()),
-                    UpstreamStepInput::Return(ms) => {
-                        let mut out = Vec::with_capacity(ms.len());
-                        for (j, m) in ms.iter().enumerate() {
-                            out.push(convert::message(m, &format!("{path}.return[{j}]"))?);
-                        }
-                        UpstreamStep::Return(out)
-                    }
-                });
-            }
-            WireUpstream::Scripted(ScriptedUpstreamReducer::new(steps))
+            WireUpstream::Scripted(ScriptedUpstreamReducer::new(upstream_steps(u)?))
         }
         Some(ReducerInput::Scripted(_)) => return wire(
             "$.reducer.kind",
