@@ -48,8 +48,11 @@ use super::output::ErrorOutput;
 
 /// What an implementation contributes to the scenario operations.
 pub trait Scenarios {
-    /// The record's constructor checks (SPEC DIA-3, DIA-4).
-    fn validate_record(&self, fields: &RecordFields) -> Result<(), AssemblyError>;
+    /// The record's constructor checks (SPEC DIA-3, DIA-4). Both implementations build their
+    /// records through the one vocabulary type, so both answer with its checks.
+    fn validate_record(&self, fields: &RecordFields) -> Result<(), AssemblyError> {
+        fields.validate()
+    }
     /// A fresh lease world: one flow (`main`), no run (SPEC LSE-6).
     fn lease_world(&self) -> Box<dyn LeaseWorld>;
     /// Node selection (SPEC NODE-1): `Ok(None)` is `Disabled`; an argument error when the switch
@@ -63,10 +66,6 @@ pub trait Scenarios {
 }
 
 impl Scenarios for Model {
-    fn validate_record(&self, fields: &RecordFields) -> Result<(), AssemblyError> {
-        fields.validate()
-    }
-
     fn lease_world(&self) -> Box<dyn LeaseWorld> {
         Box::new(SpecLeases::default())
     }
@@ -102,10 +101,6 @@ impl Scenarios for Model {
 }
 
 impl Scenarios for Engine {
-    fn validate_record(&self, fields: &RecordFields) -> Result<(), AssemblyError> {
-        fields.validate()
-    }
-
     fn lease_world(&self) -> Box<dyn LeaseWorld> {
         Box::new(LibraryLeases::default())
     }
