@@ -118,6 +118,13 @@ fn trc_9_check_exit_codes() {
         assert!(out.is_empty());
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+    // A malformed header names the member by its JSON path, in the format's words.
+    let (code, out, err) = bin(&["check", "-"], "{\"v\": 2}\n");
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains("line 1") && err.contains("$.v: unknown member `v`"),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

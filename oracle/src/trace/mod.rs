@@ -215,7 +215,7 @@ fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checke
 
 /// Reads the header line; returns the version.
 fn header(line: &str) -> Result<u32, String> {
-    let h: Header = serde_json::from_str(line)
+    let h: Header = crate::wire::strict::read(line)
         .map_err(|e| format!("expected the header {{\"trace\": {TRACE_VERSION}}}: {e}"))?;
     if !SUPPORTED_VERSIONS.contains(&h.trace) {
         return Err(format!(
