@@ -367,17 +367,12 @@ impl Writer {
                 Err(k) => ReducerAnswer::Error(k.name().to_owned()),
                 Ok(Some(p)) => ReducerAnswer::Propose(
                     p.iter()
-                        .map(|e| {
-                            let kept = r
-                                .request
-                                .iter()
-                                .position(|q| q.id() == e.id() && (q.ptr_eq(e) || q == e));
-                            match kept {
-                                Some(k) => TraceProposalItem::KeepRef(request[k]),
-                                None => TraceProposalItem::NewRef(NewRef {
-                                    new: d.index(e, policy, || self.entry(e, policy)),
-                                }),
-                            }
+                        .zip(kept_positions(&r.request, p))
+                        .map(|(e, kept)| match kept {
+                            Some(k) => TraceProposalItem::KeepRef(request[k]),
+                            None => TraceProposalItem::NewRef(NewRef {
+                                new: d.index(e, policy, || self.entry(e, policy)),
+                            }),
                         })
                         .collect(),
                 ),
@@ -451,12 +446,9 @@ impl Writer {
                     Err(k) => ReducerAnswer::Error(k.name().to_owned()),
                     Ok(Some(p)) => ReducerAnswer::Propose(
                         p.iter()
-                            .map(|e| {
-                                let kept = r
-                                    .request
-                                    .iter()
-                                    .any(|q| q.id() == e.id() && (q.ptr_eq(e) || q == e));
-                                if kept {
+                            .zip(kept_positions(&r.request, p))
+                            .map(|(e, kept)| {
+                                if kept.is_some() {
                                     TraceProposalItem::Keep(e.id().as_str().to_owned())
                                 } else {
                                     TraceProposalItem::New(Box::new(NewTraceEntry {
@@ -578,4 +570,24 @@ pub fn event(e: &CompactionEvent) -> TraceEvent {
         CompactionEvent::Composed(_) => t.kind = EventKind::Composed,
     }
     t
+}
+
+/// For each proposed entry, the position of the request entry it keeps (the same id and the
+/// same entry), or `None` for a new entry. One id index per reducer step, so recording stays
+/// linear in the request and the proposal (request ids are unique: reducers see verified
+/// snapshots; the first of a repeated id would win).
+fn kept_positions(request: &[Entry], proposal: &[Entry]) -> Vec<Option<usize>> {
+    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(request.len());
+    for (i, q) in request.iter().enumerate() {
+        by_id.entry(q.id().as_str()).or_insert(i);
+    }
+    proposal
+        .iter()
+        .map(|e| {
+            by_id.get(e.id().as_str()).copied().filter(|&k| {
+                let q = &request[k];
+                q.ptr_eq(e) || q == e
+            })
+        })
+        .collect()
 }
