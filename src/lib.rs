@@ -68,6 +68,8 @@ pub mod engine;
 pub mod estimators;
 pub mod lease;
 pub mod node;
+#[cfg(feature = "testing")]
+pub mod seam;
 pub mod sync;
 pub mod transcript;
 

@@ -319,14 +319,14 @@ fn event_all(out: &mut Vec<String>, event: &CompactionEvent) {
 /// A compaction diagnostics value's `Debug` renderings and its JSON image.
 fn diagnostics_all(out: &mut Vec<String>, d: &Diagnostics) {
     debug_both(out, d);
-    json!(out, &oracle::wire::convert::diagnostics_output(d));
+    json!(out, &oracle::wire::output::diagnostics_output(d));
 }
 
 /// An artifact diagnostics value's `Debug` renderings (its attribution's too) and JSON image.
 fn artifact_all(out: &mut Vec<String>, d: &ArtifactDiagnostics) {
     debug_both(out, d);
     debug_both(out, d.attribution());
-    json!(out, &oracle::wire::adr::convert::diagnostics_output(d));
+    json!(out, &oracle::ops::artifacts::artifact_diagnostics_output(d));
 }
 
 /// An error's `Debug` and `Display`.

@@ -22,7 +22,8 @@ use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{CancelAtCall, ScriptedReducer};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
-use hybrid_compaction_oracle::wire::{self, Case, VectorFile};
+use hybrid_compaction_oracle::wire::{self, VectorFile};
+use hybrid_compaction_oracle::{run_case, Case, Engine, Model};
 use hybrid_compaction_spec as spec;
 
 use crate::decode::{self, AssembleInput, EstimatorChoice, VerifyInput};
@@ -226,8 +227,8 @@ pub fn assemble_bytes(data: &[u8]) {
 /// equal as compared by the vector runner (JSON, ignoring `error.message`), wire errors equal.
 /// Also checks that the case survives a serialize/parse round trip unchanged.
 pub fn check_case(case: &Case) {
-    let m = wire::run_case(case, &wire::Model);
-    let e = wire::run_case(case, &wire::Engine);
+    let m = run_case(case, &Model);
+    let e = run_case(case, &Engine);
     match (&m, &e) {
         (Ok(a), Ok(b)) => {
             let (a, b) = (wire::vectors::comparable(a), wire::vectors::comparable(b));

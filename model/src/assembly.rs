@@ -213,3 +213,18 @@ impl AssemblyError {
         }
     }
 }
+
+impl From<&AssemblyError> for crate::error::TypedError {
+    /// The typed answer of an assembly-family error (SPEC ERR-1): a negative snapshot version
+    /// names the field `Version`; errors about one entry name its id.
+    fn from(e: &AssemblyError) -> crate::error::TypedError {
+        let mut t = crate::error::TypedError::new(e.kind(), e.to_string());
+        if let AssemblyError::Snapshot(SnapshotError::NegativeVersion(_)) = e {
+            t = t.with_field("Version");
+        }
+        if let Some(id) = e.entry_id() {
+            t = t.with_entry_id(id);
+        }
+        t
+    }
+}

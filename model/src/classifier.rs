@@ -48,3 +48,18 @@ impl AdaptError {
         }
     }
 }
+
+impl From<&AdaptError> for crate::error::TypedError {
+    fn from(e: &AdaptError) -> crate::error::TypedError {
+        crate::error::TypedError::new(e.kind(), e.to_string())
+    }
+}
+
+impl<C: Classifier + ?Sized> Classifier for Box<C> {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> String {
+        (**self).entry_id(messages, index)
+    }
+    fn override_kind(&mut self, messages: &[Message], index: usize) -> Option<EntryKind> {
+        (**self).override_kind(messages, index)
+    }
+}

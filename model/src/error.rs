@@ -28,3 +28,48 @@ crate::names::named_enum! {
         NotSupported,
     }
 }
+
+/// A typed error answer (SPEC ERR-1) as every boundary reports it: the language-neutral kind,
+/// the offending field (a policy member, `Version` for a snapshot, ...) or entry id when the
+/// SPEC names one, and an informative message (never compared).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypedError {
+    /// The category.
+    pub kind: ErrorKind,
+    /// The offending field, if any.
+    pub field: Option<String>,
+    /// The offending entry id, if any.
+    pub entry_id: Option<String>,
+    /// A human-readable explanation.
+    pub message: String,
+}
+
+impl TypedError {
+    /// An error of `kind` naming no field and no entry.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> TypedError {
+        TypedError {
+            kind,
+            field: None,
+            entry_id: None,
+            message: message.into(),
+        }
+    }
+
+    /// The same error naming `field`.
+    pub fn with_field(mut self, field: impl Into<String>) -> TypedError {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// The same error naming `entry_id`.
+    pub fn with_entry_id(mut self, entry_id: impl Into<String>) -> TypedError {
+        self.entry_id = Some(entry_id.into());
+        self
+    }
+}
+
+impl std::fmt::Display for TypedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}

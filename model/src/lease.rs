@@ -58,3 +58,9 @@ impl LeaseError {
         }
     }
 }
+
+impl From<&LeaseError> for crate::error::TypedError {
+    fn from(e: &LeaseError) -> crate::error::TypedError {
+        crate::error::TypedError::new(e.kind(), e.to_string())
+    }
+}

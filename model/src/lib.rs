@@ -50,6 +50,8 @@ pub mod offload;
 pub mod policy;
 pub mod reducers;
 pub mod rehydration;
+#[cfg(feature = "testing")]
+pub mod seam;
 pub mod selection;
 pub mod snapshot;
 pub mod trust;
@@ -67,9 +69,10 @@ pub use cancel::CancellationToken;
 pub use classifier::{AdaptError, Classifier};
 pub use diagnostics::{Category, CompactionOutcome, Contribution, Diagnostics, StageCategory};
 pub use entry::{Entry, EntryError, EntryId, EntryKind, RecoverableSegment};
-pub use error::ErrorKind;
+pub use error::{ErrorKind, TypedError};
 pub use estimator::{ConstantEstimator, Estimator, MeasurementUnit, TableEstimator};
 pub use message::{FunctionCall, FunctionResult, Message, Part};
+pub use names::Named;
 pub use policy::{Policy, PolicyError, PolicyField, PolicySpec, TriggerEvaluation};
 pub use selection::PreservationSelection;
 pub use snapshot::{

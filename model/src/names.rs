@@ -66,7 +66,33 @@ macro_rules! named_enum {
                 f.write_str(self.name())
             }
         }
+
+        impl $crate::names::Named for $name {
+            const TYPE: &'static str = stringify!($name);
+            fn names() -> &'static [&'static str] {
+                &$name::NAMES
+            }
+            fn name(self) -> &'static str {
+                $name::name(self)
+            }
+            fn from_name(name: &str) -> Option<$name> {
+                $name::from_name(name)
+            }
+        }
     };
+}
+
+/// What every categorical enum of the vocabulary offers, for code generic over them (a wire
+/// format that writes each by its stable name and lists the names in its schema).
+pub trait Named: Copy + 'static {
+    /// The enum's name (`Outcome`, `Stage`, ...).
+    const TYPE: &'static str;
+    /// Every stable name, in declaration order.
+    fn names() -> &'static [&'static str];
+    /// This value's stable name.
+    fn name(self) -> &'static str;
+    /// The value whose stable name is `name`, if any.
+    fn from_name(name: &str) -> Option<Self>;
 }
 
 /// The mirror form of [`named_enum!`]: the enum, then its diagnostics mirror (SPEC DIA-2) with

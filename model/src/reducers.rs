@@ -170,6 +170,12 @@ impl<U: UpstreamReducer + ?Sized> UpstreamReducer for &mut U {
     }
 }
 
+impl<U: UpstreamReducer + ?Sized> UpstreamReducer for Box<U> {
+    fn reduce(&mut self, messages: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError> {
+        (**self).reduce(messages)
+    }
+}
+
 /// Keep every `system` message and the last `target_count` other messages, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageCountingReducer {

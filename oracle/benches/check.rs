@@ -24,7 +24,7 @@ use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hybrid_compaction_oracle::trace::record::{header, Writer};
 use hybrid_compaction_oracle::trace::{self, Options};
-use hybrid_compaction_oracle::wire::exec::{Engine, Implementation, Model};
+use hybrid_compaction_oracle::{Engine, Implementation, Model};
 
 /// A trace of `runs` generated runs of about `initial` messages (`per_run` calls each, default
 /// 1 to 4), and its number of calls.

@@ -10,9 +10,21 @@
 //! schemars: a host that embeds the engine, the leases or the node compiles none of this.
 //!
 //! ```text
-//!  JSON case --wire::case--> vocabulary --exec::{Model | Engine}--> result --wire::output--> JSON
-//!  vectors/*.json --wire::vectors--> cases + expected outputs --> per-topic pass table (cli)
+//!  JSON case --ops::Case (one module per operation)--> vocabulary values (wire::convert)
+//!      --> &dyn Implementation: Model (hybrid_compaction_spec) | Engine (hybrid_compaction::seam)
+//!      --> answer --ops::Output--> JSON
+//!  vectors/*.json --corpus--> cases + expected outputs --> per-topic pass table (cli)
+//!  trace JSONL --trace--> replay each recorded call through the seam --> TRC-n violations
 //! ```
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`ops`] | the operations: the one list, each operation's case, answer and run |
+//! | [`wire`] | the wire base: inputs, conversion, shared outputs, strict reader, errors |
+//! | [`schema`] | the JSON Schemas derived from the case, output and vector-file types |
+//! | [`trace`] | the trace format and `hybrid-compaction check` |
+//! | [`cli`] | the `hybrid-compaction` command |
+//! | [`workload`] | the seeded conversation generator of `workload` and `bench` |
 
 // No unsafe code anywhere (forbid: cannot be re-allowed below); every public item documented,
 // because the wire docs are the contract other languages read.
@@ -20,6 +32,13 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod ops;
+pub mod schema;
 pub mod trace;
 pub mod wire;
 pub mod workload;
+
+pub use hybrid_compaction::seam::Engine;
+pub use hybrid_compaction_model::seam::Implementation;
+pub use hybrid_compaction_spec::Model;
+pub use ops::{run_case, run_case_caught, Case, Output, RunError};

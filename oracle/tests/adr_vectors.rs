@@ -143,7 +143,7 @@ fn atr_3_every_artifact_decision_shares_one_value_with_its_one_event() {
 // executable specification, through the wire.
 
 mod differential {
-    use hybrid_compaction_oracle::wire::{run_case, Case, Engine, Model};
+    use hybrid_compaction_oracle::{run_case, Case, Engine, Model};
     use proptest::prelude::*;
     use serde_json::{json, Value as Json};
 

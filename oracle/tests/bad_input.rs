@@ -15,7 +15,8 @@ mod schema_support;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use hybrid_compaction_oracle::wire::{schema, strict, Case};
+use hybrid_compaction_oracle::wire::strict;
+use hybrid_compaction_oracle::{schema, Case};
 use serde_json::{json, Value as Json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hybrid-compaction");
@@ -419,8 +420,7 @@ fn parser_refuses(text: &str) -> bool {
     match strict::read::<Case>(text) {
         Err(_) => true,
         Ok(case) => {
-            hybrid_compaction_oracle::wire::run_case(&case, &hybrid_compaction_oracle::wire::Model)
-                .is_err()
+            hybrid_compaction_oracle::run_case(&case, &hybrid_compaction_oracle::Model).is_err()
         }
     }
 }

@@ -12,8 +12,9 @@
 
 #![allow(clippy::cast_possible_truncation, reason = "test data: small counts")]
 
-use hybrid_compaction_oracle::wire::exec::{run_case, Engine, Implementation, Model};
-use hybrid_compaction_oracle::wire::{schema, Case, WireError};
+use hybrid_compaction_oracle::wire::WireError;
+use hybrid_compaction_oracle::{run_case, Engine, Implementation, Model};
+use hybrid_compaction_oracle::{schema, Case};
 use serde_json::{json, Value as Json};
 
 mod schema_support;

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 
 use hybrid_compaction_oracle::trace::record::{header, Writer};
 use hybrid_compaction_oracle::trace::{self, Options, Report};
-use hybrid_compaction_oracle::wire::exec::{Engine, Implementation, Model};
+use hybrid_compaction_oracle::{Engine, Implementation, Model};
 use serde_json::{json, Value as Json};
 
 use trace_support::run_records;

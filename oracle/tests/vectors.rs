@@ -9,10 +9,10 @@ mod schema_support;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use hybrid_compaction_oracle::schema;
 use hybrid_compaction_oracle::wire::corpus;
-use hybrid_compaction_oracle::wire::exec::{Engine, Implementation, Model};
-use hybrid_compaction_oracle::wire::schema;
 use hybrid_compaction_oracle::wire::vectors::{corpus_files, load_file, run_file, VectorFile};
+use hybrid_compaction_oracle::{Engine, Implementation, Model, Output};
 use serde_json::Value as Json;
 
 fn dir() -> PathBuf {
@@ -124,11 +124,10 @@ fn the_schema_validator_rejects_what_the_parser_rejects() {
     for b in bad {
         assert!(!case_schema.errors(&b).is_empty(), "schema accepted {b}");
         // The parser (plus value conversion) refuses the same inputs as invalid wire input.
-        let refused =
-            match serde_json::from_value::<hybrid_compaction_oracle::wire::Case>(b.clone()) {
-                Err(_) => true,
-                Ok(case) => hybrid_compaction_oracle::wire::run_case(&case, &Model).is_err(),
-            };
+        let refused = match serde_json::from_value::<hybrid_compaction_oracle::Case>(b.clone()) {
+            Err(_) => true,
+            Ok(case) => hybrid_compaction_oracle::run_case(&case, &Model).is_err(),
+        };
         assert!(refused, "parser accepted {b}");
     }
 }
@@ -187,17 +186,18 @@ fn every_outcome_reason_stage_and_error_kind_is_expected_somewhere() {
     let mut seen = BTreeSet::new();
     for t in all_tests(&files) {
         let e = &t.expected;
-        if let Some(err) = &e.error {
+        if let Some(err) = e.as_error() {
             seen.insert(format!("kind:{}", err.kind));
         }
-        if let Some(a) = &e.assembly {
+        if let Output::Assemble(a) = e {
+            let a = &a.assembly;
             seen.insert(format!("outcome:{}", a.outcome));
             for s in &a.stages {
                 seen.insert(format!("stage:{s}"));
             }
         }
-        if let Some(v) = &e.verification {
-            for r in &v.rejection_reasons {
+        if let Output::Verify(v) = e {
+            for r in &v.verification.rejection_reasons {
                 seen.insert(format!("reason:{r}"));
             }
         }
@@ -323,8 +323,10 @@ fn a_wrong_expectation_is_detected() {
         .expect("topic");
     let mut f = f.clone();
     let t = &mut f.test_groups[0].tests[0];
-    let a = t.expected.assembly.as_mut().expect("assembly");
-    a.attempt_count += 1;
+    let Output::Assemble(a) = &mut t.expected else {
+        panic!("an assembly")
+    };
+    a.assembly.attempt_count += 1;
     let tc = t.tc_id;
     let r = run_file(&f, &[&Model, &Engine]);
     assert_eq!(r.failures.len(), 2);
@@ -384,8 +386,8 @@ fn mutate(v: &mut Json, r: &mut corpus::generated::SplitMix64) {
 /// answer (error messages aside). `WIRE_MUTATIONS` sets the count (default 3000).
 #[test]
 fn mutated_cases_never_panic_and_model_and_engine_agree() {
-    use hybrid_compaction_oracle::wire::exec::{run_case_caught, RunError};
     use hybrid_compaction_oracle::wire::vectors::comparable;
+    use hybrid_compaction_oracle::{run_case_caught, RunError};
     let n: usize = std::env::var("WIRE_MUTATIONS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -408,8 +410,7 @@ fn mutated_cases_never_panic_and_model_and_engine_agree() {
         for _ in 0..1 + r.below(3) {
             mutate(&mut c, &mut r);
         }
-        let Ok(case) = serde_json::from_value::<hybrid_compaction_oracle::wire::Case>(c.clone())
-        else {
+        let Ok(case) = serde_json::from_value::<hybrid_compaction_oracle::Case>(c.clone()) else {
             continue;
         };
         let m = run_case_caught(&case, &Model);

@@ -30,8 +30,9 @@ mod pyvalue;
 use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
 use hybrid_compaction_oracle::trace;
-use hybrid_compaction_oracle::wire::exec::{run_case_caught, Engine, Implementation, Model};
-use hybrid_compaction_oracle::wire::{schema, strict, Case, RunError};
+use hybrid_compaction_oracle::{run_case_caught, Engine, Implementation, Model};
+use hybrid_compaction_oracle::wire::strict;
+use hybrid_compaction_oracle::{schema, Case, RunError};
 use hybrid_compaction_oracle::workload::{self, Ending};
 use pyo3::prelude::*;
 

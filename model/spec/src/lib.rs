@@ -41,13 +41,18 @@ pub mod configuration;
 pub mod diagnostics;
 pub mod estimate;
 pub mod exchange;
+pub mod flows;
 pub mod lease;
+pub mod node;
 pub mod offload;
 pub mod preserve;
 pub mod record;
 pub mod rehydrate;
+pub mod seam;
 pub mod trust;
 pub mod verify;
+
+pub use seam::Model;
 
 /// The sanctioned augmentation helper (SPEC SNAP-4) is vocabulary shared by every side.
 pub use hybrid_compaction_model::integration;

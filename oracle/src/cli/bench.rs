@@ -35,11 +35,13 @@ use serde::Serialize;
 use serde_json::{json, Value as Json};
 
 use super::{failed, invalid, parse_estimator, read_input, Failure, DEFAULT_MAX_INPUT_BYTES};
-use crate::wire::case::{EntryInput, EstimatorInput, PolicyInput, TranscriptInput};
-use crate::wire::convert::{self, CaseError};
-use crate::wire::exec::{Engine, Implementation};
+use crate::wire::convert;
+use crate::wire::error::CaseError;
+use crate::wire::input::{EntryInput, EstimatorInput, PolicyInput, TranscriptInput};
 use crate::wire::output::AssemblyOutput;
 use crate::wire::strict::strip_position;
+use crate::Engine;
+use hybrid_compaction_model::seam::Implementation;
 
 pub(super) const BENCH_EXAMPLE: &str = r#"Examples:
   hybrid-compaction workload --messages 10000 --seed 1 > conv.json
@@ -360,7 +362,7 @@ pub(super) fn cmd_bench(a: &BenchArgs, out: &mut Vec<u8>) -> Result<(), Failure>
     }
     let (policy, policy_input) = policy(a, &input)?;
     let n = entries.len();
-    let bytes = sum(Engine.utf8_estimator().as_ref(), entries);
+    let bytes = sum(Engine.context_estimator().as_ref(), entries);
     let it = a.iterations;
     let estimators: Vec<&str> = if a.estimators.is_empty() {
         ESTIMATORS.to_vec()
@@ -439,7 +441,7 @@ pub(super) fn cmd_bench(a: &BenchArgs, out: &mut Vec<u8>) -> Result<(), Failure>
         &mut || assemble().map_or(-1, |r| r.final_entries.map_or(0, |f| f.len() as i64)),
     );
     let result = assemble().map_err(|e| failed(format!("{name}: assembly failed: {e}")))?;
-    let assembly = convert::assembly_output(&result);
+    let assembly = crate::wire::output::assembly_output(&result);
     if a.json {
         let doc = json!({
             "input": name,

@@ -11,7 +11,8 @@ use clap::Args;
 
 use super::{failed, invalid, quietly, Failure};
 use crate::trace::{self, report, Options};
-use crate::wire::exec::{Engine, Implementation, Model};
+use crate::{Engine, Model};
+use hybrid_compaction_model::seam::Implementation;
 
 pub(super) const CHECK_EXAMPLE: &str = r#"Examples:
   hybrid-compaction check docs/trace-example.jsonl          # table; exit 1 on violations

@@ -20,11 +20,15 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::wire::case::EstimatorInput;
+use crate::ops::Case;
+use crate::ops::{run_case_caught, RunError};
+use crate::schema;
 use crate::wire::corpus;
-use crate::wire::exec::{run_case_caught, Engine, Implementation, Model, RunError};
+use crate::wire::input::EstimatorInput;
+use crate::wire::strict;
 use crate::wire::vectors::{self, corpus_files, load_file, render_table, run_file};
-use crate::wire::{schema, strict, Case};
+use crate::{Engine, Model};
+use hybrid_compaction_model::seam::Implementation;
 
 mod bench;
 mod check;

@@ -15,8 +15,8 @@ use std::io::{BufRead, Read, Write};
 use serde_json::json;
 
 use super::{failed, implementation, invalid, parse_cases, quietly, Failure, InputArgs};
-use crate::wire::exec::{run_case_caught, RunError};
-use crate::wire::Case;
+use crate::ops::Case;
+use crate::ops::{run_case_caught, RunError};
 
 /// What one line produced: its output line, and whether it was invalid or failed.
 enum Answer {

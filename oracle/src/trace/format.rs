@@ -25,7 +25,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::wire::case::{KindInput, PartInput, SegmentInput};
+use hybrid_compaction_model::assembly::{Outcome, Stage};
+use hybrid_compaction_model::verification::{RejectionReason, VerificationOutcome};
+
+use crate::wire::input::{KindInput, PartInput, SegmentInput};
+use crate::wire::names::Name;
 use crate::wire::output::{AssemblyOutput, DiagnosticsOutput};
 
 /// The trace format version this crate writes (version 1 plus the compact profile).
@@ -246,7 +250,7 @@ impl<'de> Deserialize<'de> for RefItem {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceResult {
     /// The outcome.
-    pub outcome: String,
+    pub outcome: Name<Outcome>,
     /// Final entry ids (success only; null for terminations).
     pub final_entry_ids: Option<Vec<RefItem>>,
     /// `OriginalEstimatedSize`.
@@ -258,7 +262,7 @@ pub struct TraceResult {
     /// `AttemptCount`.
     pub attempt_count: i32,
     /// Stages in execution order.
-    pub stages: Vec<String>,
+    pub stages: Vec<Name<Stage>>,
     /// `RequiredEntryIds`.
     pub required_entry_ids: Vec<RefItem>,
     /// `LatestSnapshotVersion`.
@@ -272,9 +276,9 @@ pub struct TraceResult {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceVerification {
     /// `Accepted` or `Rejected`.
-    pub outcome: String,
+    pub outcome: Name<VerificationOutcome>,
     /// Reasons in check order, each once.
-    pub rejection_reasons: Vec<String>,
+    pub rejection_reasons: Vec<Name<RejectionReason>>,
     /// Missing required ids, in required order.
     pub missing_required_entry_ids: Vec<RefItem>,
     /// Invalid ids, ordinal order.

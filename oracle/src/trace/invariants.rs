@@ -12,8 +12,7 @@ use serde::Serialize;
 
 use super::format::{CallRecord, EventKind, Phase, Settlement, StreamEnd};
 use super::replay::{self, Prepared};
-use crate::wire::exec::Implementation;
-use crate::wire::output::Output;
+use hybrid_compaction_model::seam::Implementation;
 
 /// One broken clause.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +84,7 @@ pub fn replay(
     rec: &CallRecord,
     prep: &Prepared,
     imp: &dyn Implementation,
-) -> (Option<Output>, Vec<Finding>) {
+) -> (Option<replay::Answer>, Vec<Finding>) {
     let mut out = Vec::new();
     let phase = rec.error.as_ref().map(|e| e.phase);
     if prep.cancel.is_err() || matches!(phase, Some(Phase::Gate | Phase::Prepare)) {
@@ -286,9 +285,9 @@ pub fn forwarded(rec: &CallRecord, prep: &Prepared, imp: &dyn Implementation) ->
     }
     // TRC-6: contributions sum to the final size, in the policy's unit.
     if let Some(d) = &rec.diagnostics {
-        let unit = policy.estimator().unit().name();
+        let unit = policy.estimator().unit();
         let sum: i64 = d.category_contributions.iter().map(|c| c.size as i64).sum();
-        if d.measurement_unit != unit {
+        if d.measurement_unit.0 != unit {
             out.push(finding(
                 "TRC-6",
                 format!(

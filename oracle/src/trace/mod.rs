@@ -43,7 +43,7 @@ use self::format::{
 };
 use self::invariants::Finding;
 use self::replay::PrepareError;
-use crate::wire::exec::Implementation;
+use hybrid_compaction_model::seam::Implementation;
 
 /// Records per batch (the unit of parallel work).
 pub const BATCH: usize = 1024;

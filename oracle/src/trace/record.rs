@@ -38,8 +38,7 @@ use super::format::{
     TraceLease, TracePolicy, TraceProposalItem, TraceResult, TraceSnapshot, TraceToolCall,
     TraceToolResult, TraceVerification, TRACE_VERSION,
 };
-use crate::wire::case::{CallInput, KindInput, PartInput, ResultInput, SegmentInput};
-use crate::wire::convert;
+use crate::wire::input::{CallInput, KindInput, PartInput, ResultInput, SegmentInput};
 
 /// An observer that keeps every record in memory (tests, small hosts).
 #[derive(Debug, Default)]
@@ -385,7 +384,7 @@ impl Writer {
             });
         }
         let result_refs = c.result.as_ref().map(|r| {
-            let o = convert::assembly_output(r);
+            let o = crate::wire::output::assembly_output(r);
             TraceResult {
                 outcome: o.outcome,
                 final_entry_ids: o.final_entry_ids.as_deref().map(|f| d.id_refs(f)),
@@ -494,9 +493,12 @@ impl Writer {
                 CancelPoint::Reducer(k) => format!("reducer:{k}"),
                 CancelPoint::Unknown => "unknown".to_owned(),
             }),
-            result: c.result.as_ref().map(convert::assembly_output),
+            result: c.result.as_ref().map(crate::wire::output::assembly_output),
             result_refs: None,
-            diagnostics: c.diagnostics.as_deref().map(convert::diagnostics_output),
+            diagnostics: c
+                .diagnostics
+                .as_deref()
+                .map(crate::wire::output::diagnostics_output),
             error: c.error.map(|(k, p)| TraceError {
                 kind: k.name().to_owned(),
                 phase: match p {
@@ -557,7 +559,9 @@ pub fn event(e: &CompactionEvent) -> TraceEvent {
         measurement_unit: None,
         hard_limit: None,
         trigger_threshold: None,
-        diagnostics: e.diagnostics().map(|d| convert::diagnostics_output(d)),
+        diagnostics: e
+            .diagnostics()
+            .map(|d| crate::wire::output::diagnostics_output(d)),
     };
     match e {
         CompactionEvent::Started(s) => {

@@ -35,10 +35,12 @@ use hybrid_compaction_model::value::Value;
 
 use super::compact::Resolved;
 use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceEstimator, TraceProposalItem};
-use crate::wire::case::EntryInput;
-use crate::wire::convert::{self, CancelPoint, CaseError};
-use crate::wire::exec::Implementation;
-use crate::wire::output::{ErrorOutput, Output};
+use crate::wire::convert::{self, CancelPoint};
+use crate::wire::error::CaseError;
+use crate::wire::error::{error_output, ErrorOutput};
+use crate::wire::input::EntryInput;
+use crate::wire::output::{assembly_output, diagnostics_output, AssemblyOutput, DiagnosticsOutput};
+use hybrid_compaction_model::seam::Implementation;
 
 /// Why a call record cannot be rebuilt.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -562,8 +564,8 @@ pub fn prepare(
     }
     let p = &rec.policy;
     let estimator: Arc<dyn Estimator> = match &p.estimator {
-        TraceEstimator::Utf8 {} => imp.utf8_estimator(),
-        TraceEstimator::Utf8Text {} => imp.utf8_text_estimator(),
+        TraceEstimator::Utf8 {} => imp.context_estimator(),
+        TraceEstimator::Utf8Text {} => imp.text_estimator(),
         TraceEstimator::Constant { size } => Arc::new(ConstantEstimator(*size)),
         TraceEstimator::Table { sizes, default } => Arc::new(TableEstimator {
             sizes: sizes.clone(),
@@ -607,9 +609,22 @@ pub fn prepare(
     })
 }
 
+/// What the SPEC answers for a recorded call: the assembly result and its diagnostics, or the
+/// error (SPEC ERR-1); when the diagnostics fail after a successful assembly, both the result
+/// and that error.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Answer {
+    /// The assembly result.
+    pub assembly: Option<AssemblyOutput>,
+    /// Its diagnostics.
+    pub diagnostics: Option<DiagnosticsOutput>,
+    /// The error.
+    pub error: Option<ErrorOutput>,
+}
+
 /// What the implementation answers for the recorded inputs: the assembly and diagnostics, or
 /// the error (SPEC ERR-1). Diagnostics are built only after a successful assembly.
-pub fn answer(prep: &Prepared, imp: &dyn Implementation) -> Output {
+pub fn answer(prep: &Prepared, imp: &dyn Implementation) -> Answer {
     let point = prep.cancel.ok().flatten();
     let token = match point {
         Some(CancelPoint::Before) => CancellationToken::cancelled(),
@@ -629,20 +644,25 @@ pub fn answer(prep: &Prepared, imp: &dyn Implementation) -> Output {
     };
     let result = match imp.assemble(&prep.policy, &mut provider, &mut reducer, &token) {
         Ok(r) => r,
-        Err(e) => return Output::error(convert::assembly_error(&e)),
+        Err(e) => {
+            return Answer {
+                error: Some(error_output(&e)),
+                ..Answer::default()
+            }
+        }
     };
-    let mut out = Output {
-        assembly: Some(convert::assembly_output(&result)),
-        ..Output::default()
+    let mut out = Answer {
+        assembly: Some(assembly_output(&result)),
+        ..Answer::default()
     };
     match imp.diagnostics(&result, &prep.policy) {
-        Ok(d) => out.diagnostics = Some(convert::diagnostics_output(&d)),
-        Err(e) => out.error = Some(convert::assembly_error(&e)),
+        Ok(d) => out.diagnostics = Some(diagnostics_output(&d)),
+        Err(e) => out.error = Some(error_output(&e)),
     }
     out
 }
 
 /// The error kind of an answer, if it is an error.
-pub fn error_kind(o: &Output) -> Option<&str> {
-    o.error.as_ref().map(|e: &ErrorOutput| e.kind.as_str())
+pub fn error_kind(o: &Answer) -> Option<&'static str> {
+    o.error.as_ref().map(|e| e.kind.as_str())
 }

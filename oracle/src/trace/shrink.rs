@@ -19,13 +19,16 @@ use serde_json::Value as Json;
 
 use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceEstimator, TraceProposalItem};
 use super::replay::Prepared;
-use crate::wire::case::{
-    AssembleCase, CallInput, Case, ConstantEstimatorInput, EntryInput, EstimatorInput,
-    NewItemInput, NoParameters, PartInput, PolicyInput, ProposalItemInput, ReducerInput,
-    ResultInput, ScriptedReducerInput, SegmentInput, SnapshotInput, StepInput, TableEstimatorInput,
+use crate::ops::assemble::AssembleCase;
+use crate::ops::run_case;
+use crate::ops::Case;
+use crate::ops::Output;
+use crate::wire::input::{
+    CallInput, ConstantEstimatorInput, EntryInput, EstimatorInput, NewItemInput, NoParameters,
+    PartInput, PolicyInput, ProposalItemInput, ReducerInput, ResultInput, ScriptedReducerInput,
+    SegmentInput, SnapshotInput, StepInput, TableEstimatorInput,
 };
-use crate::wire::exec::{run_case, Implementation};
-use crate::wire::output::Output;
+use hybrid_compaction_model::seam::Implementation;
 
 /// Candidate runs one counterexample may spend.
 pub const BUDGET: usize = 400;

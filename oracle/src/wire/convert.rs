@@ -1,151 +1,58 @@
-//! Conversions between the wire syntax ([`super::case`], [`super::output`]) and the vocabulary.
+//! Conversions from the wire's inputs ([`super::input`]) to the vocabulary.
 //!
-//! Input side: a case that is syntactically valid may still be rejected by the SPEC (a policy
-//! with `HardLimit = 0`, an entry mixing calls and results, an unsupported part). Those become
-//! [`CaseError::Answer`], a typed [`ErrorOutput`] that is the case's legitimate answer. Inputs the
-//! wire format itself cannot express (a `u8` of 300, a malformed decimal, `text` together with
+//! A case that is syntactically valid may still be rejected by the SPEC (a policy with
+//! `HardLimit = 0`, an entry mixing calls and results, an unsupported part). Those become
+//! [`CaseError::Answer`], a typed error that is the case's legitimate answer. Inputs the wire
+//! format itself cannot express (a `u8` of 300, a malformed decimal, `text` together with
 //! `parts`) are [`CaseError::Wire`]: the case is invalid, the CLI exits 2.
 //!
-//! Output side: plain field-by-field renderings of the vocabulary records, names as in SPEC.
+//! Estimators the SPEC defines per implementation (the UTF-8 ones of EST-2 and EST-4) and the
+//! bridge of an upstream reducer come from the implementation under test; everything else here
+//! is vocabulary, the same for both.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hybrid_compaction::estimators::{MemoEstimator, TokenEncoding, TokenEstimator};
 use hybrid_compaction::transcript::Transcript;
-use hybrid_compaction_model::analysis::ToolExchangeAnalysis;
 use hybrid_compaction_model::artifact::ArtifactReference;
-use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult};
-use hybrid_compaction_model::diagnostics::Diagnostics;
+use hybrid_compaction_model::assembly::Reducer;
+use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryError, EntryId, EntryKind, RecoverableSegment};
 use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::estimator::{ConstantEstimator, Estimator, TableEstimator};
 use hybrid_compaction_model::message::{
     FunctionCall, FunctionResult, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL, ROLE_USER,
 };
-use hybrid_compaction_model::policy::{Policy, PolicyError, PolicySpec, TriggerEvaluation};
-use hybrid_compaction_model::selection::PreservationSelection;
-use hybrid_compaction_model::snapshot::SnapshotError;
+use hybrid_compaction_model::policy::{Policy, PolicyError, PolicySpec};
+use hybrid_compaction_model::reducers::{
+    MessageCountingReducer, ProposalItem, ScriptStep, ScriptedReducer, ScriptedUpstreamReducer,
+    UpstreamStep,
+};
+use hybrid_compaction_model::seam::{BoxedUpstream, Implementation};
 use hybrid_compaction_model::value::{Decimal, RawJson, Value};
-use hybrid_compaction_model::verification::VerificationResult;
 use serde_json::Value as Json;
 
-use super::case::{
-    AugmentInput, EncodingInput, EntryInput, EstimatorInput, KindInput, MessageInput, PartInput,
-    PolicyInput, TranscriptInput,
-};
-use super::exec::Implementation;
-use super::output::{
-    AnalysisOutput, AssemblyOutput, ContributionOutput, DiagnosticsOutput, EntryOutput,
-    ErrorOutput, EvaluationOutput, GroupOutput, PolicyOutput, SelectionOutput, VerificationOutput,
+use super::error::{answer, wire, CaseError, ErrorOutput, WireError};
+use super::input::{
+    EncodingInput, EntryInput, EstimatorInput, KindInput, MessageInput, PartInput, PolicyInput,
+    ProposalItemInput, ReducerInput, ScriptedReducerInput, StepInput, TranscriptInput,
+    UpstreamReducerInput, UpstreamStepInput,
 };
 use super::strict::key_segment;
 
-/// A case the wire format cannot express: the CLI reports it and exits 2.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct WireError {
-    /// JSON path of the offending value, e.g. `$.entries[2].parts[0].result.value`.
-    pub path: String,
-    /// What was expected.
-    pub message: String,
-}
-
-impl WireError {
-    /// A wire error at `path`.
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> WireError {
-        WireError {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
-/// Why a case did not produce a regular result.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum CaseError {
-    /// The case is not valid wire input (exit 2).
-    #[error(transparent)]
-    Wire(#[from] WireError),
-    /// The SPEC rejects the input: this typed error is the answer.
-    #[error("the case is answered by a typed error")]
-    Answer(ErrorOutput),
-}
-
-fn wire<T>(path: &str, message: impl Into<String>) -> Result<T, CaseError> {
-    Err(CaseError::Wire(WireError::new(path, message)))
-}
-
-/// A typed error answer.
-pub fn answer(
-    kind: ErrorKind,
-    field: Option<&str>,
-    entry_id: Option<&str>,
-    message: impl Into<String>,
-) -> ErrorOutput {
-    ErrorOutput {
-        kind: kind.name().to_owned(),
-        field: field.map(str::to_owned),
-        entry_id: entry_id.map(str::to_owned),
-        message: message.into(),
-    }
-}
-
-/// The answer for an assembly-family error (SPEC ERR-1).
-pub fn assembly_error(e: &AssemblyError) -> ErrorOutput {
-    let field = match e {
-        AssemblyError::Snapshot(SnapshotError::NegativeVersion(_)) => Some("Version"),
-        _ => None,
-    };
-    answer(e.kind(), field, e.entry_id(), e.to_string())
-}
-
-fn policy_error(e: &PolicyError) -> ErrorOutput {
+/// The typed answer of a policy error: its kind and the member it names (SPEC POL-2).
+pub fn policy_error(e: &PolicyError) -> ErrorOutput {
     answer(e.kind(), Some(e.field().name()), None, e.to_string())
 }
 
-fn entry_error(e: &EntryError) -> ErrorOutput {
+/// The typed answer of an entry error: its kind, `EntryId` for a blank id, the entry (SPEC ENT-2).
+pub fn entry_error(e: &EntryError) -> ErrorOutput {
     let field = match e {
         EntryError::BlankId => Some("EntryId"),
         _ => None,
     };
     answer(e.kind(), field, e.entry_id(), e.to_string())
-}
-
-/// The answer for a message-adaptation error (SPEC CLS-1).
-pub fn adapt_error(kind: ErrorKind, message: &str) -> ErrorOutput {
-    answer(kind, None, None, message)
-}
-
-/// Appends a recovered segment with the augmentation helper (SPEC SNAP-4). The helper is a
-/// host-side vocabulary service, the same for both implementations.
-pub fn augment(baseline: &[Entry], a: &AugmentInput) -> Result<Vec<Entry>, CaseError> {
-    let reference = match &a.segment.reference {
-        None => ArtifactReference::to_content(&a.segment.body),
-        Some(r) => ArtifactReference::parse(r).map_err(|e| {
-            CaseError::Answer(answer(
-                ErrorKind::InvalidArgument,
-                Some("Reference"),
-                Some(&a.id),
-                e.to_string(),
-            ))
-        })?,
-    };
-    hybrid_compaction_model::integration::augment(
-        baseline,
-        &a.id,
-        RecoverableSegment {
-            reference,
-            body: a.segment.body.clone(),
-        },
-    )
-    .map_err(|e| {
-        let id = match &e {
-            hybrid_compaction_model::integration::AugmentError::DuplicateId(i) => Some(i.as_str()),
-            _ => Some(a.id.as_str()),
-        };
-        CaseError::Answer(answer(e.kind(), None, id, e.to_string()))
-    })
 }
 
 /// Builds the policy of a case with `imp`'s estimators (SPEC POL-1, POL-2).
@@ -176,8 +83,8 @@ pub fn policy(
 /// The estimator of a wire estimator, with `imp`'s UTF-8 estimators (SPEC EST-1 .. EST-7).
 pub fn estimator(input: &EstimatorInput, imp: &dyn Implementation) -> Arc<dyn Estimator> {
     match input {
-        EstimatorInput::Utf8(_) => imp.utf8_estimator(),
-        EstimatorInput::Utf8Text(_) => imp.utf8_text_estimator(),
+        EstimatorInput::Utf8(_) => imp.context_estimator(),
+        EstimatorInput::Utf8Text(_) => imp.text_estimator(),
         EstimatorInput::Constant(c) => Arc::new(ConstantEstimator(c.size)),
         EstimatorInput::Table(t) => Arc::new(TableEstimator {
             sizes: t.sizes.clone(),
@@ -287,7 +194,7 @@ pub fn entry(input: &EntryInput, path: &str) -> Result<Entry, CaseError> {
     if let Some(seg) = &input.segment {
         if k != EntryKind::RecoverableContextSegment {
             return wire(
-                &format!("{path}.segment"),
+                format!("{path}.segment"),
                 "`segment` is only allowed with kind RecoverableContextSegment",
             );
         }
@@ -600,152 +507,97 @@ pub fn cancel_point(s: Option<&String>, path: &str) -> Result<Option<CancelPoint
     }
 }
 
-fn ids(v: &[EntryId]) -> Vec<String> {
-    v.iter().map(|i| i.as_str().to_owned()).collect()
-}
-
-/// Renders constructed entries.
-pub fn entry_outputs(entries: &[Entry]) -> Vec<EntryOutput> {
-    entries
-        .iter()
-        .map(|e| EntryOutput {
-            id: e.id().as_str().to_owned(),
-            kind: e.kind().name().to_owned(),
-            role: e.message().role.clone(),
-            text: e.message().text_content(),
-            artifact_reference_digests: e
-                .artifact_reference_digests()
-                .iter()
-                .map(|d| d.to_hex())
-                .collect(),
-            artifact_reference_digest: e.artifact_reference_digest().map(|d| d.to_hex()),
-        })
-        .collect()
-}
-
-/// Renders a validated policy.
-pub fn policy_output(p: &Policy) -> PolicyOutput {
-    PolicyOutput {
-        hard_limit: p.hard_limit(),
-        trigger_margin: p.trigger_margin(),
-        trigger_threshold: p.trigger_threshold(),
-        recent_message_retention_count: p.recent_message_retention_count(),
-        maximum_compaction_attempts: p.maximum_compaction_attempts(),
-        preservation_label: p.preservation_label().to_owned(),
-        preservation_version: p.preservation_version(),
-        measurement_unit: p.estimator().unit().name().to_owned(),
+/// A token already cancelled for `before`, else a fresh one; `allow_points`: whether the
+/// operation takes the points inside it (`capture:K`, `reducer:K`), else only `before`.
+pub fn token_for(
+    point: Option<CancelPoint>,
+    path: &str,
+    allow_points: bool,
+) -> Result<CancellationToken, CaseError> {
+    match point {
+        None => Ok(CancellationToken::new()),
+        Some(CancelPoint::Before) => Ok(CancellationToken::cancelled()),
+        Some(_) if !allow_points => wire(path, "only `before` is meaningful for this operation"),
+        Some(_) => Ok(CancellationToken::new()),
     }
 }
 
-/// Renders an evaluation.
-pub fn evaluation_output(p: &Policy, sizes: Vec<i32>, t: &TriggerEvaluation) -> EvaluationOutput {
-    EvaluationOutput {
-        measurement_unit: p.estimator().unit().name().to_owned(),
-        entry_sizes: sizes,
-        estimated_size: t.estimated_size,
-        hard_limit: t.hard_limit,
-        trigger_margin: t.trigger_margin,
-        trigger_threshold: t.trigger_threshold,
-        triggered: t.triggered,
+/// The steps of an entry-level script (`$.reducer.steps[i]`).
+pub fn script_steps(s: &ScriptedReducerInput) -> Result<Vec<ScriptStep>, CaseError> {
+    let mut steps = Vec::with_capacity(s.steps.len());
+    for (i, st) in s.steps.iter().enumerate() {
+        let path = format!("$.reducer.steps[{i}]");
+        steps.push(match st {
+            StepInput::Echo => ScriptStep::Echo,
+            StepInput::Nothing => ScriptStep::Nothing,
+            StepInput::Fail(m) => ScriptStep::Fail(m.clone()),
+            StepInput::Propose(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (j, item) in items.iter().enumerate() {
+                    out.push(match item {
+                        ProposalItemInput::Keep(id) => ProposalItem::Keep(id.clone()),
+                        ProposalItemInput::New(n) => {
+                            ProposalItem::New(entry(&n.new, &format!("{path}.propose[{j}].new"))?)
+                        }
+                    });
+                }
+                ScriptStep::Propose(out)
+            }
+        });
     }
+    Ok(steps)
 }
 
-/// Renders an analysis.
-pub fn analysis_output(a: &ToolExchangeAnalysis) -> AnalysisOutput {
-    AnalysisOutput {
-        groups: a
-            .groups
-            .iter()
-            .map(|g| GroupOutput {
-                call_entry_id: g.call_entry_id.as_str().to_owned(),
-                call_ids: g.call_ids.clone(),
-                result_entry_ids: ids(&g.result_entry_ids),
-                all_entry_ids: ids(&g.all_entry_ids),
-                all_matched: g.all_matched,
-                all_in_order: g.all_in_order,
-                complete: g.complete,
-            })
-            .collect(),
-        orphaned_call_entry_ids: ids(&a.orphaned_call_entry_ids),
-        orphan_result_entry_ids: ids(&a.orphan_result_entry_ids),
-        duplicate_call_entry_ids: ids(&a.duplicate_call_entry_ids),
-        duplicate_result_call_ids: a.duplicate_result_call_ids.clone(),
-        duplicate_result_entry_ids: ids(&a.duplicate_result_entry_ids),
-        reordered_call_entry_ids: ids(&a.reordered_call_entry_ids),
-        cross_group_result_entry_ids: ids(&a.cross_group_result_entry_ids),
-        sequence_valid: a.is_sequence_valid(),
+/// The steps of a message-level script (`$.reducer.steps[i]`).
+pub fn upstream_steps(u: &UpstreamReducerInput) -> Result<Vec<UpstreamStep>, CaseError> {
+    let mut steps = Vec::with_capacity(u.steps.len());
+    for (i, st) in u.steps.iter().enumerate() {
+        let path = format!("$.reducer.steps[{i}]");
+        steps.push(match st {
+            UpstreamStepInput::Echo => UpstreamStep::Echo,
+            UpstreamStepInput::Null => UpstreamStep::Null,
+            UpstreamStepInput::Fail(m) => UpstreamStep::Fail(m.clone()),
+            UpstreamStepInput::Return(ms) => {
+                let mut out = Vec::with_capacity(ms.len());
+                for (j, m) in ms.iter().enumerate() {
+                    out.push(message(m, &format!("{path}.return[{j}]"))?);
+                }
+                UpstreamStep::Return(out)
+            }
+        });
     }
+    Ok(steps)
 }
 
-/// Renders a selection.
-pub fn selection_output(s: &PreservationSelection) -> SelectionOutput {
-    SelectionOutput {
-        required_entry_ids: ids(&s.required_entry_ids),
-        preservation_label: s.preservation_label.clone(),
-        preservation_version: s.preservation_version,
-    }
+/// The upstream (message-level) reducer of `$.reducer`: a script or the message-counting
+/// reducer; absent: a script that always echoes. An entry-level script is a wire error.
+pub fn upstream(input: Option<&ReducerInput>) -> Result<BoxedUpstream<'static>, CaseError> {
+    Ok(match input {
+        None => Box::new(ScriptedUpstreamReducer::new(Vec::new())),
+        Some(ReducerInput::MessageCounting(m)) => Box::new(MessageCountingReducer {
+            target_count: m.target_count as usize,
+        }),
+        Some(ReducerInput::Upstream(u)) => {
+            Box::new(ScriptedUpstreamReducer::new(upstream_steps(u)?))
+        }
+        Some(ReducerInput::Scripted(_)) => return wire(
+            "$.reducer.kind",
+            "the node takes an upstream (message-level) reducer: `upstream` or `messageCounting`",
+        ),
+    })
 }
 
-/// Renders a verification result.
-pub fn verification_output(v: &VerificationResult) -> VerificationOutput {
-    VerificationOutput {
-        outcome: v.outcome.name().to_owned(),
-        rejection_reasons: v
-            .rejection_reasons
-            .iter()
-            .map(|r| r.name().to_owned())
-            .collect(),
-        missing_required_entry_ids: ids(&v.missing_required_entry_ids),
-        invalid_entry_ids: v
-            .invalid_entry_ids
-            .iter()
-            .map(|i| i.as_str().to_owned())
-            .collect(),
-        preservation_only_fallback_entry_ids: ids(&v.preservation_only_fallback_entry_ids),
-    }
-}
-
-/// Renders an assembly result.
-pub fn assembly_output(r: &AssemblyResult) -> AssemblyOutput {
-    AssemblyOutput {
-        outcome: r.outcome.name().to_owned(),
-        final_entry_ids: r
-            .final_entries
-            .as_ref()
-            .map(|es| es.iter().map(|e| e.id().as_str().to_owned()).collect()),
-        original_estimated_size: r.original_estimated_size,
-        final_estimated_size: r.final_estimated_size,
-        hard_limit: r.hard_limit,
-        attempt_count: r.attempt_count,
-        stages: r.stages.iter().map(|s| s.name().to_owned()).collect(),
-        required_entry_ids: ids(&r.required_entry_ids),
-        latest_snapshot_version: r.latest_snapshot_version,
-        final_verification: r.final_verification.as_ref().map(verification_output),
-    }
-}
-
-/// Renders a diagnostics record.
-pub fn diagnostics_output(d: &Diagnostics) -> DiagnosticsOutput {
-    DiagnosticsOutput {
-        outcome: d.outcome.name().to_owned(),
-        measurement_unit: d.measurement_unit.name().to_owned(),
-        original_size: d.original_size,
-        final_size: d.final_size,
-        trigger_threshold: d.trigger_threshold,
-        hard_limit: d.hard_limit,
-        attempt_count: d.attempt_count,
-        stages: d.stages.iter().map(|s| s.name().to_owned()).collect(),
-        category_contributions: d
-            .category_contributions
-            .iter()
-            .map(|c| ContributionOutput {
-                category: c.category.name().to_owned(),
-                size: c.size,
-                entry_count: c.entry_count,
-            })
-            .collect(),
-        final_sequence_valid: d.final_sequence_valid,
-    }
+/// The entry-level reducer of `$.reducer`: an entry-level script as it is, an upstream reducer
+/// behind `imp`'s bridge (SPEC BRG-1); absent: a script that always echoes.
+pub fn reducer(
+    input: Option<&ReducerInput>,
+    imp: &dyn Implementation,
+) -> Result<Box<dyn Reducer + Send>, CaseError> {
+    Ok(match input {
+        None => Box::new(ScriptedReducer::new(Vec::new())),
+        Some(ReducerInput::Scripted(s)) => Box::new(ScriptedReducer::new(script_steps(s)?)),
+        Some(upstream_input) => imp.bridge(upstream(Some(upstream_input))?),
+    })
 }
 
 #[cfg(test)]

@@ -1,37 +1,41 @@
-//! # Wire format: JSON cases, outputs, vector files
+//! # The wire base: inputs, their conversion, shared outputs, the strict reader, errors
 //!
-//! The conformance oracle's language-neutral surface (see `docs/WIRE.md` for every field). A
-//! *case* ([`case::Case`]) names one operation of the SPEC and its inputs; running it on an
-//! [`exec::Implementation`] yields an *output* ([`output::Output`]): the full result, or a typed
-//! error that is itself a legitimate answer. Vector files ([`vectors::VectorFile`]) bundle cases
-//! with their expected outputs, Wycheproof-style, and [`corpus`] writes them: hand-written
-//! cases per SPEC clause (each checked against a hand-computed partial expectation) plus seeded
-//! generated cases whose expectations come from the model.
+//! Everything the operations ([`crate::ops`]) read and write that is not specific to one of
+//! them. The wire base knows no operation: imports point one way, operations -> wire base ->
+//! vocabulary.
 //!
 //! ```text
-//!  JSON text --serde--> case::Case --convert--> vocabulary (Policy, Entry, providers, reducers)
-//!                                                   |
-//!                             exec::Implementation (Model | Engine)
-//!                                                   |
-//!  JSON text <--serde-- output::Output <--convert-- results / AssemblyError
+//!  JSON text --strict--> input (policy, entries, messages, values, schedules, reducers, host)
+//!                          |
+//!                       convert --> vocabulary (Policy, Entry, providers, reducers, ...)
+//!                                           |  an operation runs it on &dyn Implementation
+//!  JSON text <--serde-- output (entries, verification, assembly, diagnostics, runs) + error
 //! ```
 //!
-//! This module is the only place that knows JSON field names. The JSON Schemas
-//! ([`schema`]) are derived from the same serde types.
+//! | module | holds |
+//! |---|---|
+//! | [`input`] | the serde images of shared inputs (`docs/WIRE.md`, "Inputs") |
+//! | [`convert`] | inputs to vocabulary values; SPEC rejections become typed answers |
+//! | [`host`] | what a host supplies: capability profiles, client chains, owners, bindings, accessors |
+//! | [`output`] | shared outputs and their renderings from the vocabulary |
+//! | [`runs`] | run views and opaque ids rendered with placeholders (`R1`, `A1`, ...) |
+//! | [`names`] | categorical values written by name, listed in the schema |
+//! | [`error`] | wire errors (exit 2) and typed error answers (SPEC ERR-1) |
+//! | [`strict`] | the strict, path-tracking JSON reader |
+//!
+//! This module is the only place that knows JSON field names besides the operations' own case
+//! and answer types. The JSON Schemas ([`crate::schema`]) are derived from the same serde types.
 
-pub mod adr;
-pub mod case;
 pub mod convert;
 pub mod corpus;
-pub mod exec;
+pub mod error;
+pub mod host;
+pub mod input;
+pub mod names;
 pub mod output;
-pub mod scenario;
-pub mod schema;
+pub mod runs;
 pub mod strict;
 pub mod vectors;
 
-pub use case::Case;
-pub use convert::{CaseError, WireError};
-pub use exec::{run_case, run_case_caught, Engine, Implementation, Model, RunError};
-pub use output::{ErrorOutput, Output};
+pub use error::{CaseError, ErrorOutput, WireError};
 pub use vectors::{TestGroup, TestVector, VectorFile};

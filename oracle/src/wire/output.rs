@@ -1,108 +1,21 @@
-//! Output types: the answer to one case.
-//!
-//! An [`Output`] has exactly one member set (`error`, `entries`, `policy`, `evaluation`,
-//! `analysis`, `selection`, `verification`, or `assembly` together with `diagnostics`). A typed
-//! [`ErrorOutput`] is a legitimate answer: the SPEC rejects the input, and the vector records
-//! how. Vectors compare outputs as JSON, ignoring only `error.message`.
+//! Outputs that more than one operation (and the trace format) writes: constructed entries,
+//! verification and assembly results, diagnostics records, and their renderings from the
+//! vocabulary. Names of categorical values are [`Name`]s, so the schema lists them; numbers
+//! and ids are written as the SPEC names them.
 
+use hybrid_compaction_model::assembly::{AssemblyResult, Outcome, Stage};
+use hybrid_compaction_model::diagnostics::{
+    Category, CompactionOutcome, Diagnostics, StageCategory,
+};
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
+use hybrid_compaction_model::estimator::MeasurementUnit;
+use hybrid_compaction_model::verification::{
+    RejectionReason, VerificationOutcome, VerificationResult,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::adr::output as adr;
-
-/// The answer to one case.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Output {
-    /// A typed error (SPEC ERR-1): the SPEC rejects these inputs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorOutput>,
-    /// `entry`: the constructed entries.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entries: Option<Vec<EntryOutput>>,
-    /// `policy`: the validated policy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy: Option<PolicyOutput>,
-    /// `evaluate`: the trigger evaluation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evaluation: Option<EvaluationOutput>,
-    /// `analyze`: the tool-exchange analysis.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub analysis: Option<AnalysisOutput>,
-    /// `select`: the preservation selection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub selection: Option<SelectionOutput>,
-    /// `verify`: the verification result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verification: Option<VerificationOutput>,
-    /// `assemble`: the assembly result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub assembly: Option<AssemblyOutput>,
-    /// `assemble`: the diagnostics record built from the result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diagnostics: Option<DiagnosticsOutput>,
-    /// `entry` / `assemble` with a `transcript`: the entries (adapted, or the assembly's final
-    /// list on success) rendered in the transcript's format (SPEC TRN-6).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub final_transcript: Option<serde_json::Value>,
-    /// `resolve`: capability resolution (SPEC CAP-1 .. CAP-4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resolution: Option<adr::ResolutionOutput>,
-    /// `compose`: the composition status (SPEC CMP-2 .. CMP-4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub composition: Option<adr::CompositionOutput>,
-    /// `trust`: a guarded call's end and events (SPEC TRU-1 .. TRU-3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trust: Option<adr::TrustOutput>,
-    /// `record`: the validated record (SPEC ARF-1 .. ARF-3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub record: Option<adr::RecordOutput>,
-    /// `rehydrate`: status, segment, diagnostics with attribution (SPEC RHY, ATR).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rehydration: Option<adr::RehydrationOutput>,
-    /// `offload`: record, diagnostics with attribution (SPEC OFF, ATR).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offload: Option<adr::OffloadOutput>,
-    /// `configure`: the effective-defaults report and installed compaction (SPEC CFG).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub configuration: Option<adr::ConfigurationOutput>,
-    /// `bridge`: the result entries of each call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bridge: Option<super::scenario::output::BridgeOutput>,
-    /// `leases`: one answer per step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub leases: Option<Vec<super::scenario::output::LeaseStepOutput>>,
-    /// `node`: the selection and one answer per step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<super::scenario::output::NodeOutput>,
-}
-
-impl Output {
-    /// An error answer.
-    pub fn error(e: ErrorOutput) -> Output {
-        Output {
-            error: Some(e),
-            ..Output::default()
-        }
-    }
-}
-
-/// A typed error (SPEC ERR-1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ErrorOutput {
-    /// The error kind: `OutOfRange`, `NullArgument`, `InvalidArgument`, `InvalidOperation`,
-    /// `Overflow`, `Cancelled`, `ReducerContract`, `ReducerFailed`, `NotSupported`.
-    pub kind: String,
-    /// The offending field (policy member name, or `Version` for snapshots), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
-    /// The offending entry id, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entry_id: Option<String>,
-    /// Human-readable explanation; informative only (never compared).
-    pub message: String,
-}
+use super::names::Name;
 
 /// A constructed entry (SPEC ENT-2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -111,7 +24,7 @@ pub struct EntryOutput {
     /// The id.
     pub id: String,
     /// The kind.
-    pub kind: String,
+    pub kind: Name<EntryKind>,
     /// The message role.
     pub role: String,
     /// The message text (concatenated text parts, SPEC ENT-3).
@@ -122,112 +35,14 @@ pub struct EntryOutput {
     pub artifact_reference_digest: Option<String>,
 }
 
-/// A validated policy (SPEC POL-1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PolicyOutput {
-    /// `HardLimit`.
-    pub hard_limit: i32,
-    /// `TriggerMargin`.
-    pub trigger_margin: i32,
-    /// `TriggerThreshold = HardLimit - TriggerMargin`.
-    pub trigger_threshold: i32,
-    /// `RecentMessageRetentionCount`.
-    pub recent_message_retention_count: i32,
-    /// `MaximumCompactionAttempts`.
-    pub maximum_compaction_attempts: i32,
-    /// `PreservationLabel`.
-    pub preservation_label: String,
-    /// `PreservationVersion`.
-    pub preservation_version: i32,
-    /// The estimator's unit.
-    pub measurement_unit: String,
-}
-
-/// A trigger evaluation (SPEC POL-3, POL-4) plus the estimator's per-entry sizes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct EvaluationOutput {
-    /// The estimator's unit.
-    pub measurement_unit: String,
-    /// Per-entry estimates, in list order.
-    pub entry_sizes: Vec<i32>,
-    /// `EstimatedSize`.
-    pub estimated_size: i32,
-    /// `HardLimit`.
-    pub hard_limit: i32,
-    /// `TriggerMargin`.
-    pub trigger_margin: i32,
-    /// `TriggerThreshold`.
-    pub trigger_threshold: i32,
-    /// `Triggered`.
-    pub triggered: bool,
-}
-
-/// One tool group (SPEC EXC-3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GroupOutput {
-    /// The call entry.
-    pub call_entry_id: String,
-    /// Its call ids, part order.
-    pub call_ids: Vec<String>,
-    /// First result owners, by position.
-    pub result_entry_ids: Vec<String>,
-    /// Call entry then result entries.
-    pub all_entry_ids: Vec<String>,
-    /// Every call id has an owner.
-    pub all_matched: bool,
-    /// Every first owner follows the call entry.
-    pub all_in_order: bool,
-    /// The group is complete.
-    pub complete: bool,
-}
-
-/// A tool-exchange analysis (SPEC EXC-1 .. EXC-3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AnalysisOutput {
-    /// Groups in list order.
-    pub groups: Vec<GroupOutput>,
-    /// `OrphanedCallEntryIds`.
-    pub orphaned_call_entry_ids: Vec<String>,
-    /// `OrphanResultEntryIds`.
-    pub orphan_result_entry_ids: Vec<String>,
-    /// `DuplicateCallEntryIds`.
-    pub duplicate_call_entry_ids: Vec<String>,
-    /// `DuplicateResultCallIds`.
-    pub duplicate_result_call_ids: Vec<String>,
-    /// `DuplicateResultEntryIds`.
-    pub duplicate_result_entry_ids: Vec<String>,
-    /// `ReorderedCallEntryIds`.
-    pub reordered_call_entry_ids: Vec<String>,
-    /// `CrossGroupResultEntryIds`.
-    pub cross_group_result_entry_ids: Vec<String>,
-    /// No defect list is non-empty.
-    pub sequence_valid: bool,
-}
-
-/// A preservation selection (SPEC PRE-4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SelectionOutput {
-    /// Required ids by position.
-    pub required_entry_ids: Vec<String>,
-    /// The policy label.
-    pub preservation_label: String,
-    /// The policy version.
-    pub preservation_version: i32,
-}
-
 /// A verification result (SPEC VER-3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VerificationOutput {
     /// `Accepted` or `Rejected`.
-    pub outcome: String,
+    pub outcome: Name<VerificationOutcome>,
     /// Reasons in check order, each once.
-    pub rejection_reasons: Vec<String>,
+    pub rejection_reasons: Vec<Name<RejectionReason>>,
     /// Missing required ids, in required order.
     pub missing_required_entry_ids: Vec<String>,
     /// Invalid ids, ordinal order.
@@ -241,7 +56,7 @@ pub struct VerificationOutput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AssemblyOutput {
     /// The outcome.
-    pub outcome: String,
+    pub outcome: Name<Outcome>,
     /// Final entry ids (success only; null for terminations).
     pub final_entry_ids: Option<Vec<String>>,
     /// `OriginalEstimatedSize`.
@@ -253,7 +68,7 @@ pub struct AssemblyOutput {
     /// `AttemptCount`.
     pub attempt_count: i32,
     /// Stages in execution order.
-    pub stages: Vec<String>,
+    pub stages: Vec<Name<Stage>>,
     /// `RequiredEntryIds`.
     pub required_entry_ids: Vec<String>,
     /// `LatestSnapshotVersion`.
@@ -267,7 +82,7 @@ pub struct AssemblyOutput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContributionOutput {
     /// The category.
-    pub category: String,
+    pub category: Name<Category>,
     /// Checked size sum.
     pub size: i32,
     /// Number of entries.
@@ -279,9 +94,9 @@ pub struct ContributionOutput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DiagnosticsOutput {
     /// The outcome category.
-    pub outcome: String,
+    pub outcome: Name<CompactionOutcome>,
     /// The unit.
-    pub measurement_unit: String,
+    pub measurement_unit: Name<MeasurementUnit>,
     /// `OriginalSize`.
     pub original_size: i32,
     /// `FinalSize`.
@@ -293,9 +108,91 @@ pub struct DiagnosticsOutput {
     /// `AttemptCount`.
     pub attempt_count: i32,
     /// Stage categories.
-    pub stages: Vec<String>,
+    pub stages: Vec<Name<StageCategory>>,
     /// Contributions in category order.
     pub category_contributions: Vec<ContributionOutput>,
     /// `true` on success, null on termination.
     pub final_sequence_valid: Option<bool>,
+}
+
+/// Ids as strings, in order.
+pub fn ids(v: &[EntryId]) -> Vec<String> {
+    v.iter().map(|i| i.as_str().to_owned()).collect()
+}
+
+/// Renders constructed entries.
+pub fn entry_outputs(entries: &[Entry]) -> Vec<EntryOutput> {
+    entries
+        .iter()
+        .map(|e| EntryOutput {
+            id: e.id().as_str().to_owned(),
+            kind: Name(e.kind()),
+            role: e.message().role.clone(),
+            text: e.message().text_content(),
+            artifact_reference_digests: e
+                .artifact_reference_digests()
+                .iter()
+                .map(|d| d.to_hex())
+                .collect(),
+            artifact_reference_digest: e.artifact_reference_digest().map(|d| d.to_hex()),
+        })
+        .collect()
+}
+
+/// Renders a verification result.
+pub fn verification_output(v: &VerificationResult) -> VerificationOutput {
+    VerificationOutput {
+        outcome: Name(v.outcome),
+        rejection_reasons: v.rejection_reasons.iter().copied().map(Name).collect(),
+        missing_required_entry_ids: ids(&v.missing_required_entry_ids),
+        invalid_entry_ids: v
+            .invalid_entry_ids
+            .iter()
+            .map(|i| i.as_str().to_owned())
+            .collect(),
+        preservation_only_fallback_entry_ids: ids(&v.preservation_only_fallback_entry_ids),
+    }
+}
+
+/// Renders an assembly result.
+pub fn assembly_output(r: &AssemblyResult) -> AssemblyOutput {
+    AssemblyOutput {
+        outcome: Name(r.outcome),
+        final_entry_ids: r
+            .final_entries
+            .as_ref()
+            .map(|es| es.iter().map(|e| e.id().as_str().to_owned()).collect()),
+        original_estimated_size: r.original_estimated_size,
+        final_estimated_size: r.final_estimated_size,
+        hard_limit: r.hard_limit,
+        attempt_count: r.attempt_count,
+        stages: r.stages.iter().copied().map(Name).collect(),
+        required_entry_ids: ids(&r.required_entry_ids),
+        latest_snapshot_version: r.latest_snapshot_version,
+        final_verification: r.final_verification.as_ref().map(verification_output),
+    }
+}
+
+/// Renders a diagnostics record.
+pub fn diagnostics_output(d: &Diagnostics) -> DiagnosticsOutput {
+    DiagnosticsOutput {
+        outcome: Name(d.outcome),
+        measurement_unit: Name(d.measurement_unit),
+        original_size: d.original_size,
+        final_size: d.final_size,
+        trigger_threshold: d.trigger_threshold,
+        hard_limit: d.hard_limit,
+        attempt_count: d.attempt_count,
+        stages: d.stages.iter().copied().map(Name).collect(),
+        category_contributions: d
+            .category_contributions
+            .iter()
+            .map(|c| ContributionOutput {
+                category: Name(c.category),
+                size: c.size,
+                entry_count: c.entry_count,
+            })
+            .collect(),
+        final_sequence_valid: d.final_sequence_valid,
+    }
 }

@@ -17,9 +17,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::case::{Case, PolicyInput};
-use super::exec::{run_case_caught, Implementation, RunError};
-use super::output::Output;
+use hybrid_compaction_model::seam::Implementation;
+
+use super::input::PolicyInput;
+use crate::ops::{run_case_caught, Case, Output, RunError};
 
 /// The `schema` value of every vector file of this format version.
 pub const VECTOR_SCHEMA: &str = "hybrid-compaction-vectors/v1";
@@ -78,15 +79,7 @@ impl TestVector {
     pub fn effective_case(&self, group_policy: Option<&PolicyInput>) -> Case {
         let mut case = self.case.clone();
         if let Some(gp) = group_policy {
-            let slot = match &mut case {
-                Case::Assemble(c) => Some(&mut c.policy),
-                Case::Verify(c) => Some(&mut c.policy),
-                Case::Select(c) => Some(&mut c.policy),
-                Case::Evaluate(c) => Some(&mut c.policy),
-                Case::Policy(c) => Some(&mut c.policy),
-                Case::Node(c) => Some(&mut c.policy),
-                _ => None,
-            };
+            let slot = case.policy_slot();
             if let Some(slot) = slot {
                 if slot.is_none() {
                     *slot = Some(gp.clone());

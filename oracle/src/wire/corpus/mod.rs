@@ -18,9 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value as Json;
 
-use super::case::{Case, PolicyInput};
-use super::exec::{run_case_caught, Model};
+use super::input::PolicyInput;
 use super::vectors::{TestGroup, TestVector, VectorFile, VECTOR_SCHEMA};
+use crate::ops::{run_case_caught, Case};
+use crate::Model;
 
 pub mod dsl;
 pub mod generated;
@@ -351,7 +352,12 @@ fn build_topic(topic: &Topic, generated_topic: bool) -> Result<VectorFile, Vec<S
                 flags: Vec::new(),
                 clauses: h.clauses.iter().map(|c| (*c).to_owned()).collect(),
                 case,
-                expected: Default::default(),
+                expected: crate::ops::Output::error(crate::wire::error::answer(
+                    hybrid_compaction_model::error::ErrorKind::InvalidOperation,
+                    None,
+                    None,
+                    "not yet run",
+                )),
             };
             let effective = vector.effective_case(policy.as_ref());
             let out = match run_case_caught(&effective, &Model) {
@@ -378,10 +384,11 @@ fn build_topic(topic: &Topic, generated_topic: bool) -> Result<VectorFile, Vec<S
                 }
                 .to_owned(),
             );
-            if out.error.is_some() {
+            if out.as_error().is_some() {
                 flags.push("TypedError".to_owned());
             }
-            if let Some(a) = &out.assembly {
+            if let crate::ops::Output::Assemble(a) = &out {
+                let a = &a.assembly;
                 flags.push(
                     if a.final_entry_ids.is_some() {
                         "Success"

@@ -12,54 +12,18 @@
 
 use serde_json::Value as Json;
 
-use super::case::Case;
-use super::output::Output;
-use super::vectors::VectorFile;
+use crate::ops::{Case, Output};
+use crate::wire::vectors::VectorFile;
 
 /// The schema of one case.
 pub fn case_schema() -> Json {
     with_ranges(serde_json::to_value(schemars::schema_for!(Case)).unwrap_or(Json::Null))
 }
 
-/// The schema of one output.
+/// The schema of one output: a typed error, or the answer of one operation (the operations'
+/// answer types each name their one member, so the alternatives exclude each other).
 pub fn output_schema() -> Json {
-    let mut schema =
-        with_ranges(serde_json::to_value(schemars::schema_for!(Output)).unwrap_or(Json::Null));
-    let alternatives = one_answer(&schema);
-    if let Json::Object(o) = &mut schema {
-        o.insert("oneOf".into(), alternatives);
-        o.insert(
-            "dependentSchemas".into(),
-            serde_json::json!({"finalTranscript": {"anyOf": [
-                {"required": ["entries"]}, {"required": ["assembly"]}
-            ]}}),
-        );
-    }
-    schema
-}
-
-/// An output carries exactly one answer: one `oneOf` alternative per member of [`Output`]
-/// (read from its derived schema, so a new member gets its own), except the companions:
-/// `diagnostics` goes with `assembly` (alone it is an answer too), `finalTranscript` with
-/// `entries` or `assembly`.
-fn one_answer(schema: &Json) -> Json {
-    let members = schema
-        .get("properties")
-        .and_then(Json::as_object)
-        .map(|p| p.keys().cloned().collect::<Vec<_>>())
-        .unwrap_or_default();
-    let alternatives = members
-        .iter()
-        .filter(|m| *m != "finalTranscript")
-        .map(|m| match m.as_str() {
-            "assembly" => serde_json::json!({"required": ["assembly", "diagnostics"]}),
-            "diagnostics" => {
-                serde_json::json!({"required": ["diagnostics"], "not": {"required": ["assembly"]}})
-            }
-            _ => serde_json::json!({"required": [m]}),
-        })
-        .collect();
-    Json::Array(alternatives)
+    with_ranges(serde_json::to_value(schemars::schema_for!(Output)).unwrap_or(Json::Null))
 }
 
 /// The schema of a vector file.

@@ -1,37 +1,28 @@
-//! The `node` operation (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6): plans, steps, rendering.
+//! Running a `node` scenario: each call converted into a [`CallPlan`] (path-precise wire
+//! errors), the steps run on the implementation's [`NodeWorld`], and the records rendered with
+//! placeholders for runs and `AssemblyId`s.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use hybrid_compaction_model::artifact::Digest;
+use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::lease::LeaseId;
-use hybrid_compaction_model::reducers::{MessageCountingReducer, ScriptedUpstreamReducer};
+use hybrid_compaction_model::message::Message;
+use hybrid_compaction_model::seam::{
+    CallEnd, CallPlan, CallRecord, EventRecord, Implementation, ReporterFields, StreamPlan,
+};
 
-use super::case::{NodeCase, NodeStepInput};
-use super::exec::{lease_error, run_output, wire, Placeholders, RAW_LEASE_BASE};
-use super::node::{CallEnd, CallPlan, CallRecord, EventRecord, StreamPlan};
-use super::output::{EventOutput, NodeOutput, NodeStepOutput, SentOutput, TerminatedOutput};
-use crate::wire::case::ReducerInput;
-use crate::wire::convert::{self, CaseError};
-use crate::wire::exec::{upstream_steps, WireUpstream};
-use crate::wire::output::Output;
+use super::{
+    EventOutput, NodeCallInput, NodeCase, NodeOutput, NodeStepInput, NodeStepOutput, ReporterInput,
+    SentOutput, TerminatedOutput,
+};
+use crate::wire::convert::{self, CancelPoint};
+use crate::wire::error::{answer, error_output, wire, CaseError};
+use crate::wire::names::Name;
+use crate::wire::output::diagnostics_output;
+use crate::wire::runs::{run_output, Placeholders, RAW_LEASE_BASE};
 
-fn upstream(r: Option<&ReducerInput>) -> Result<WireUpstream, CaseError> {
-    Ok(match r {
-        None => WireUpstream::Scripted(ScriptedUpstreamReducer::new(Vec::new())),
-        Some(ReducerInput::MessageCounting(m)) => WireUpstream::Counting(MessageCountingReducer {
-            target_count: m.target_count as usize,
-        }),
-        Some(ReducerInput::Upstream(u)) => {
-            WireUpstream::Scripted(ScriptedUpstreamReducer::new(upstream_steps(u)?))
-        }
-        Some(ReducerInput::Scripted(_)) => return wire(
-            "$.reducer.kind",
-            "the node takes an upstream (message-level) reducer: `upstream` or `messageCounting`",
-        ),
-    })
-}
-
-fn plan(c: &super::case::NodeCallInput, path: &str) -> Result<CallPlan, CaseError> {
+fn plan(c: &NodeCallInput, path: &str) -> Result<CallPlan, CaseError> {
     let mut messages = Vec::with_capacity(c.messages.len());
     for (i, m) in c.messages.iter().enumerate() {
         messages.push(convert::message(m, &format!("{path}.messages[{i}]"))?);
@@ -62,9 +53,9 @@ fn plan(c: &super::case::NodeCallInput, path: &str) -> Result<CallPlan, CaseErro
     let (cancel_before, cancel_capture) =
         match convert::cancel_point(c.cancel.as_ref(), &format!("{path}.cancel"))? {
             None => (false, None),
-            Some(convert::CancelPoint::Before) => (true, None),
-            Some(convert::CancelPoint::Capture(k)) => (false, Some(k)),
-            Some(convert::CancelPoint::Reducer(_)) => {
+            Some(CancelPoint::Before) => (true, None),
+            Some(CancelPoint::Capture(k)) => (false, Some(k)),
+            Some(CancelPoint::Reducer(_)) => {
                 return wire(
                     format!("{path}.cancel"),
                     "a node call takes `before` or `capture:K`",
@@ -98,21 +89,21 @@ fn plan(c: &super::case::NodeCallInput, path: &str) -> Result<CallPlan, CaseErro
 
 fn event_output(e: &EventRecord, ids: &mut Placeholders) -> EventOutput {
     EventOutput {
-        kind: e.kind.to_owned(),
+        kind: Name(e.kind),
         assembly_id: ids.name(&e.id),
         sequence_number: e.sequence,
-        workflow_id: e.identity.0.clone(),
-        agent_id: e.identity.1.clone(),
-        parent_agent_id: e.identity.2.clone(),
-        depth: e.identity.3,
-        measurement_unit: e.started.map(|s| s.0.name().to_owned()),
-        hard_limit: e.started.map(|s| s.1),
-        trigger_threshold: e.started.map(|s| s.2),
-        diagnostics: e.diagnostics.as_ref().map(convert::diagnostics_output),
+        workflow_id: e.identity.workflow_id.clone(),
+        agent_id: e.identity.agent_id.clone(),
+        parent_agent_id: e.identity.parent_agent_id.clone(),
+        depth: e.identity.depth,
+        measurement_unit: e.started.map(|s| Name(s.measurement_unit)),
+        hard_limit: e.started.map(|s| s.hard_limit),
+        trigger_threshold: e.started.map(|s| s.trigger_threshold),
+        diagnostics: e.diagnostics.as_ref().map(diagnostics_output),
     }
 }
 
-fn sent(ms: &[hybrid_compaction_model::message::Message]) -> Vec<SentOutput> {
+fn sent(ms: &[Message]) -> Vec<SentOutput> {
     ms.iter()
         .map(|m| SentOutput {
             role: m.role.clone(),
@@ -125,25 +116,32 @@ fn call_output(r: &CallRecord, ids: &mut Placeholders) -> NodeStepOutput {
     let events = r.events.iter().map(|e| event_output(e, ids)).collect();
     let streamed = r.streamed.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
     let out = match &r.end {
-        CallEnd::Sent(ms, fwd) => NodeStepOutput {
-            sent: Some(sent(ms)),
-            forwarded: Some(fwd.iter().map(Digest::to_hex).collect()),
+        CallEnd::Sent {
+            messages,
+            forwarded,
+        } => NodeStepOutput {
+            sent: Some(sent(messages)),
+            forwarded: Some(forwarded.iter().map(Digest::to_hex).collect()),
             events,
             ..NodeStepOutput::default()
         },
-        CallEnd::Abandoned(ms) => NodeStepOutput {
-            sent: Some(sent(ms)),
+        CallEnd::Abandoned { messages } => NodeStepOutput {
+            sent: Some(sent(messages)),
             events,
             ..NodeStepOutput::default()
         },
-        CallEnd::Failed(e, t, ms) => NodeStepOutput {
-            error: Some(e.clone()),
-            terminated: t.as_ref().map(|(o, s, h)| TerminatedOutput {
-                outcome: o.clone(),
-                final_estimated_size: *s,
-                hard_limit: *h,
+        CallEnd::Failed {
+            error,
+            termination,
+            dispatched,
+        } => NodeStepOutput {
+            error: Some(error.clone().into()),
+            terminated: termination.map(|t| TerminatedOutput {
+                outcome: Name(t.outcome),
+                final_estimated_size: t.final_estimated_size,
+                hard_limit: t.hard_limit,
             }),
-            sent: ms.as_deref().map(sent),
+            sent: dispatched.as_deref().map(sent),
             events,
             ..NodeStepOutput::default()
         },
@@ -153,7 +151,7 @@ fn call_output(r: &CallRecord, ids: &mut Placeholders) -> NodeStepOutput {
 
 /// A `Disabled` selection (SPEC NODE-1): every call goes to the provider unchanged; no node, no
 /// event, no run.
-fn disabled(steps: &[NodeStepInput], plans: &[Option<CallPlan>]) -> Output {
+fn disabled(steps: &[NodeStepInput], plans: &[Option<CallPlan>]) -> NodeOutput {
     let steps = steps
         .iter()
         .zip(plans)
@@ -161,8 +159,8 @@ fn disabled(steps: &[NodeStepInput], plans: &[Option<CallPlan>]) -> Output {
             (NodeStepInput::Call(_), Some(p)) => NodeStepOutput {
                 sent: Some(sent(&p.messages)),
                 error: p.provider_fails.as_ref().map(|m| {
-                    convert::answer(
-                        hybrid_compaction_model::error::ErrorKind::InvalidOperation,
+                    answer(
+                        ErrorKind::InvalidOperation,
                         None,
                         None,
                         format!("provider call failed: {m}"),
@@ -173,24 +171,28 @@ fn disabled(steps: &[NodeStepInput], plans: &[Option<CallPlan>]) -> Output {
             _ => NodeStepOutput::default(),
         })
         .collect();
-    Output {
-        node: Some(NodeOutput {
-            selection: "Disabled".to_owned(),
-            steps,
-        }),
-        ..Output::default()
+    NodeOutput {
+        selection: "Disabled".to_owned(),
+        steps,
     }
 }
 
-/// The `node` operation (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6).
-pub fn node(
-    c: &NodeCase,
-    imp: &dyn crate::wire::exec::Implementation,
-) -> Result<Output, CaseError> {
+/// The reporter's fields (SPEC EVT-3).
+fn reporter(r: &ReporterInput) -> ReporterFields {
+    ReporterFields {
+        workflow_id: r.workflow_id.clone(),
+        agent_id: r.agent_id.clone(),
+        parent_agent_id: r.parent_agent_id.clone(),
+        depth: r.depth,
+    }
+}
+
+/// Steps `c` through `imp`'s node world (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6).
+pub fn run(c: &NodeCase, imp: &dyn Implementation) -> Result<NodeOutput, CaseError> {
     let enabled = c.enabled.unwrap_or(true);
     let options = if c.options.unwrap_or(true) {
         let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
-        Some((p, upstream(c.reducer.as_ref())?))
+        Some((p, convert::upstream(c.reducer.as_ref())?))
     } else {
         None
     };
@@ -225,9 +227,7 @@ pub fn node(
             _ => plans.push(None),
         }
     }
-    let world = imp
-        .node_world(enabled, options, c.reporter.as_ref())
-        .map_err(CaseError::Answer)?;
+    let world = imp.node_world(enabled, options, c.reporter.as_ref().map(reporter).as_ref())?;
     let mut runs = Placeholders::new("R");
     let mut ids = Placeholders::new("A");
     let mut steps = Vec::with_capacity(c.steps.len());
@@ -249,14 +249,14 @@ pub fn node(
                 let d = Digest::of(x.body.as_deref().unwrap_or_default());
                 let mut o = NodeStepOutput::default();
                 if let Err(e) = world.reserve(d, names[&x.lease]) {
-                    o.error = Some(lease_error(&e));
+                    o.error = Some(error_output(&e));
                 }
                 o
             }
             (NodeStepInput::Release(x), _) => {
                 let mut o = NodeStepOutput::default();
                 if let Err(e) = world.release(names[&x.lease]) {
-                    o.error = Some(lease_error(&e));
+                    o.error = Some(error_output(&e));
                 }
                 o
             }
@@ -278,11 +278,8 @@ pub fn node(
         );
         steps.push(o);
     }
-    Ok(Output {
-        node: Some(NodeOutput {
-            selection: "Installed".to_owned(),
-            steps,
-        }),
-        ..Output::default()
+    Ok(NodeOutput {
+        selection: "Installed".to_owned(),
+        steps,
     })
 }

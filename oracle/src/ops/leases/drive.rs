@@ -1,17 +1,19 @@
-//! The `leases` operation (SPEC LSE-1 .. LSE-10): names, steps, per-step answers.
+//! Running a `leases` scenario: the names of flows, calls and leases (checked with
+//! path-precise wire errors: one waiter per run keeps a scenario deterministic), each step on
+//! the implementation's [`LeaseWorld`], and the run views rendered with placeholders.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use hybrid_compaction_model::artifact::Digest;
-use hybrid_compaction_model::lease::LeaseId;
+use hybrid_compaction_model::assembly::AssemblyError;
+use hybrid_compaction_model::lease::{LeaseError, LeaseId};
+use hybrid_compaction_model::seam::{Admission, Entered, Implementation, LeaseWorld, RunView};
 use hybrid_compaction_model::snapshot::Snapshot;
 
-use super::case::{LeaseStepInput, LeasesCase};
-use super::exec::{lease_error, run_output, wire, Placeholders, RAW_LEASE_BASE};
-use super::leases::{Entered, LeaseWorld, RunView};
-use super::output::{CaptureOutput, LeaseStepOutput};
-use crate::wire::convert::{self, CaseError};
-use crate::wire::output::Output;
+use super::{CaptureOutput, LeaseStepInput, LeaseStepOutput, LeasesCase};
+use crate::wire::convert;
+use crate::wire::error::{error_output, wire, CaseError};
+use crate::wire::runs::{run_output, Placeholders, RAW_LEASE_BASE};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CallState {
@@ -119,11 +121,8 @@ enum Subject {
     Call(usize),
 }
 
-/// The `leases` operation (SPEC LSE-1 .. LSE-10).
-pub fn leases(
-    c: &LeasesCase,
-    imp: &dyn crate::wire::exec::Implementation,
-) -> Result<Output, CaseError> {
+/// Steps `c` through `imp`'s lease world (SPEC LSE-1 .. LSE-10): one answer per step.
+pub fn run(c: &LeasesCase, imp: &dyn Implementation) -> Result<Vec<LeaseStepOutput>, CaseError> {
     let mut world = imp.lease_world();
     let mut names = Names::default();
     names.flows.insert("main".to_owned(), 0);
@@ -148,13 +147,10 @@ pub fn leases(
         );
         out.push(o);
     }
-    Ok(Output {
-        leases: Some(out),
-        ..Output::default()
-    })
+    Ok(out)
 }
 
-fn admitted_name(names: &mut Names, admitted: Option<(usize, LeaseId)>) -> Option<String> {
+fn admitted_name(names: &mut Names, admitted: Admission) -> Option<String> {
     let (k, lease) = admitted?;
     let run = match names.calls[k].1 {
         CallState::Waiting(r) | CallState::Admitted(r, _) | CallState::Done(r, _) => r,
@@ -170,7 +166,7 @@ fn lease_step(
     path: &str,
     o: &mut LeaseStepOutput,
 ) -> Result<Subject, CaseError> {
-    let err = |e: &hybrid_compaction_model::lease::LeaseError| Some(lease_error(e));
+    let err = |e: &LeaseError| Some(error_output(e));
     Ok(match step {
         LeaseStepInput::BeginRun(b) => {
             let f = names.flow(b.flow.as_ref(), &format!("{path}.beginRun"))?;
@@ -328,7 +324,7 @@ fn lease_step(
             let inner = match Snapshot::new(x.version, entries) {
                 Ok(s) => s,
                 Err(e) => {
-                    o.error = Some(convert::assembly_error(&e.into()));
+                    o.error = Some(error_output(&AssemblyError::from(e)));
                     return Ok(Subject::Call(k));
                 }
             };
@@ -343,7 +339,7 @@ fn lease_step(
                             .collect(),
                     });
                 }
-                Err(e) => o.error = Some(convert::assembly_error(&e.into())),
+                Err(e) => o.error = Some(error_output(&AssemblyError::from(e))),
             }
             Subject::Call(k)
         }
@@ -362,7 +358,7 @@ fn finish(
     }
     let (result, admitted) = world.finish(k, forwarded);
     if let Err(e) = result {
-        o.error = Some(lease_error(&e));
+        o.error = Some(error_output(&e));
     }
     o.admitted = admitted_name(names, admitted);
 }

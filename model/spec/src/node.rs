@@ -1,0 +1,326 @@
+//! The per-provider-call node, step by step as SPEC NODE-2 and NODE-3 list them (C# S52): the
+//! specification's [`NodeWorld`].
+//!
+//! A call ensures a run scope and enters the run's gate with a fresh lease ([`crate::flows`],
+//! LSE-6, LSE-7), adapts the messages with the content-hash classifier (CLS-2), asks the
+//! integration for a provider and filters it through the lease (LSE-8), emits `Started` with a
+//! fresh `AssemblyId`, assembles through the bridge (BRG-1, ASM-7), builds diagnostics (DIA-5),
+//! raises a termination (NODE-4) or emits `Completed` and `Composed`, dispatches, and settles
+//! the lease: commit with the forwarded digests on success, release on any failure (NODE-5).
+//! `AssemblyId`s are counters (`model-1`, ...): only how they pair up is observable (EVT-5).
+
+use hybrid_compaction_model::artifact::Digest;
+use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::diagnostics::Diagnostics;
+use hybrid_compaction_model::error::{ErrorKind, TypedError};
+use hybrid_compaction_model::lease::{LeaseError, LeaseId, Revision};
+use hybrid_compaction_model::message::Message;
+use hybrid_compaction_model::policy::Policy;
+use hybrid_compaction_model::seam::node::{forwarded_digests, STREAM_ITEM_FAILURE};
+use hybrid_compaction_model::seam::{
+    BoxedUpstream, CallEnd, CallPlan, CallRecord, Entered, EventRecord, LeaseWorld, NodeWorld,
+    ReporterFields, RunView, StartedFields, StreamEnd, Termination,
+};
+use hybrid_compaction_model::snapshot::{Snapshot, SnapshotError, SnapshotProvider};
+use hybrid_compaction_model::trust::AttemptEvent;
+
+use crate::flows::Flows;
+use crate::{assemble, bridge, classify, diagnostics};
+
+/// A capture of the call's inner provider through the lease filter (SPEC LSE-8).
+struct Filtered<'a> {
+    flows: &'a mut Flows,
+    call: usize,
+    inner: Box<dyn SnapshotProvider + Send>,
+}
+
+impl SnapshotProvider for Filtered<'_> {
+    fn capture(&mut self) -> Result<Snapshot, SnapshotError> {
+        let inner = self.inner.capture()?;
+        self.flows.capture(self.call, inner)
+    }
+}
+
+/// A failed assembly: the typed error, and the termination's content for a termination.
+struct Failure {
+    error: TypedError,
+    termination: Option<Termination>,
+}
+
+impl From<TypedError> for Failure {
+    fn from(error: TypedError) -> Failure {
+        Failure {
+            error,
+            termination: None,
+        }
+    }
+}
+
+/// The node (SPEC NODE-2, NODE-3) on one flow of its own lease world.
+pub struct Node {
+    policy: Policy,
+    reducer: BoxedUpstream<'static>,
+    reporter: Option<ReporterFields>,
+    flows: Flows,
+    sequence: u64,
+    attempts: u64,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("policy", &self.policy)
+            .field("reporter", &self.reporter)
+            .finish_non_exhaustive()
+    }
+}
+
+fn cancelled() -> TypedError {
+    TypedError::new(ErrorKind::Cancelled, "provider call was cancelled")
+}
+
+fn provider_failed(message: &str) -> TypedError {
+    TypedError::new(
+        ErrorKind::InvalidOperation,
+        format!("provider call failed: {message}"),
+    )
+}
+
+impl Node {
+    /// A node with these options and reporter (selected per SPEC NODE-1).
+    pub fn new(
+        policy: Policy,
+        reducer: BoxedUpstream<'static>,
+        reporter: Option<ReporterFields>,
+    ) -> Node {
+        Node {
+            policy,
+            reducer,
+            reporter,
+            flows: Flows::default(),
+            sequence: 0,
+            attempts: 0,
+        }
+    }
+
+    /// SPEC EVT-1 .. EVT-3: an event only with a reporter, numbered by its sequence source.
+    fn emit(
+        &mut self,
+        events: &mut Vec<EventRecord>,
+        kind: AttemptEvent,
+        id: u64,
+        diagnostics: Option<&Diagnostics>,
+    ) {
+        let Some(r) = &self.reporter else { return };
+        self.sequence += 1;
+        let started = (kind == AttemptEvent::Started).then(|| StartedFields {
+            measurement_unit: self.policy.estimator().unit(),
+            hard_limit: self.policy.hard_limit(),
+            trigger_threshold: self.policy.trigger_threshold(),
+        });
+        events.push(EventRecord {
+            kind,
+            id: format!("model-{id}"),
+            sequence: self.sequence,
+            identity: r.clone(),
+            started,
+            diagnostics: diagnostics.cloned(),
+        });
+    }
+
+    /// NODE-3 steps 1-14 for admitted call `call`: the composed messages and digests, or the
+    /// error (with the termination's content for a termination).
+    fn assemble(
+        &mut self,
+        call: usize,
+        plan: &CallPlan,
+        token: &CancellationToken,
+        events: &mut Vec<EventRecord>,
+    ) -> Result<(Vec<Message>, Vec<Digest>), Failure> {
+        // 1. cancellation.
+        if token.is_cancelled() {
+            return Err(cancelled().into());
+        }
+        // 3. adapt with the content-hash classifier (SPEC CLS-2).
+        let baseline = classify::adapt(&plan.messages, &mut classify::ContentHashClassifier)
+            .map_err(|e| TypedError::from(&e))?;
+        // 4. the integration's provider.
+        let inner = plan.provider(baseline, token).ok_or_else(|| {
+            TypedError::new(
+                ErrorKind::InvalidOperation,
+                "snapshot integration returned no snapshot provider",
+            )
+        })?;
+        // 6. a fresh id, Started.
+        self.attempts += 1;
+        let id = self.attempts;
+        self.emit(events, AttemptEvent::Started, id, None);
+        // 5. filter and bridge; 7. assemble.
+        let mut filtered = Filtered {
+            flows: &mut self.flows,
+            call,
+            inner,
+        };
+        let mut bridge = bridge::Bridge::new(&mut self.reducer);
+        let result = assemble::assemble(&self.policy, &mut filtered, &mut bridge, token)
+            .map_err(|e| TypedError::from(&e))?;
+        // 8. cancellation.
+        if token.is_cancelled() {
+            return Err(cancelled().into());
+        }
+        // 9. diagnostics.
+        let d = diagnostics::build(&result, &self.policy).map_err(|e| TypedError::from(&e))?;
+        // 10. termination (SPEC NODE-4).
+        if !result.outcome.is_success() {
+            self.emit(events, AttemptEvent::Terminated, id, Some(&d));
+            let termination = Termination {
+                outcome: result.outcome,
+                final_estimated_size: result.final_estimated_size,
+                hard_limit: result.hard_limit,
+            };
+            let message = format!(
+                "context compaction terminated ({}): final estimated size {} exceeds what can be sent within hard limit {}",
+                termination.outcome, termination.final_estimated_size, termination.hard_limit
+            );
+            return Err(Failure {
+                error: TypedError::new(ErrorKind::InvalidOperation, message),
+                termination: Some(termination),
+            });
+        }
+        // 11. Completed; 13. messages and digests; 14. Composed.
+        self.emit(events, AttemptEvent::Completed, id, Some(&d));
+        let finals = result.final_entries.unwrap_or_default();
+        let forwarded = forwarded_digests(&finals);
+        let messages = finals.iter().map(|e| e.message().clone()).collect();
+        self.emit(events, AttemptEvent::Composed, id, Some(&d));
+        Ok((messages, forwarded))
+    }
+
+    /// Commits the lease with the forwarded digests and leaves the gate (SPEC NODE-5).
+    fn commit(&mut self, call: usize, messages: Vec<Message>, forwarded: Vec<Digest>) -> CallEnd {
+        match self.flows.finish(call, Some(&forwarded)).0 {
+            Ok(()) => CallEnd::Sent {
+                messages,
+                forwarded,
+            },
+            Err(e) => CallEnd::Failed {
+                error: TypedError::from(&e),
+                termination: None,
+                dispatched: Some(messages),
+            },
+        }
+    }
+
+    /// Settles a streamed call: the end commits, an error item or an early drop releases.
+    fn settle_stream(
+        &mut self,
+        call: usize,
+        how: StreamEnd,
+        messages: Vec<Message>,
+        forwarded: Vec<Digest>,
+    ) -> CallEnd {
+        if how == StreamEnd::End {
+            return self.commit(call, messages, forwarded);
+        }
+        let _ = self.flows.finish(call, None);
+        match how {
+            StreamEnd::ErrorItem => CallEnd::Failed {
+                error: provider_failed(STREAM_ITEM_FAILURE),
+                termination: None,
+                dispatched: Some(messages),
+            },
+            _ => CallEnd::Abandoned { messages },
+        }
+    }
+
+    /// NODE-2 (4)-(5) after a successful assembly: dispatch, then settle the lease.
+    fn dispatch(
+        &mut self,
+        call: usize,
+        plan: &CallPlan,
+        messages: Vec<Message>,
+        forwarded: Vec<Digest>,
+        streamed: &mut Option<usize>,
+    ) -> CallEnd {
+        match (&plan.provider_fails, plan.stream) {
+            (Some(m), _) => {
+                let _ = self.flows.finish(call, None);
+                CallEnd::Failed {
+                    error: provider_failed(m),
+                    termination: None,
+                    dispatched: Some(messages),
+                }
+            }
+            (None, Some(sp)) => {
+                let (read, how) = sp.read();
+                *streamed = Some(read);
+                self.settle_stream(call, how, messages, forwarded)
+            }
+            (None, None) => self.commit(call, messages, forwarded),
+        }
+    }
+}
+
+impl NodeWorld for Node {
+    fn call(&mut self, plan: &CallPlan) -> CallRecord {
+        let mut events = Vec::new();
+        let token = plan.token();
+        let mut streamed = None;
+        // (1) ensure a run scope; (2) the gate and a fresh lease.
+        self.flows.ensure(0);
+        let call = self.flows.next_call();
+        let failed = |error: TypedError| CallEnd::Failed {
+            error,
+            termination: None,
+            dispatched: None,
+        };
+        let end = match self.flows.enter(0, call, token.is_cancelled()) {
+            Err(e) => failed(TypedError::from(&e)),
+            Ok(Entered::Waiting) => failed(TypedError::from(&LeaseError::Cancelled)),
+            Ok(Entered::Admitted(_)) => match self.assemble(call, plan, &token, &mut events) {
+                Err(f) => {
+                    let _ = self.flows.finish(call, None);
+                    CallEnd::Failed {
+                        error: f.error,
+                        termination: f.termination,
+                        dispatched: None,
+                    }
+                }
+                Ok((messages, forwarded)) => {
+                    self.dispatch(call, plan, messages, forwarded, &mut streamed)
+                }
+            },
+        };
+        // (6) leave the scope.
+        self.flows.end(0);
+        CallRecord {
+            end,
+            events,
+            streamed,
+        }
+    }
+
+    fn begin_run(&mut self) {
+        self.flows.begin(0, &[]);
+    }
+
+    fn end_run(&mut self) {
+        self.flows.end(0);
+    }
+
+    fn reserve(&mut self, d: Digest, lease: LeaseId) -> Result<bool, LeaseError> {
+        self.flows.reserve(0, d, lease)
+    }
+
+    fn release(&mut self, lease: LeaseId) -> Result<(), LeaseError> {
+        self.flows.release(0, lease)
+    }
+
+    fn view(&self) -> Option<RunView> {
+        self.flows.view(0)
+    }
+
+    fn peek_revision(&self, d: Digest) -> Revision {
+        self.flows.peek_revision(0, d)
+    }
+}

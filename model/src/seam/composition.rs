@@ -1,0 +1,174 @@
+//! Composition and trust in the seam (SPEC CMP-1 .. CMP-4, TRU-1 .. TRU-3): the inputs of one
+//! composition and of one guarded provider call, and what they report, as plain values.
+
+use std::sync::{Arc, Mutex};
+
+use crate::capability::CapabilityProfile;
+use crate::composition::{ClientChain, CompositionStatus, RunCoordination};
+use crate::error::ErrorKind;
+use crate::estimator::Estimator;
+use crate::policy::{Policy, PolicySpec};
+use crate::trust::{
+    AttemptEnd, AttemptEvent, BindingAccessor, Owners, TrustBinding, TrustContext, TrustStatus,
+    WorkspaceId,
+};
+
+/// The inputs of one composition (SPEC CMP-3).
+#[derive(Debug)]
+pub struct ComposeInput {
+    /// The client chain; `None`: no client.
+    pub client: Option<ClientChain>,
+    /// The capability profile; `None`: none.
+    pub profile: Option<CapabilityProfile>,
+    /// Whether an execution binding is supplied (the default binding).
+    pub binding: bool,
+    /// Whether an accessor is supplied (one that always answers the binding's context).
+    pub accessor: bool,
+    /// The session id.
+    pub session_id: String,
+    /// Whether a hybrid profile is supplied ([`fixed_policy`] with room, a message-counting
+    /// reducer keeping 2).
+    pub hybrid_profile: bool,
+}
+
+/// What a composition built: its status, the nodes installed and their run coordination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Composition {
+    /// The status (SPEC CMP-2).
+    pub status: CompositionStatus,
+    /// Nodes installed (0 or 1, SPEC CMP-4).
+    pub nodes: u32,
+    /// Who owns the runs of the installed node.
+    pub runs: Option<RunCoordination>,
+}
+
+/// How the assembly of a `trust` call ends (between the two revalidations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AssemblyScript {
+    /// Within the limit.
+    Success,
+    /// An irreducible history (SPEC NODE-4).
+    Terminated,
+    /// The reducer fails (an error after `Started`).
+    Failed,
+}
+
+/// The inputs of one guarded provider call (SPEC TRU-1 .. TRU-3).
+pub struct TrustInput {
+    /// The binding.
+    pub binding: Option<TrustBinding>,
+    /// The accessor.
+    pub accessor: Option<Arc<dyn BindingAccessor>>,
+    /// The session id.
+    pub session_id: Option<String>,
+    /// The assembly's end.
+    pub assembly: AssemblyScript,
+}
+
+impl std::fmt::Debug for TrustInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrustInput")
+            .field("assembly", &self.assembly)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a guarded call failed: the error's kind, and the trust status when a revalidation failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptFailure {
+    /// The kind.
+    pub kind: ErrorKind,
+    /// The failed revalidation's status.
+    pub status: Option<TrustStatus>,
+}
+
+/// What one guarded provider call did (SPEC TRU-3, EVT-2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustReport {
+    /// Whether the node was configured with a guard.
+    pub guarded: bool,
+    /// Where the attempt ended.
+    pub end: AttemptEnd,
+    /// Its events, in order.
+    pub events: Vec<AttemptEvent>,
+    /// Whether the real provider was called.
+    pub dispatched: bool,
+    /// The failure, if any.
+    pub failure: Option<AttemptFailure>,
+}
+
+/// The fixed policy of a composed profile and of a `trust` call, measuring with `estimator`
+/// (each implementation's own EST-2 estimator): a roomy one, or a `tight` one a 200-byte message
+/// cannot fit.
+pub fn fixed_policy(tight: bool, estimator: Arc<dyn Estimator>) -> Policy {
+    let (hard_limit, trigger_margin) = if tight { (40, 4) } else { (4096, 64) };
+    let spec = PolicySpec {
+        hard_limit,
+        trigger_margin,
+        recent_message_retention_count: 1,
+        maximum_compaction_attempts: 1,
+        preservation_label: Some("wire".to_owned()),
+        preservation_version: 1,
+        estimator: Some(estimator),
+    };
+    // Constant, valid numbers (SPEC POL-2).
+    Policy::new(spec).unwrap_or_else(|e| unreachable!("fixed policy is valid: {e}"))
+}
+
+/// The default owners: `user-1`, `orch-1`, `session-1`.
+pub fn default_owners() -> Owners {
+    Owners {
+        user_id: "user-1".to_owned(),
+        orchestration_id: "orch-1".to_owned(),
+        session_id: "session-1".to_owned(),
+    }
+}
+
+/// The default binding: the default owners, workspace 1.
+pub fn default_binding() -> TrustBinding {
+    TrustBinding {
+        owners: default_owners(),
+        workspace: WorkspaceId(1),
+    }
+}
+
+/// The context matching `binding` exactly.
+pub fn context_of(binding: &TrustBinding) -> TrustContext {
+    TrustContext {
+        user_id: binding.owners.user_id.clone(),
+        orchestration_id: binding.owners.orchestration_id.clone(),
+        workspace: Some(binding.workspace),
+    }
+}
+
+/// An accessor answering from a script: the k-th call gets the k-th answer, the last repeating.
+#[derive(Debug)]
+pub struct ScriptedAccessor {
+    answers: Vec<Option<TrustContext>>,
+    calls: Mutex<usize>,
+}
+
+impl ScriptedAccessor {
+    /// The accessor of these answers (`None`: no current context); an empty script answers
+    /// no context.
+    pub fn new(answers: Vec<Option<TrustContext>>) -> ScriptedAccessor {
+        ScriptedAccessor {
+            answers,
+            calls: Mutex::new(0),
+        }
+    }
+
+    /// Always `context`.
+    pub fn always(context: TrustContext) -> ScriptedAccessor {
+        ScriptedAccessor::new(vec![Some(context)])
+    }
+}
+
+impl BindingAccessor for ScriptedAccessor {
+    fn current(&self) -> Option<TrustContext> {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        let k = (*calls).min(self.answers.len().saturating_sub(1));
+        *calls += 1;
+        self.answers.get(k).cloned().flatten()
+    }
+}

@@ -1,0 +1,158 @@
+//! `configure`: the public switch of ADR-0011 (SPEC CFG-1 .. CFG-4): the effective-defaults report
+//! and the compaction the public path installs. Answered by the specification for both
+//! implementations (the library has no separate configuration path).
+
+use hybrid_compaction_model::configuration::{ConfigurationError, PublicOptions};
+use hybrid_compaction_model::reducers::MessageCountingReducer;
+use hybrid_compaction_model::seam::Implementation;
+use hybrid_compaction_spec as spec;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Operation;
+use crate::wire::error::{answer, CaseError};
+use crate::wire::host::chain;
+
+/// The five public options of ADR-0011 (SPEC CFG-1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PublicOptionsInput {
+    /// `HardLimitBytes`.
+    pub hard_limit_bytes: i32,
+    /// `TriggerMarginBytes`.
+    pub trigger_margin_bytes: i32,
+    /// `RecentMessageRetentionCount`.
+    pub recent_message_retention_count: i32,
+    /// `MaximumCompactionAttempts`.
+    pub maximum_compaction_attempts: i32,
+    /// Whether an `UpstreamReducer` is supplied.
+    pub upstream_reducer: bool,
+}
+
+/// Inputs of `configure`: the public switch (SPEC CFG-1 .. CFG-4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigureCase {
+    /// `EnableHybridCompaction`.
+    pub enabled: bool,
+    /// The options; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<PublicOptionsInput>,
+    /// The client chain's middleware (`Compaction` or `Other`; default none).
+    #[serde(default)]
+    pub client: Vec<String>,
+}
+
+/// The effective-defaults report (SPEC CFG-3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EffectiveDefaultOutput {
+    /// `RequestedEnabled` or `RequestedDisabled`.
+    pub requested: String,
+    /// `Enabled` or `Disabled`.
+    pub effective: String,
+    /// `CallerSupplied` or `NotApplicable`.
+    pub source: String,
+}
+
+/// The compaction the public path installs (SPEC CFG-3, CFG-4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BundleCompactionOutput {
+    /// The estimator's unit (`Utf8Bytes`).
+    pub measurement_unit: String,
+    /// Hard limit.
+    pub hard_limit: i32,
+    /// Trigger threshold.
+    pub trigger_threshold: i32,
+    /// Preservation label.
+    pub preservation_label: String,
+    /// Preservation version.
+    pub preservation_version: i32,
+    /// Classifier and integration.
+    pub strategies: Vec<String>,
+    /// Run coordination (`CallLocal`).
+    pub runs: String,
+    /// Whether a trust binding is configured (false).
+    pub trust_binding: bool,
+    /// Whether the capability resolver was consulted (false).
+    pub capability_resolver_consulted: bool,
+    /// Where the node sits (`InsidePerCallHistory`, SPEC CFG-4).
+    pub placement: String,
+}
+
+/// `configure` (SPEC CFG-2 .. CFG-4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigurationOutput {
+    /// The effective-defaults report.
+    pub report: EffectiveDefaultOutput,
+    /// The compaction installed, if any.
+    pub compaction: Option<BundleCompactionOutput>,
+}
+
+/// The answer of `configure`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigureAnswer {
+    /// The configuration.
+    pub configuration: ConfigurationOutput,
+}
+
+impl Operation for ConfigureCase {
+    const ANSWER: &'static str = "configuration";
+    type Answer = ConfigureAnswer;
+
+    fn run(&self, _imp: &dyn Implementation) -> Result<ConfigureAnswer, CaseError> {
+        let client = chain(&self.client, "$.client")?;
+        let options = self.options.as_ref().map(|o| PublicOptions {
+            hard_limit_bytes: o.hard_limit_bytes,
+            trigger_margin_bytes: o.trigger_margin_bytes,
+            recent_message_retention_count: o.recent_message_retention_count,
+            maximum_compaction_attempts: o.maximum_compaction_attempts,
+            upstream_reducer: o
+                .upstream_reducer
+                .then_some(MessageCountingReducer { target_count: 2 }),
+        });
+        let configured =
+            spec::configuration::configure(self.enabled, options, &client).map_err(|e| {
+                let field = match &e {
+                    ConfigurationError::EnabledWithoutOptions => "EnabledWithoutOptions".to_owned(),
+                    ConfigurationError::OptionsWithoutEnabled => "OptionsWithoutEnabled".to_owned(),
+                    ConfigurationError::MissingReducer => "UpstreamReducer".to_owned(),
+                    ConfigurationError::ExistingCompactionComponent => {
+                        "ExistingCompactionComponent".to_owned()
+                    }
+                    ConfigurationError::Policy(p) => p.field().name().to_owned(),
+                    _ => "Options".to_owned(),
+                };
+                CaseError::Answer(answer(e.kind(), Some(&field), None, e.to_string()))
+            })?;
+        let report = configured.report;
+        let compaction = configured.compaction.map(|b| {
+            let p = &b.profile.policy;
+            BundleCompactionOutput {
+                measurement_unit: p.estimator().unit().name().to_owned(),
+                hard_limit: p.hard_limit(),
+                trigger_threshold: p.trigger_threshold(),
+                preservation_label: p.preservation_label().to_owned(),
+                preservation_version: p.preservation_version(),
+                strategies: vec!["ContentHash".to_owned(), "Static".to_owned()],
+                runs: b.runs.name().to_owned(),
+                trust_binding: b.trust_binding,
+                capability_resolver_consulted: b.capability_resolver_consulted,
+                placement: b.placement.name().to_owned(),
+            }
+        });
+        Ok(ConfigureAnswer {
+            configuration: ConfigurationOutput {
+                report: EffectiveDefaultOutput {
+                    requested: report.requested.name().to_owned(),
+                    effective: report.effective.name().to_owned(),
+                    source: report.source.name().to_owned(),
+                },
+                compaction,
+            },
+        })
+    }
+}

@@ -1,0 +1,251 @@
+//! `node`: a node driven through provider calls and run steps (SPEC NODE-1 .. NODE-6, EVT-1 ..
+//! EVT-6), answered with each call's event stream, dispatched messages, forwarded digests,
+//! typed errors and the run's state. `AssemblyId`s are written `A1`, `A2`, ... and runs `R1`,
+//! ... in order of first appearance (SPEC EVT-5). The case and answer types are here; [`drive`]
+//! converts the calls into plans and steps the implementation's node world.
+
+use hybrid_compaction_model::assembly::Outcome;
+use hybrid_compaction_model::estimator::MeasurementUnit;
+use hybrid_compaction_model::seam::Implementation;
+use hybrid_compaction_model::trust::AttemptEvent;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Operation;
+use crate::wire::error::{CaseError, ErrorOutput};
+use crate::wire::input::{MessageInput, PolicyInput, ReducerInput, SnapshotInput};
+use crate::wire::names::Name;
+use crate::wire::output::DiagnosticsOutput;
+use crate::wire::runs::RunOutput;
+
+pub mod drive;
+
+/// Inputs of the `node` operation: one node (SPEC NODE-1 .. NODE-6) driven through a sequence
+/// of provider calls and run steps on one logical flow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeCase {
+    /// The policy of the options (may be inherited from the vector test group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyInput>,
+    /// The enabled switch (default `true`, SPEC NODE-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Whether options (policy and reducer) are supplied (default `true`, SPEC NODE-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<bool>,
+    /// The upstream reducer of the options (`upstream` or `messageCounting`; absent: an upstream
+    /// reducer that always echoes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reducer: Option<ReducerInput>,
+    /// The reporter (absent: no reporter, no events, SPEC EVT-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reporter: Option<ReporterInput>,
+    /// The steps, in order.
+    pub steps: Vec<NodeStepInput>,
+}
+
+/// The reporter's identity (SPEC EVT-3); its sequence source counts from 1 and it has no clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReporterInput {
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The agent id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The parent agent id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_agent_id: Option<String>,
+    /// The depth.
+    #[serde(default)]
+    pub depth: u32,
+}
+
+/// One step of a `node` scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum NodeStepInput {
+    /// One provider call through the node (SPEC NODE-2).
+    Call(NodeCallInput),
+    /// `BeginRun` on the node's flow: later calls share this run (SPEC LSE-6).
+    BeginRun(NoFields),
+    /// Ends the run begun by the latest unmatched `beginRun`.
+    EndRun(NoFields),
+    /// Another call of the run holds a reservation of this body with lease `lease` (SPEC
+    /// LSE-2; needs an active run).
+    Reserve(NodeLeaseInput),
+    /// That other lease is released (SPEC LSE-4).
+    Release(NodeLeaseInput),
+}
+
+/// A step without fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoFields {}
+
+/// `reserve` / `release` of a node scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeLeaseInput {
+    /// The body (for `reserve`; ignored by `release`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The lease name.
+    pub lease: String,
+}
+
+/// One provider call of a `node` scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeCallInput {
+    /// The call's messages (adapted with the content-hash classifier, SPEC CLS-2).
+    pub messages: Vec<MessageInput>,
+    /// The snapshot integration's schedule for this call (SPEC SNAP-5): a step without
+    /// `entries` repeats the previous one, the first the adapted baseline. Absent: the static
+    /// integration over the baseline (SPEC SNAP-3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<Vec<SnapshotInput>>,
+    /// The integration returns no provider (an `InvalidOperation` error, SPEC NODE-3 step 4).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_provider: bool,
+    /// Cancellation: `before` (token set before the call) or `capture:K` (set during the K-th
+    /// capture of the integration's provider).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel: Option<String>,
+    /// The real provider fails with this message (after `Composed`, SPEC NODE-5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_fails: Option<String>,
+    /// A streaming call (SPEC NODE-2): the provider streams updates and the caller reads them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamInput>,
+}
+
+/// A streaming provider call (SPEC NODE-2, NODE-5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StreamInput {
+    /// How many updates the provider streams (0 is a stream that ends at once).
+    pub updates: u32,
+    /// The update at this 0-based position is an error item instead (`< updates`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_at: Option<u32>,
+    /// How many times the caller asks for the next item before dropping the stream (absent:
+    /// until the stream ends). Reading the end is one ask: `updates + 1` reads to the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<u32>,
+}
+
+/// A dispatched message: role and text (SPEC ENT-3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SentOutput {
+    /// The role.
+    pub role: String,
+    /// The concatenated text parts.
+    pub text: String,
+}
+
+/// One progress event (SPEC EVT-3, EVT-4). No timestamp: the wire reporter has no clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventOutput {
+    /// `Started`, `Completed`, `Terminated` or `Composed`.
+    pub kind: Name<AttemptEvent>,
+    /// `A1`, `A2`, ... in order of first appearance.
+    pub assembly_id: String,
+    /// From the reporter's sequence source (first number 1).
+    pub sequence_number: u64,
+    /// The reporter's workflow id.
+    pub workflow_id: String,
+    /// The reporter's agent id.
+    pub agent_id: Option<String>,
+    /// The reporter's parent agent id.
+    pub parent_agent_id: Option<String>,
+    /// The reporter's depth.
+    pub depth: u32,
+    /// `Started`: the policy estimator's unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement_unit: Option<Name<MeasurementUnit>>,
+    /// `Started`: the hard limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hard_limit: Option<i32>,
+    /// `Started`: the trigger threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_threshold: Option<i32>,
+    /// `Completed`, `Terminated`, `Composed`: the diagnostics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<DiagnosticsOutput>,
+}
+
+/// The typed termination error's content (SPEC NODE-4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TerminatedOutput {
+    /// The termination outcome.
+    pub outcome: Name<Outcome>,
+    /// The result's final estimated size.
+    pub final_estimated_size: i32,
+    /// The hard limit.
+    pub hard_limit: i32,
+}
+
+/// The answer of one `node` step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeStepOutput {
+    /// The call's typed error (kind `InvalidOperation` for a termination or a provider failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorOutput>,
+    /// The termination error's content (SPEC NODE-4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminated: Option<TerminatedOutput>,
+    /// The messages handed to the real provider (absent: nothing was dispatched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<Vec<SentOutput>>,
+    /// A streaming call: how many updates the caller read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streamed: Option<u32>,
+    /// Success: the digests committed as delivered (SPEC NODE-5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded: Option<Vec<String>>,
+    /// The events the step emitted, in emission order.
+    #[serde(default)]
+    pub events: Vec<EventOutput>,
+    /// The flow's run after the step (null: no active run).
+    pub run: Option<RunOutput>,
+}
+
+/// `node`: the selection and every step's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeOutput {
+    /// `Installed` (a node wraps the provider) or `Disabled` (calls go to the provider
+    /// unchanged), SPEC NODE-1.
+    pub selection: String,
+    /// One answer per step.
+    pub steps: Vec<NodeStepOutput>,
+}
+
+/// The answer of `node`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeAnswer {
+    /// The selection and one answer per step.
+    pub node: NodeOutput,
+}
+
+impl Operation for NodeCase {
+    const ANSWER: &'static str = "node";
+    type Answer = NodeAnswer;
+
+    fn run(&self, imp: &dyn Implementation) -> Result<NodeAnswer, CaseError> {
+        Ok(NodeAnswer {
+            node: drive::run(self, imp)?,
+        })
+    }
+
+    fn policy_slot(&mut self) -> Option<&mut Option<PolicyInput>> {
+        Some(&mut self.policy)
+    }
+}
