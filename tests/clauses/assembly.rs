@@ -15,9 +15,10 @@ use hybrid_compaction_model::reducers::{
 use hybrid_compaction_model::*;
 use sha2::{Digest as _, Sha256};
 
+use std::sync::{Arc, Mutex};
+
 use super::common::*;
-use super::{AdaptErrorView, Implementation};
-use crate::Imp;
+use crate::imp;
 
 use Stage::{
     DeterministicFallback as FALLBACK, RecoverableBodyEviction as EVICT, ReducerAttempt as RA,
@@ -70,7 +71,7 @@ fn run(
 ) -> (Result<AssemblyResult, AssemblyError>, Recorder, usize) {
     let mut provider = ScriptedProvider::new(steps);
     let mut reducer = Recorder::new(script);
-    let out = Imp::assemble(
+    let out = imp().assemble(
         policy,
         &mut provider,
         &mut reducer,
@@ -378,8 +379,8 @@ fn asm_8_evict_removes_only_durable_bodies() {
         ref_result("t", "q", "three"),
         seg("g3", "three"),
     ];
-    assert_eq!(ids(&Imp::evict(&list)), s(&["c", "r", "g2", "k", "t"]));
-    assert_eq!(ids(&Imp::evict(&[seg("x", "lonely")])), s(&["x"]));
+    assert_eq!(ids(&imp().evict(&list)), s(&["c", "r", "g2", "k", "t"]));
+    assert_eq!(ids(&imp().evict(&[seg("x", "lonely")])), s(&["x"]));
 }
 
 #[test]
@@ -747,7 +748,7 @@ fn asm_15_assembly_is_deterministic() {
 fn asm_16_cancelled_before_assembly() {
     let mut provider = ScriptedProvider::new(vec![(0, long_list())]);
     let mut reducer = ScriptedReducer::new(vec![]);
-    let err = Imp::assemble(
+    let err = imp().assemble(
         &pol(3),
         &mut provider,
         &mut reducer,
@@ -764,7 +765,9 @@ fn asm_16_cancelled_during_assembly_is_an_error_not_an_outcome() {
     let mut provider =
         ScriptedProvider::new(vec![(0, long_list())]).cancel_at_capture(0, token.clone());
     let mut reducer = ScriptedReducer::new(vec![]);
-    let err = Imp::assemble(&pol(3), &mut provider, &mut reducer, &token).unwrap_err();
+    let err = imp()
+        .assemble(&pol(3), &mut provider, &mut reducer, &token)
+        .unwrap_err();
     assert_eq!(err, AssemblyError::Cancelled);
     assert_eq!(reducer.calls(), 0);
     // Set by the reducer: observed right after the call, before the post-reducer capture.
@@ -772,7 +775,9 @@ fn asm_16_cancelled_during_assembly_is_an_error_not_an_outcome() {
     let mut provider = ScriptedProvider::new(vec![(0, long_list())]);
     let mut reducer =
         ScriptedReducer::new(vec![keep(&["s", "c"])]).cancel_at_call(0, token.clone());
-    let err = Imp::assemble(&pol(3), &mut provider, &mut reducer, &token).unwrap_err();
+    let err = imp()
+        .assemble(&pol(3), &mut provider, &mut reducer, &token)
+        .unwrap_err();
     assert_eq!(err, AssemblyError::Cancelled);
     assert_eq!(provider.captures(), 1);
 }
@@ -787,7 +792,7 @@ fn cancel_at_capture(
     let token = CancellationToken::new();
     let mut provider = ScriptedProvider::new(steps).cancel_at_capture(k, token.clone());
     let mut reducer = ScriptedReducer::new(script);
-    let out = Imp::assemble(policy, &mut provider, &mut reducer, &token);
+    let out = imp().assemble(policy, &mut provider, &mut reducer, &token);
     assert!(token.is_cancelled(), "capture {k} was reached");
     out
 }
@@ -920,7 +925,9 @@ fn asm_16_a_cancelled_token_fails_before_any_capture() {
     let token = CancellationToken::cancelled();
     let mut provider = ScriptedProvider::new(vec![(0, long_list())]);
     let mut reducer = ScriptedReducer::new(vec![]);
-    let err = Imp::assemble(&pol(3), &mut provider, &mut reducer, &token).unwrap_err();
+    let err = imp()
+        .assemble(&pol(3), &mut provider, &mut reducer, &token)
+        .unwrap_err();
     assert_eq!(err, AssemblyError::Cancelled);
     assert_eq!(provider.captures(), 0);
 }
@@ -932,15 +939,18 @@ fn ver_5_verify_checks_cancellation_first() {
     let dup = vec![conv("c", "x"), conv("c", "y")];
     let token = CancellationToken::cancelled();
     assert_eq!(
-        Imp::verify_cancellable(&list, &dup, &pol(3), &token).unwrap_err(),
+        imp()
+            .verify_cancellable(&list, &dup, &pol(3), &token)
+            .unwrap_err(),
         AssemblyError::Cancelled
     );
     let live = CancellationToken::new();
-    assert!(Imp::verify_cancellable(&list, &list, &pol(3), &live)
+    assert!(imp()
+        .verify_cancellable(&list, &list, &pol(3), &live)
         .unwrap()
         .is_accepted());
     assert!(matches!(
-        Imp::verify_cancellable(&list, &dup, &pol(3), &live),
+        imp().verify_cancellable(&list, &dup, &pol(3), &live),
         Err(AssemblyError::DuplicateEntryId { .. })
     ));
 }
@@ -993,30 +1003,47 @@ fn asm_errors_negative_estimate_overflow_duplicates() {
 
 // --------------------------------------------------------------- bridge ----
 
+/// What an [`Upstream`] was handed, one list per call.
+type Seen = Arc<Mutex<Vec<Vec<Message>>>>;
+
 /// An upstream reducer that records its input and plays a script.
 struct Upstream {
     script: ScriptedUpstreamReducer,
-    seen: Vec<Vec<Message>>,
+    seen: Seen,
 }
 
 impl UpstreamReducer for Upstream {
     fn reduce(&mut self, messages: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError> {
-        self.seen.push(messages.to_vec());
+        self.seen.lock().unwrap().push(messages.to_vec());
         self.script.reduce(messages)
     }
 }
 
-fn bridge(steps: Vec<UpstreamStep>) -> ImpBridge<Upstream> {
-    Imp::bridge(Upstream {
-        script: ScriptedUpstreamReducer::new(steps),
-        seen: Vec::new(),
-    })
+/// The implementation's bridge over a scripted upstream, and what the upstream sees.
+struct Bridged {
+    reducer: Box<dyn Reducer + Send>,
+    seen: Seen,
 }
 
-fn reduce_once(
-    b: &mut ImpBridge<Upstream>,
-    entries: &[Entry],
-) -> Result<Option<Vec<Entry>>, ReducerError> {
+impl Reducer for Bridged {
+    fn reduce(
+        &mut self,
+        request: &ReductionRequest<'_>,
+    ) -> Result<Option<Vec<Entry>>, ReducerError> {
+        self.reducer.reduce(request)
+    }
+}
+
+fn bridge(steps: Vec<UpstreamStep>) -> Bridged {
+    let seen = Seen::default();
+    let reducer = imp().bridge(Box::new(Upstream {
+        script: ScriptedUpstreamReducer::new(steps),
+        seen: Arc::clone(&seen),
+    }));
+    Bridged { reducer, seen }
+}
+
+fn reduce_once(b: &mut Bridged, entries: &[Entry]) -> Result<Option<Vec<Entry>>, ReducerError> {
     let p = pol(3);
     let req = ReductionRequest {
         entries,
@@ -1035,11 +1062,13 @@ fn brg_1_upstream_sees_messages_in_order_and_null_is_a_contract_error() {
     let err = reduce_once(&mut b, &list).unwrap_err();
     assert_eq!(err, ReducerError::Contract(ContractViolation::NullResult));
     let expected: Vec<Message> = list.iter().map(|e| e.message().clone()).collect();
-    assert_eq!(Imp::upstream(&b).seen, vec![expected]);
+    assert_eq!(*b.seen.lock().unwrap(), vec![expected]);
     // Through the assembler: an error of kind ReducerContract, never a termination.
     let mut provider = ScriptedProvider::new(vec![(0, long_list())]);
     let mut b = bridge(vec![UpstreamStep::Null]);
-    let err = Imp::assemble(&pol(3), &mut provider, &mut b, &CancellationToken::new()).unwrap_err();
+    let err = imp()
+        .assemble(&pol(3), &mut provider, &mut b, &CancellationToken::new())
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ReducerContract);
     // Upstream failures propagate as the reducer's own failure.
     let mut b = bridge(vec![UpstreamStep::Fail("nope".into())]);
@@ -1089,7 +1118,7 @@ fn brg_2_bridge_equality_ignores_the_informational_flag() {
     )
     .unwrap();
     let returned = Message::new("assistant", vec![Part::call("c", "f")]);
-    assert!(Imp::bridge_equal(original.message(), &returned));
+    assert!(imp().bridge_equal(original.message(), &returned));
     let mut b = bridge(vec![UpstreamStep::Return(vec![returned])]);
     let out = reduce_once(&mut b, std::slice::from_ref(&original))
         .unwrap()
@@ -1098,7 +1127,7 @@ fn brg_2_bridge_equality_ignores_the_informational_flag() {
     // Author matters.
     let mut authored = Message::text("user", "x");
     authored.author = Some("bob".into());
-    assert!(!Imp::bridge_equal(&Message::text("user", "x"), &authored));
+    assert!(!imp().bridge_equal(&Message::text("user", "x"), &authored));
 }
 
 #[test]
@@ -1128,7 +1157,7 @@ fn brg_3_minted_summary_ids() {
     );
     assert_eq!(out[0].kind(), EntryKind::Summary);
     assert_eq!(out[0].message(), &new1);
-    if let Some(id) = Imp::minted_summary_id(1, &new2) {
+    if let Some(id) = imp().minted_summary_id(1, &new2) {
         assert_eq!(id, ids(&out)[2]);
     }
 }
@@ -1172,8 +1201,10 @@ fn brg_1_full_assembly_with_a_message_counting_reducer() {
     ];
     let p = context_policy(40, 10, 1, 3);
     let mut provider = StaticProvider::new(list);
-    let mut b = Imp::bridge(MessageCountingReducer { target_count: 2 });
-    let r = Imp::assemble(&p, &mut provider, &mut b, &CancellationToken::new()).unwrap();
+    let mut b = imp().bridge(Box::new(MessageCountingReducer { target_count: 2 }));
+    let r = imp()
+        .assemble(&p, &mut provider, &mut b, &CancellationToken::new())
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Reduced);
     assert_eq!(finals(&r), s(&["s", "m4", "m5"]));
     assert_eq!(
@@ -1216,7 +1247,7 @@ fn cls_1_precedence() {
         calls: vec![],
         answer: None,
     };
-    let entries = Imp::adapt(&msgs, &mut probe).unwrap();
+    let entries = imp().adapt(&msgs, &mut probe).unwrap();
     let kinds: Vec<EntryKind> = entries.iter().map(|e| e.kind()).collect();
     assert_eq!(
         kinds,
@@ -1238,7 +1269,7 @@ fn cls_1_precedence() {
         calls: vec![],
         answer: Some(EntryKind::OptionalContext),
     };
-    let entries = Imp::adapt(&msgs, &mut probe).unwrap();
+    let entries = imp().adapt(&msgs, &mut probe).unwrap();
     assert_eq!(entries[2].kind(), EntryKind::OptionalContext);
     assert_eq!(entries[3].kind(), EntryKind::OptionalContext);
     assert_eq!(entries[0].kind(), EntryKind::ToolExchange);
@@ -1259,42 +1290,42 @@ fn cls_1_forbidden_overrides_and_entry_rules() {
             calls: vec![],
             answer: Some(kind),
         };
-        let err = Imp::adapt(&msgs, &mut probe).unwrap_err();
-        assert_eq!(
-            err,
-            Imp::adapt_error(AdaptErrorView::ForbiddenOverride { index: 0, kind })
-        );
-        assert_eq!(Imp::adapt_error_kind(&err), ErrorKind::InvalidOperation);
+        let err = imp().adapt(&msgs, &mut probe).unwrap_err();
+        assert_eq!(err, (AdaptError::ForbiddenOverride { index: 0, kind }));
+        assert_eq!(err.kind(), ErrorKind::InvalidOperation);
     }
     let mut probe = Probe {
         calls: vec![],
         answer: Some(EntryKind::ArtifactReference),
     };
-    let err = Imp::adapt(&msgs, &mut probe).unwrap_err();
+    let err = imp().adapt(&msgs, &mut probe).unwrap_err();
     assert!(matches!(
-        Imp::adapt_error_view(&err),
-        AdaptErrorView::Entry {
+        err,
+        AdaptError::Entry {
             index: 0,
             source: EntryError::InvalidArtifactReferenceText { .. }
         }
     ));
-    assert_eq!(Imp::adapt_error_kind(&err), ErrorKind::InvalidArgument);
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     // A blank id from the classifier is an entry error too; a call in a user message also.
     let bad = vec![Message::new("user", vec![Part::call("c", "f")])];
-    let err = Imp::adapt(&bad, &mut ContentHashClassifier::default()).unwrap_err();
+    let err = imp()
+        .adapt(&bad, &mut imp().content_hash_classifier())
+        .unwrap_err();
     assert!(matches!(
-        Imp::adapt_error_view(&err),
-        AdaptErrorView::Entry {
+        err,
+        AdaptError::Entry {
             source: EntryError::CallRequiresAssistantRole { .. },
             ..
         }
     ));
     // The adapter never yields RecoverableContextSegment.
-    let all = Imp::adapt(
-        &[Message::text("user", "a"), Message::text("tool", "b")],
-        &mut ContentHashClassifier::default(),
-    )
-    .unwrap();
+    let all = imp()
+        .adapt(
+            &[Message::text("user", "a"), Message::text("tool", "b")],
+            &mut imp().content_hash_classifier(),
+        )
+        .unwrap();
     assert!(all
         .iter()
         .all(|e| e.kind() != EntryKind::RecoverableContextSegment));
@@ -1336,7 +1367,9 @@ fn cls_2_content_hash_ids() {
         "tool\u{1F}result:c1:s\u{1E}result:c2:\u{1E}result:c3:dec\u{1E}result:c4:[1, 2]\u{1E}",
     );
     let msgs = vec![hi.clone(), call_msg, authored, hi];
-    let entries = Imp::adapt(&msgs, &mut ContentHashClassifier::default()).unwrap();
+    let entries = imp()
+        .adapt(&msgs, &mut imp().content_hash_classifier())
+        .unwrap();
     let h = sha_hex("user\u{1F}text:hi\u{1E}");
     assert_eq!(ids(&entries)[0], format!("{h}:0"));
     assert_eq!(ids(&entries)[2], format!("{h}:1"), "author ignored");
@@ -1377,7 +1410,7 @@ fn cls_2_content_hash_ids() {
     );
     assert_rendering(&a, "tool\u{1F}result:c:v\u{1E}");
     assert_rendering(&b, "tool\u{1F}result:c:v\u{1E}");
-    let mut cls = ContentHashClassifier::default();
+    let mut cls = imp().content_hash_classifier();
     assert_eq!(cls.override_kind(std::slice::from_ref(&a), 0), None);
     assert_eq!(
         cls.entry_id(&[a.clone(), b], 1),
@@ -1419,9 +1452,11 @@ fn dia_1_and_dia_3_success_instance() {
     let p = context_policy(150, 20, 1, 3); // T = 130; evicted 149 ≥ T → reducer
     let mut provider = StaticProvider::new(list);
     let mut reducer = ScriptedReducer::new(vec![keep(&["s", "r", "c"])]);
-    let r = Imp::assemble(&p, &mut provider, &mut reducer, &CancellationToken::new()).unwrap();
+    let r = imp()
+        .assemble(&p, &mut provider, &mut reducer, &CancellationToken::new())
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Reduced);
-    let d = Imp::build(&r, &p).unwrap();
+    let d = imp().diagnostics(&r, &p).unwrap();
     assert_eq!(
         d,
         Diagnostics {
@@ -1470,7 +1505,7 @@ fn dia_4_termination_instance() {
         vec![],
     );
     assert_eq!(r.outcome, Outcome::Irreducible);
-    let d = Imp::build(&r, &pol(3)).unwrap();
+    let d = imp().diagnostics(&r, &pol(3)).unwrap();
     assert_eq!(d.outcome, CompactionOutcome::Irreducible);
     assert_eq!(d.measurement_unit, MeasurementUnit::HostDefinedUnits);
     assert!(d.category_contributions.is_empty());
@@ -1482,7 +1517,7 @@ fn dia_4_termination_instance() {
         vec![(0, long_list()), (3, long_list())],
         vec![keep(&["s", "c"])],
     );
-    let d = Imp::build(&c, &pol(1)).unwrap();
+    let d = imp().diagnostics(&c, &pol(1)).unwrap();
     assert_eq!(d.outcome, CompactionOutcome::ConcurrentMutationLimit);
     assert_eq!(d.stages.len(), c.stages.len());
 }
@@ -1496,7 +1531,7 @@ fn dia_5_sources_repeats_and_threshold_from_policy() {
         vec![(0, l0.clone()), (1, l0.clone()), (2, l0)],
         vec![],
     );
-    let d = Imp::build(&r, &pol(3)).unwrap();
+    let d = imp().diagnostics(&r, &pol(3)).unwrap();
     assert_eq!(
         d.stages,
         vec![
@@ -1522,7 +1557,9 @@ fn dia_6_contributions_same_estimator_ordered_and_summing() {
         conv("c2", "d"),
         summary("m", ""),
     ];
-    let c = Imp::contributions(&list, &Utf8ContextEstimator::default()).unwrap();
+    let c = imp()
+        .contributions(&list, imp().context_estimator().as_ref())
+        .unwrap();
     assert_eq!(
         c,
         vec![
@@ -1551,14 +1588,14 @@ fn dia_6_contributions_same_estimator_ordered_and_summing() {
     // Negative → invalid-operation error; overflow → overflow error.
     let neg = table(&[("s", -3)], 1);
     assert_eq!(
-        Imp::contributions(&list, &neg).unwrap_err(),
+        imp().contributions(&list, &neg).unwrap_err(),
         AssemblyError::NegativeEstimate {
             entry_id: "s".into()
         }
     );
     let big = table(&[("c1", i32::MAX), ("c2", 1)], 0);
     assert_eq!(
-        Imp::contributions(&list, &big).unwrap_err(),
+        imp().contributions(&list, &big).unwrap_err(),
         AssemblyError::SizeOverflow
     );
 }
@@ -1568,28 +1605,28 @@ fn dia_3_invariant_violations_are_errors() {
     // SPEC DIA-3: a success whose final size exceeds H, or whose contributions do not sum to
     // the final size, is refused with a named invariant error.
     let (mut r, _) = ok(&pol(3), vec![(0, long_list())], vec![keep(&["s", "c"])]);
-    let good = Imp::build(&r, &pol(3)).unwrap();
+    let good = imp().diagnostics(&r, &pol(3)).unwrap();
     assert_eq!(good.final_size, 15);
     r.final_estimated_size = 16;
-    let err = Imp::build(&r, &pol(3)).unwrap_err();
+    let err = imp().diagnostics(&r, &pol(3)).unwrap_err();
     assert!(matches!(err, AssemblyError::DiagnosticsInvariant(_)));
     assert_eq!(err.kind(), ErrorKind::InvalidOperation);
     r.final_estimated_size = 101;
     assert!(matches!(
-        Imp::build(&r, &pol(3)).unwrap_err(),
+        imp().diagnostics(&r, &pol(3)).unwrap_err(),
         AssemblyError::DiagnosticsInvariant(_)
     ));
     // A different estimator than the one that produced the result breaks the sum.
     let (r, _) = ok(&pol(3), vec![(0, long_list())], vec![keep(&["s", "c"])]);
     let other = table_policy(100, 10, 1, 3, &[("s", 11), ("c", 5)]);
     assert!(matches!(
-        Imp::build(&r, &other).unwrap_err(),
+        imp().diagnostics(&r, &other).unwrap_err(),
         AssemblyError::DiagnosticsInvariant(_)
     ));
     // Negative attempt counts are refused too.
     let (mut r, _) = ok(&pol(3), vec![(0, long_list())], vec![keep(&["s", "c"])]);
     r.attempt_count = -1;
-    assert!(Imp::build(&r, &pol(3)).is_err());
+    assert!(imp().diagnostics(&r, &pol(3)).is_err());
 }
 
 #[test]
@@ -1599,8 +1636,10 @@ fn dia_1_record_has_no_string_fields() {
     let p = text_policy(100, 10, 1, 1);
     let mut provider = StaticProvider::new(list);
     let mut reducer = ScriptedReducer::new(vec![]);
-    let r = Imp::assemble(&p, &mut provider, &mut reducer, &CancellationToken::new()).unwrap();
-    let d = Imp::build(&r, &p).unwrap();
+    let r = imp()
+        .assemble(&p, &mut provider, &mut reducer, &CancellationToken::new())
+        .unwrap();
+    let d = imp().diagnostics(&r, &p).unwrap();
     let text = format!("{d:?}");
     assert!(!text.contains("secret"));
 }
@@ -1778,7 +1817,7 @@ proptest! {
             .collect();
         let mut provider = ScriptedProvider::new(steps);
         let mut reducer = SeedReducer { seed, calls: 0 };
-        let r = Imp::assemble(&p, &mut provider, &mut reducer, &CancellationToken::new()).unwrap();
+        let r = imp().assemble(&p, &mut provider, &mut reducer, &CancellationToken::new()).unwrap();
         assert_invariants(&r, m);
         prop_assert_eq!(r.stages[0], SNAP);
         let ra = r.stages.iter().filter(|s| **s == RA).count();
@@ -1791,7 +1830,7 @@ proptest! {
             provider.captures(),
             "ASM-14: one SnapshotCaptured per capture"
         );
-        let d = Imp::build(&r, &p).unwrap();
+        let d = imp().diagnostics(&r, &p).unwrap();
         if r.outcome.is_success() {
             let total: i32 = d.category_contributions.iter().map(|c| c.size).sum();
             prop_assert_eq!(total, r.final_estimated_size);

@@ -1,6 +1,6 @@
 //! Shared builders for the clause tests: short constructors for entries, policies and
 //! estimators, so each test reads as the list it builds. Policies measuring UTF-8 use the
-//! estimators of the implementation under test (`crate::Imp`).
+//! estimators of the implementation under test (`crate::imp`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,17 +8,7 @@ use std::sync::Arc;
 use hybrid_compaction_model::*;
 use sha2::{Digest as _, Sha256};
 
-use super::Implementation;
-use crate::Imp;
-
-/// The text estimator of the implementation under test (SPEC EST-4).
-pub type Utf8TextEstimator = <Imp as Implementation>::TextEstimator;
-/// The context estimator of the implementation under test (SPEC EST-2).
-pub type Utf8ContextEstimator = <Imp as Implementation>::ContextEstimator;
-/// The content-hash classifier of the implementation under test (SPEC CLS-2).
-pub type ContentHashClassifier = <Imp as Implementation>::ContentHashClassifier;
-/// The reducer bridge of the implementation under test (SPEC BRG-1 .. BRG-3).
-pub type ImpBridge<U> = <Imp as Implementation>::Bridge<U>;
+use crate::imp;
 
 /// A `ConversationalMessage` with role `user` and one text part.
 pub fn conv(id: &str, text: &str) -> Entry {
@@ -146,14 +136,7 @@ pub fn spec(
 
 /// A validated policy measuring message text (SPEC EST-4).
 pub fn text_policy(h: i32, margin: i32, retention: i32, attempts: i32) -> Policy {
-    Policy::new(spec(
-        h,
-        margin,
-        retention,
-        attempts,
-        Arc::new(Utf8TextEstimator::default()),
-    ))
-    .unwrap()
+    Policy::new(spec(h, margin, retention, attempts, imp().text_estimator())).unwrap()
 }
 
 /// A validated policy measuring with the UTF-8 context estimator (SPEC EST-2).
@@ -163,7 +146,7 @@ pub fn context_policy(h: i32, margin: i32, retention: i32, attempts: i32) -> Pol
         margin,
         retention,
         attempts,
-        Arc::new(Utf8ContextEstimator::default()),
+        imp().context_estimator(),
     ))
     .unwrap()
 }
@@ -232,14 +215,14 @@ pub fn sha_hex(text: &str) -> String {
 
 /// The content-hash id (SPEC CLS-2) the implementation under test gives message `index`.
 pub fn content_hash_id(messages: &[Message], index: usize) -> String {
-    let mut classifier = <Imp as Implementation>::ContentHashClassifier::default();
+    let mut classifier = imp().content_hash_classifier();
     classifier.entry_id(messages, index)
 }
 
 /// SPEC CLS-2: `message` renders as `expected`. Checked on the rendering string where the
 /// implementation builds one, and always through the content-hash id it derives from it.
 pub fn assert_rendering(message: &Message, expected: &str) {
-    if let Some(rendering) = Imp::canonical_rendering(message) {
+    if let Some(rendering) = imp().canonical_rendering(message) {
         assert_eq!(rendering, expected);
     }
     assert_eq!(

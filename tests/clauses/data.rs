@@ -17,8 +17,7 @@ use hybrid_compaction_model::integration::AugmentError;
 use hybrid_compaction_model::*;
 
 use super::common::*;
-use super::{AdaptErrorView, Implementation};
-use crate::Imp;
+use crate::imp;
 
 // ---------------------------------------------------------------- ENT ----
 
@@ -40,7 +39,7 @@ fn ent_4_numeric_variants_are_distinct() {
         for (j, b) in nums.iter().enumerate() {
             let ma = Message::new("tool", vec![Part::result("c", a.clone())]);
             let mb = Message::new("tool", vec![Part::result("c", b.clone())]);
-            assert_eq!(Imp::structurally_equal(&ma, &mb), i == j, "{a:?} vs {b:?}");
+            assert_eq!(imp().structurally_equal(&ma, &mb), i == j, "{a:?} vs {b:?}");
         }
     }
 }
@@ -86,7 +85,9 @@ fn pol_3_evaluate_sums_and_reports() {
     // SPEC POL-3: Σ estimator over entries; result fields.
     let p = text_policy(10, 4, 1, 1);
     let list = vec![conv("a", "abc"), conv("b", "de")];
-    let ev = Imp::evaluate(&list, &p, &CancellationToken::new()).unwrap();
+    let ev = imp()
+        .evaluate(&list, &p, &CancellationToken::new())
+        .unwrap();
     assert_eq!(
         ev,
         TriggerEvaluation {
@@ -98,7 +99,8 @@ fn pol_3_evaluate_sums_and_reports() {
         }
     );
     assert_eq!(
-        Imp::evaluate(&[], &p, &CancellationToken::new())
+        imp()
+            .evaluate(&[], &p, &CancellationToken::new())
             .unwrap()
             .estimated_size,
         0
@@ -109,12 +111,13 @@ fn pol_3_evaluate_sums_and_reports() {
 fn pol_3_negative_estimate_is_invalid_operation_no_clamping() {
     // SPEC POL-3: negative per-entry estimate → invalid-operation error, naming the entry.
     let p = table_policy(10, 1, 1, 1, &[("a", 5), ("b", -1)]);
-    let err = Imp::evaluate(
-        &[conv("a", ""), conv("b", "")],
-        &p,
-        &CancellationToken::new(),
-    )
-    .unwrap_err();
+    let err = imp()
+        .evaluate(
+            &[conv("a", ""), conv("b", "")],
+            &p,
+            &CancellationToken::new(),
+        )
+        .unwrap_err();
     assert_eq!(
         err,
         AssemblyError::NegativeEstimate {
@@ -130,9 +133,9 @@ fn pol_3_checked_32_bit_sum() {
     // SPEC POL-3: overflow-checked signed 32-bit sum.
     let est = table(&[("a", i32::MAX - 1), ("b", 1), ("c", 1)], 0);
     let two = [conv("a", ""), conv("b", "")];
-    assert_eq!(Imp::size(&two, &est).unwrap(), i32::MAX);
+    assert_eq!(imp().size(&two, &est).unwrap(), i32::MAX);
     let three = [conv("a", ""), conv("b", ""), conv("c", "")];
-    let err = Imp::size(&three, &est).unwrap_err();
+    let err = imp().size(&three, &est).unwrap_err();
     assert_eq!(err, AssemblyError::SizeOverflow);
     assert_eq!(err.kind(), ErrorKind::Overflow);
 }
@@ -141,7 +144,9 @@ fn pol_3_checked_32_bit_sum() {
 fn pol_3_cancellation_before_and_after_evaluation() {
     // SPEC POL-3 / ASM-16: cancellation checked before and after the sum.
     let p = text_policy(10, 1, 1, 1);
-    let err = Imp::evaluate(&[conv("a", "x")], &p, &CancellationToken::cancelled()).unwrap_err();
+    let err = imp()
+        .evaluate(&[conv("a", "x")], &p, &CancellationToken::cancelled())
+        .unwrap_err();
     assert_eq!(err, AssemblyError::Cancelled);
     assert_eq!(err.kind(), ErrorKind::Cancelled);
     let token = CancellationToken::new();
@@ -154,7 +159,7 @@ fn pol_3_cancellation_before_and_after_evaluation() {
     ))
     .unwrap();
     assert_eq!(
-        Imp::evaluate(&[conv("a", "x")], &p2, &token).unwrap_err(),
+        imp().evaluate(&[conv("a", "x")], &p2, &token).unwrap_err(),
         AssemblyError::Cancelled
     );
     // Nothing to estimate: no cancellation arises during the sum.
@@ -167,7 +172,7 @@ fn pol_3_cancellation_before_and_after_evaluation() {
         Arc::new(CancellingEstimator(token.clone())),
     ))
     .unwrap();
-    assert!(Imp::evaluate(&[], &p3, &token).is_ok());
+    assert!(imp().evaluate(&[], &p3, &token).is_ok());
 }
 
 #[test]
@@ -176,17 +181,20 @@ fn pol_4_dep_20_triggered_at_exactly_the_threshold() {
     let p = text_policy(10, 4, 1, 1); // threshold 6
     let c = CancellationToken::new();
     assert!(
-        !Imp::evaluate(&[conv("a", "12345")], &p, &c)
+        !imp()
+            .evaluate(&[conv("a", "12345")], &p, &c)
             .unwrap()
             .triggered
     );
     assert!(
-        Imp::evaluate(&[conv("a", "123456")], &p, &c)
+        imp()
+            .evaluate(&[conv("a", "123456")], &p, &c)
             .unwrap()
             .triggered
     );
     assert!(
-        Imp::evaluate(&[conv("a", "1234567")], &p, &c)
+        imp()
+            .evaluate(&[conv("a", "1234567")], &p, &c)
             .unwrap()
             .triggered
     );
@@ -199,14 +207,8 @@ fn est_1_units_and_their_order() {
     // SPEC EST-1.
     assert!(MeasurementUnit::Utf8Bytes < MeasurementUnit::EstimatedTokens);
     assert!(MeasurementUnit::EstimatedTokens < MeasurementUnit::HostDefinedUnits);
-    assert_eq!(
-        Utf8ContextEstimator::default().unit(),
-        MeasurementUnit::Utf8Bytes
-    );
-    assert_eq!(
-        Utf8TextEstimator::default().unit(),
-        MeasurementUnit::Utf8Bytes
-    );
+    assert_eq!(imp().context_estimator().unit(), MeasurementUnit::Utf8Bytes);
+    assert_eq!(imp().text_estimator().unit(), MeasurementUnit::Utf8Bytes);
     assert_eq!(
         ConstantEstimator(3).unit(),
         MeasurementUnit::HostDefinedUnits
@@ -221,12 +223,9 @@ fn est_2_text_parts_measure_utf8_bytes_not_role_or_author() {
     let mut m = Message::new("user", vec![Part::text("héllo"), Part::text("€")]);
     m.author = Some("a-very-long-author-name".into());
     let e = Entry::new("x", EntryKind::ConversationalMessage, m).unwrap();
-    assert_eq!(Utf8ContextEstimator::default().estimate(&e), 6 + 3);
-    assert_eq!(Utf8ContextEstimator::default().estimate(&conv("y", "")), 0);
-    assert_eq!(
-        Utf8ContextEstimator::default().estimate(&conv("z", "🙂")),
-        4
-    );
+    assert_eq!(imp().context_estimator().estimate(&e), 6 + 3);
+    assert_eq!(imp().context_estimator().estimate(&conv("y", "")), 0);
+    assert_eq!(imp().context_estimator().estimate(&conv("z", "🙂")), 4);
 }
 
 #[test]
@@ -251,7 +250,7 @@ fn est_2_call_and_result_parts() {
     )
     .unwrap();
     assert_eq!(
-        Utf8ContextEstimator::default().estimate(&e),
+        imp().context_estimator().estimate(&e),
         2 + (6 + 9 + 10 + 4) + (2 + 1)
     );
     let r = Entry::new(
@@ -266,7 +265,7 @@ fn est_2_call_and_result_parts() {
         ),
     )
     .unwrap();
-    assert_eq!(Utf8ContextEstimator::default().estimate(&r), 10 + 2);
+    assert_eq!(imp().context_estimator().estimate(&r), 10 + 2);
 }
 
 #[test]
@@ -303,14 +302,17 @@ fn est_2_value_sizes() {
         (Value::List(vec![]), 0),
     ];
     for (v, expected) in cases {
-        assert_eq!(Imp::value_size(&v), expected, "{v:?}");
+        assert_eq!(imp().value_size(&v).expect("value size"), expected, "{v:?}");
     }
     let mut inner = ValueMap::new();
     inner.insert("k".into(), Value::Bool(false)); // 1 + 5
     let mut outer = ValueMap::new();
     outer.insert("key".into(), Value::Map(inner)); // 3 + 6
     outer.insert("é".into(), Value::Null); // 2 + 0
-    assert_eq!(Imp::value_size(&Value::Map(outer)), 11);
+    assert_eq!(
+        imp().value_size(&Value::Map(outer)).expect("value size"),
+        11
+    );
 }
 
 #[test]
@@ -347,7 +349,10 @@ fn est_2_dotnet_double_rendering() {
     ];
     for (x, expected) in cases {
         assert_value_text(&Value::F64(*x), expected);
-        assert_eq!(Imp::value_size(&Value::F64(*x)), expected.len() as i32);
+        assert_eq!(
+            imp().value_size(&Value::F64(*x)).expect("value size"),
+            expected.len() as i32
+        );
     }
 }
 
@@ -369,7 +374,10 @@ fn est_2_dotnet_float_rendering() {
     ];
     for (x, expected) in cases {
         assert_value_text(&Value::F32(*x), expected);
-        assert_eq!(Imp::value_size(&Value::F32(*x)), expected.len() as i32);
+        assert_eq!(
+            imp().value_size(&Value::F32(*x)).expect("value size"),
+            expected.len() as i32
+        );
     }
 }
 
@@ -377,35 +385,28 @@ fn est_2_dotnet_float_rendering() {
 fn est_3_artifact_reference_measures_82_and_segment_its_body() {
     // SPEC EST-3.
     assert_eq!(
-        Utf8ContextEstimator::default().estimate(&aref("a", "anything")),
+        imp().context_estimator().estimate(&aref("a", "anything")),
         82
     );
     assert_eq!(artifact::REFERENCE_LEN, 82);
-    assert_eq!(
-        Utf8ContextEstimator::default().estimate(&seg("s", "body ü")),
-        7
-    );
+    assert_eq!(imp().context_estimator().estimate(&seg("s", "body ü")), 7);
 }
 
 #[test]
 fn est_4_text_estimator_ignores_tool_parts() {
     // SPEC EST-4: bytes of the message text; call/result parts 0.
+    assert_eq!(imp().text_estimator().estimate(&call("c", &["x", "y"])), 0);
+    assert_eq!(imp().text_estimator().estimate(&result("r", &["x"])), 0);
     assert_eq!(
-        Utf8TextEstimator::default().estimate(&call("c", &["x", "y"])),
-        0
-    );
-    assert_eq!(
-        Utf8TextEstimator::default().estimate(&result("r", &["x"])),
-        0
-    );
-    assert_eq!(
-        Utf8TextEstimator::default().estimate(&call_t("c", "ab", &["x"])),
+        imp().text_estimator().estimate(&call_t("c", "ab", &["x"])),
         2
     );
-    assert_eq!(Utf8TextEstimator::default().estimate(&conv("m", "ñ")), 2);
+    assert_eq!(imp().text_estimator().estimate(&conv("m", "ñ")), 2);
     // The context estimator counts the call id and name as well.
     assert_eq!(
-        Utf8ContextEstimator::default().estimate(&call_t("c", "ab", &["x"])),
+        imp()
+            .context_estimator()
+            .estimate(&call_t("c", "ab", &["x"])),
         2 + 1 + 1
     );
 }
@@ -455,17 +456,19 @@ fn err_1_every_error_maps_to_one_kind() {
         ),
         (EntryError::BlankId.kind(), ErrorKind::InvalidArgument),
         (
-            Imp::adapt_error_kind(&Imp::adapt_error(AdaptErrorView::ForbiddenOverride {
+            AdaptError::ForbiddenOverride {
                 index: 0,
                 kind: EntryKind::ToolExchange,
-            })),
+            }
+            .kind(),
             ErrorKind::InvalidOperation,
         ),
         (
-            Imp::adapt_error_kind(&Imp::adapt_error(AdaptErrorView::Entry {
+            AdaptError::Entry {
                 index: 0,
                 source: EntryError::BlankId,
-            })),
+            }
+            .kind(),
             ErrorKind::InvalidArgument,
         ),
         (AugmentError::NotDurable.kind(), ErrorKind::InvalidArgument),

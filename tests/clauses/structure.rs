@@ -10,13 +10,12 @@ use hybrid_compaction_model::*;
 use proptest::prelude::*;
 
 use super::common::*;
-use super::Implementation;
-use crate::Imp;
+use crate::imp;
 
 use RejectionReason::*;
 
 fn req(list: &[Entry], retention: i32) -> Vec<String> {
-    id_strs(&Imp::required_ids(list, retention).unwrap())
+    id_strs(&imp().required_ids(list, retention).unwrap())
 }
 
 fn eid(id: &str) -> EntryId {
@@ -32,12 +31,12 @@ fn eids(v: &[&str]) -> Vec<EntryId> {
 #[test]
 fn exc_1_owner_is_first_declaration_and_repeats_are_duplicates() {
     // SPEC EXC-1: repeat inside the same message is a duplicate call id.
-    let a = Imp::analyze(&[call("k", &["a", "a"]), result("r", &["a"])]);
+    let a = imp().analyze(&[call("k", &["a", "a"]), result("r", &["a"])]);
     assert_eq!(a.duplicate_call_entry_ids, eids(&["k"]));
     assert_eq!(a.groups[0].call_ids, s(&["a", "a"]));
     assert!(!a.groups[0].complete);
     // Across entries: every call entry declaring the duplicate id is listed (owner included).
-    let a = Imp::analyze(&[
+    let a = imp().analyze(&[
         call("k1", &["a"]),
         call("k2", &["a", "b"]),
         result("r", &["a", "b"]),
@@ -51,7 +50,7 @@ fn exc_1_owner_is_first_declaration_and_repeats_are_duplicates() {
 #[test]
 fn exc_1_only_tool_exchange_entries_participate() {
     // SPEC EXC-1: other kinds never form groups (they cannot carry tool parts, ENT-5.1).
-    let a = Imp::analyze(&[conv("c", "x"), sys("s", "y"), seg("g", "z")]);
+    let a = imp().analyze(&[conv("c", "x"), sys("s", "y"), seg("g", "z")]);
     assert_eq!(a, ToolExchangeAnalysis::default());
     assert!(a.is_sequence_valid());
 }
@@ -59,7 +58,7 @@ fn exc_1_only_tool_exchange_entries_participate() {
 #[test]
 fn exc_2_duplicate_results_counted_per_occurrence() {
     // SPEC EXC-2: two entries answering the same call id.
-    let a = Imp::analyze(&[
+    let a = imp().analyze(&[
         call("k", &["a"]),
         result("r1", &["a"]),
         result("r2", &["a"]),
@@ -68,7 +67,7 @@ fn exc_2_duplicate_results_counted_per_occurrence() {
     assert_eq!(a.duplicate_result_entry_ids, eids(&["r1", "r2"]));
     assert!(!a.groups[0].complete);
     // Two parts in one message count twice.
-    let a = Imp::analyze(&[call("k", &["a"]), result("r", &["a", "a"])]);
+    let a = imp().analyze(&[call("k", &["a"]), result("r", &["a", "a"])]);
     assert_eq!(a.duplicate_result_call_ids, s(&["a"]));
     assert_eq!(a.duplicate_result_entry_ids, eids(&["r"]));
     assert_eq!(a.groups[0].result_entry_ids, eids(&["r"]));
@@ -77,7 +76,7 @@ fn exc_2_duplicate_results_counted_per_occurrence() {
 #[test]
 fn exc_2_duplicate_result_call_ids_by_first_result_occurrence() {
     // SPEC EXC-2 (decision: ordered by first result occurrence; ids without a call owner too).
-    let a = Imp::analyze(&[
+    let a = imp().analyze(&[
         result("r1", &["b"]),
         result("r2", &["z"]),
         result("r3", &["a"]),
@@ -94,13 +93,13 @@ fn exc_2_duplicate_result_call_ids_by_first_result_occurrence() {
 #[test]
 fn exc_2_orphan_results_even_when_other_results_match() {
     // SPEC EXC-2: any result whose call id has no owner makes the entry an orphan.
-    let a = Imp::analyze(&[call("k", &["a"]), result("r", &["a", "zz"])]);
+    let a = imp().analyze(&[call("k", &["a"]), result("r", &["a", "zz"])]);
     assert_eq!(a.orphan_result_entry_ids, eids(&["r"]));
     assert!(
         a.groups[0].complete,
         "the group itself is matched and in order"
     );
-    let a = Imp::analyze(&[result("r", &["zz"])]);
+    let a = imp().analyze(&[result("r", &["zz"])]);
     assert_eq!(a.orphan_result_entry_ids, eids(&["r"]));
     assert!(a.groups.is_empty());
 }
@@ -113,12 +112,12 @@ fn exc_2_cross_group_results() {
         call("k2", &["b"]),
         result("r", &["a", "b"]),
     ];
-    let a = Imp::analyze(&list);
+    let a = imp().analyze(&list);
     assert_eq!(a.cross_group_result_entry_ids, eids(&["r"]));
     assert!(a.groups.iter().all(|g| !g.complete));
     assert!(a.orphaned_call_entry_ids.is_empty() && a.reordered_call_entry_ids.is_empty());
     // One call entry with two calls answered by one entry is not cross-group.
-    let a = Imp::analyze(&[call("k", &["a", "b"]), result("r", &["a", "b"])]);
+    let a = imp().analyze(&[call("k", &["a", "b"]), result("r", &["a", "b"])]);
     assert!(a.cross_group_result_entry_ids.is_empty());
     assert!(a.groups[0].complete);
 }
@@ -133,7 +132,7 @@ fn exc_3_group_fields_several_calls_results_span_messages() {
         result("rb", &["b"]),
         result("rac", &["a", "c"]),
     ];
-    let a = Imp::analyze(&list);
+    let a = imp().analyze(&list);
     assert_eq!(a.groups.len(), 1);
     let g = &a.groups[0];
     assert_eq!(g.call_entry_id, eid("k"));
@@ -147,13 +146,13 @@ fn exc_3_group_fields_several_calls_results_span_messages() {
 #[test]
 fn exc_3_orphaned_and_reordered_groups() {
     // SPEC EXC-3: not allMatched → orphaned; allMatched but not allInOrder → reordered.
-    let a = Imp::analyze(&[call("k", &["a", "b"]), result("r", &["a"])]);
+    let a = imp().analyze(&[call("k", &["a", "b"]), result("r", &["a"])]);
     assert_eq!(a.orphaned_call_entry_ids, eids(&["k"]));
     assert!(!a.groups[0].all_matched && !a.groups[0].complete);
     assert_eq!(a.groups[0].all_entry_ids, eids(&["k", "r"]));
     assert!(a.reordered_call_entry_ids.is_empty());
 
-    let a = Imp::analyze(&[result("r", &["a"]), call("k", &["a"])]);
+    let a = imp().analyze(&[result("r", &["a"]), call("k", &["a"])]);
     assert_eq!(a.reordered_call_entry_ids, eids(&["k"]));
     assert!(a.orphaned_call_entry_ids.is_empty());
     assert!(
@@ -162,7 +161,7 @@ fn exc_3_orphaned_and_reordered_groups() {
     );
     assert!(!a.groups[0].all_in_order && !a.groups[0].complete);
     // The first owner decides order: a later answer does not fix an earlier one.
-    let a = Imp::analyze(&[
+    let a = imp().analyze(&[
         result("r1", &["a"]),
         call("k", &["a"]),
         result("r2", &["a"]),
@@ -170,7 +169,7 @@ fn exc_3_orphaned_and_reordered_groups() {
     assert_eq!(a.reordered_call_entry_ids, eids(&["k"]));
     assert_eq!(a.groups[0].result_entry_ids, eids(&["r1"]));
     // An orphaned (unmatched) group is never also reported as reordered.
-    let a = Imp::analyze(&[result("r", &["a"]), call("k", &["a", "b"])]);
+    let a = imp().analyze(&[result("r", &["a"]), call("k", &["a", "b"])]);
     assert_eq!(a.orphaned_call_entry_ids, eids(&["k"]));
     assert!(a.reordered_call_entry_ids.is_empty());
 }
@@ -254,7 +253,9 @@ fn pre_1_5_last_retention_units_all_if_fewer() {
 #[test]
 fn pre_1_duplicate_ids_are_argument_errors() {
     // SPEC PRE-1: duplicate ids → argument error.
-    let err = Imp::required_ids(&[conv("a", "1"), conv("a", "2")], 1).unwrap_err();
+    let err = imp()
+        .required_ids(&[conv("a", "1"), conv("a", "2")], 1)
+        .unwrap_err();
     assert_eq!(
         err,
         AssemblyError::DuplicateEntryId {
@@ -285,7 +286,7 @@ fn pre_2_dep_8_durable_set_from_references_and_tool_results_only() {
     let mut with_bodies = list.to_vec();
     with_bodies.extend([seg("g1", "one"), seg("g2", "two"), seg("g4", "four")]);
     assert_eq!(
-        ids(&Imp::evict(&with_bodies)),
+        ids(&imp().evict(&with_bodies)),
         s(&["r", "k", "t", "g", "m", "g4"])
     );
 }
@@ -293,7 +294,9 @@ fn pre_2_dep_8_durable_set_from_references_and_tool_results_only() {
 /// The recency units of `list` as id strings, if the implementation exposes them (the engine
 /// keeps them internal; its units are then seen through the required ids they imply).
 fn units(list: &[Entry]) -> Option<Vec<Vec<String>>> {
-    Imp::recency_units(list).map(|units| units.iter().map(|u| id_strs(u)).collect())
+    imp()
+        .recency_units(list)
+        .map(|units| units.iter().map(|u| id_strs(u)).collect())
 }
 
 #[test]
@@ -351,7 +354,9 @@ fn pre_4_selection_output() {
     // SPEC PRE-4: ids sorted by original position, label and version of the policy.
     let p = text_policy(100, 10, 1, 1);
     let list = [conv("c", "x"), sys("s", "x")];
-    let sel = Imp::select_required(&list, &p, &CancellationToken::new()).unwrap();
+    let sel = imp()
+        .select_required(&list, &p, &CancellationToken::new())
+        .unwrap();
     assert_eq!(
         sel,
         PreservationSelection {
@@ -361,7 +366,9 @@ fn pre_4_selection_output() {
         }
     );
     assert_eq!(
-        Imp::select_required(&list, &p, &CancellationToken::cancelled()).unwrap_err(),
+        imp()
+            .select_required(&list, &p, &CancellationToken::cancelled())
+            .unwrap_err(),
         AssemblyError::Cancelled
     );
 }
@@ -373,7 +380,7 @@ fn p1() -> Policy {
 }
 
 fn check(original: &[Entry], proposed: &[Entry]) -> VerificationResult {
-    Imp::verify(original, proposed, &p1()).unwrap()
+    imp().verify(original, proposed, &p1()).unwrap()
 }
 
 fn invalid(v: &VerificationResult) -> Vec<String> {
@@ -613,13 +620,13 @@ fn ver_1_duplicate_ids_are_errors_not_rejections() {
     let ok = [conv("a", "1")];
     let dup = [conv("a", "1"), conv("a", "2")];
     assert_eq!(
-        Imp::verify(&dup, &ok, &p1()).unwrap_err(),
+        imp().verify(&dup, &ok, &p1()).unwrap_err(),
         AssemblyError::DuplicateEntryId {
             entry_id: "a".into()
         }
     );
     assert_eq!(
-        Imp::verify(&ok, &dup, &p1()).unwrap_err(),
+        imp().verify(&ok, &dup, &p1()).unwrap_err(),
         AssemblyError::DuplicateEntryId {
             entry_id: "a".into()
         }
@@ -640,21 +647,15 @@ fn ver_2_structural_equality() {
     // SPEC VER-2.
     let m = |role: &str, parts: Vec<Part>| Message::new(role, parts);
     let base = m("user", vec![Part::text("ab")]);
-    assert!(Imp::structurally_equal(&base, &base.clone()));
-    assert!(!Imp::structurally_equal(
-        &base,
-        &m("assistant", vec![Part::text("ab")])
-    ));
+    assert!(imp().structurally_equal(&base, &base.clone()));
+    assert!(!imp().structurally_equal(&base, &m("assistant", vec![Part::text("ab")])));
     let mut authored = base.clone();
     authored.author = Some("bob".into());
-    assert!(!Imp::structurally_equal(&base, &authored));
+    assert!(!imp().structurally_equal(&base, &authored));
     // Same text but different part count / split.
-    assert!(!Imp::structurally_equal(
-        &base,
-        &m("user", vec![Part::text("a"), Part::text("b")])
-    ));
+    assert!(!imp().structurally_equal(&base, &m("user", vec![Part::text("a"), Part::text("b")])));
     // Shapes differ.
-    assert!(!Imp::structurally_equal(
+    assert!(!imp().structurally_equal(
         &m("tool", vec![Part::result("a", Value::Null)]),
         &m("tool", vec![Part::text("a")])
     ));
@@ -670,15 +671,9 @@ fn ver_2_structural_equality() {
             })],
         )
     };
-    assert!(Imp::structurally_equal(
-        &call_with(None, false),
-        &call_with(None, false)
-    ));
-    assert!(!Imp::structurally_equal(
-        &call_with(None, false),
-        &call_with(None, true)
-    ));
-    assert!(!Imp::structurally_equal(
+    assert!(imp().structurally_equal(&call_with(None, false), &call_with(None, false)));
+    assert!(!imp().structurally_equal(&call_with(None, false), &call_with(None, true)));
+    assert!(!imp().structurally_equal(
         &call_with(None, false),
         &call_with(Some(ValueMap::new()), false)
     ));
@@ -688,21 +683,18 @@ fn ver_2_structural_equality() {
     let mut m2 = ValueMap::new();
     m2.insert("y".into(), Value::Null);
     m2.insert("x".into(), Value::I32(1));
-    assert!(Imp::structurally_equal(
+    assert!(imp().structurally_equal(
         &call_with(Some(m1.clone()), false),
         &call_with(Some(m2), false)
     ));
     let mut m3 = m1.clone();
     m3.insert("x".into(), Value::I64(1));
-    assert!(!Imp::structurally_equal(
-        &call_with(Some(m1), false),
-        &call_with(Some(m3), false)
-    ));
-    assert!(!Imp::structurally_equal(
+    assert!(!imp().structurally_equal(&call_with(Some(m1), false), &call_with(Some(m3), false)));
+    assert!(!imp().structurally_equal(
         &m("assistant", vec![Part::call("c", "f")]),
         &m("assistant", vec![Part::call("c", "g")])
     ));
-    assert!(!Imp::structurally_equal(
+    assert!(!imp().structurally_equal(
         &m("assistant", vec![Part::call("c", "f")]),
         &m("assistant", vec![Part::call("d", "f")])
     ));
@@ -712,7 +704,7 @@ fn ver_2_structural_equality() {
 fn ver_2_value_equality() {
     // SPEC VER-2: NaN != NaN; raw JSON by exact text; decimals by value; lists element-wise.
     let r = |v: Value| Message::new("tool", vec![Part::result("c", v)]);
-    let eq = |a: Value, b: Value| Imp::structurally_equal(&r(a), &r(b));
+    let eq = |a: Value, b: Value| imp().structurally_equal(&r(a), &r(b));
     assert!(!eq(Value::F64(f64::NAN), Value::F64(f64::NAN)));
     assert!(!eq(Value::F32(f32::NAN), Value::F32(f32::NAN)));
     assert!(eq(Value::F64(0.5), Value::F64(0.5)));
@@ -745,7 +737,7 @@ fn ver_2_value_equality() {
     )
     .unwrap();
     let original = [call("k", &["c"]), e];
-    let v = Imp::verify(&original, &original, &p1()).unwrap();
+    let v = imp().verify(&original, &original, &p1()).unwrap();
     assert_eq!(v.rejection_reasons, vec![RequiredEntryContentMismatch]);
 }
 
@@ -759,7 +751,7 @@ fn ver_4_no_proposal_repairs_a_tool_defect() {
         opt("o", "y"),
     ];
     assert!(!check(&defective, &defective).is_accepted());
-    let r = Imp::required_ids(&defective, 1).unwrap();
+    let r = imp().required_ids(&defective, 1).unwrap();
     let subset: Vec<Entry> = defective
         .iter()
         .filter(|e| r.contains(e.id()))
@@ -773,7 +765,7 @@ fn ver_4_no_proposal_repairs_a_tool_defect() {
         opt("o", "y"),
     ];
     assert!(check(&good, &good).is_accepted());
-    let r = Imp::required_ids(&good, 1).unwrap();
+    let r = imp().required_ids(&good, 1).unwrap();
     let subset: Vec<Entry> = good
         .iter()
         .filter(|e| r.contains(e.id()))
@@ -828,24 +820,24 @@ proptest! {
     #[test]
     fn ver_4_self_verification_iff_sequence_valid(list in arb_list(), retention in 1i32..4) {
         let p = text_policy(1000, 10, retention, 1);
-        let valid = Imp::analyze(&list).is_sequence_valid();
-        prop_assert_eq!(Imp::verify(&list, &list, &p).unwrap().is_accepted(), valid);
-        let r = Imp::required_ids(&list, retention).unwrap();
+        let valid = imp().analyze(&list).is_sequence_valid();
+        prop_assert_eq!(imp().verify(&list, &list, &p).unwrap().is_accepted(), valid);
+        let r = imp().required_ids(&list, retention).unwrap();
         let sub: Vec<Entry> = list.iter().filter(|e| r.contains(e.id())).cloned().collect();
-        prop_assert_eq!(Imp::verify(&list, &sub, &p).unwrap().is_accepted(), valid);
+        prop_assert_eq!(imp().verify(&list, &sub, &p).unwrap().is_accepted(), valid);
     }
 
     /// SPEC PRE-4 / EXC-3: required ids are in list order, unique, and contain every incomplete
     /// group; analysis lists hold each id once.
     #[test]
     fn pre_4_required_ids_sorted_unique(list in arb_list(), retention in 1i32..4) {
-        let r = Imp::required_ids(&list, retention).unwrap();
+        let r = imp().required_ids(&list, retention).unwrap();
         let positions: Vec<usize> = r
             .iter()
             .map(|id| list.iter().position(|e| e.id() == id).unwrap())
             .collect();
         prop_assert!(positions.windows(2).all(|w| w[0] < w[1]));
-        let a = Imp::analyze(&list);
+        let a = imp().analyze(&list);
         for g in a.groups.iter().filter(|g| !g.complete) {
             for id in &g.all_entry_ids {
                 prop_assert!(r.contains(id));
