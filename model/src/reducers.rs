@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use crate::assembly::{Reducer, ReducerError, ReductionRequest};
+use crate::assembly::{ContractViolation, Reducer, ReducerError, ReductionRequest};
 use crate::cancel::CancellationToken;
 use crate::entry::Entry;
 use crate::message::{Message, ROLE_SYSTEM};
@@ -35,6 +35,8 @@ pub enum ScriptStep {
     Fail(String),
     /// Return nothing (an invalid-operation error, SPEC ASM-4).
     Nothing,
+    /// Break the reducer contract this way (a `ReducerContract` error, SPEC BRG-1).
+    Contract(ContractViolation),
 }
 
 /// An entry-level reducer playing one step per invocation; past the end it echoes.
@@ -72,6 +74,7 @@ impl Reducer for ScriptedReducer {
             ScriptStep::Echo => Ok(Some(request.entries.to_vec())),
             ScriptStep::Nothing => Ok(None),
             ScriptStep::Fail(message) => Err(ReducerError::Failed(message.clone())),
+            ScriptStep::Contract(v) => Err(ReducerError::Contract(v.clone())),
             ScriptStep::Propose(items) => {
                 // One id index per call, so a proposal of n kept ids costs O(n), not O(n^2).
                 // The first entry with an id wins, as a positional search would find it.

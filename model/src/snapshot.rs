@@ -208,9 +208,14 @@ impl SnapshotProvider for StaticProvider {
 /// A provider that plays a schedule: the k-th capture (0-based) returns step `k`, and every
 /// capture past the end repeats the last step. Optionally sets a cancellation token when a
 /// chosen capture happens (after building that capture's snapshot).
+///
+/// Each distinct entry list is validated once (SPEC SNAP-1) and shared by every capture that
+/// sees it: consecutive steps holding the very same entries (the same allocations, as a replayed
+/// trace's repeated snapshots do) share one list, so a long schedule over a large history costs
+/// one validation per distinct list, not one per capture.
 #[derive(Debug, Clone)]
 pub struct ScriptedProvider {
-    steps: Vec<(i64, Vec<Entry>)>,
+    steps: Vec<(i64, Result<SharedEntries, SnapshotError>)>,
     captures: usize,
     cancel_at: Option<(usize, CancellationToken)>,
 }
@@ -218,8 +223,22 @@ pub struct ScriptedProvider {
 impl ScriptedProvider {
     /// A provider over `(version, entries)` steps; an empty schedule captures version 0, no entries.
     pub fn new(steps: Vec<(i64, Vec<Entry>)>) -> ScriptedProvider {
+        let mut out: Vec<(i64, Result<SharedEntries, SnapshotError>)> =
+            Vec::with_capacity(steps.len());
+        let mut prev: Option<Vec<Entry>> = None;
+        for (version, entries) in steps {
+            let repeated = prev.as_ref().is_some_and(|p| {
+                p.len() == entries.len() && p.iter().zip(&entries).all(|(a, b)| a.ptr_eq(b))
+            });
+            let shared = match out.last() {
+                Some((_, s)) if repeated => s.clone(),
+                _ => SharedEntries::new(entries.clone()),
+            };
+            out.push((version, shared));
+            prev = Some(entries);
+        }
         ScriptedProvider {
-            steps,
+            steps: out,
             captures: 0,
             cancel_at: None,
         }
@@ -251,7 +270,9 @@ impl SnapshotProvider for ScriptedProvider {
             }
         }
         match self.steps.get(k).or_else(|| self.steps.last()) {
-            Some((version, entries)) => Snapshot::new(*version, entries.clone()),
+            // The version is checked first, as `Snapshot::new` does (SPEC SNAP-1).
+            Some((version, _)) if *version < 0 => Err(SnapshotError::NegativeVersion(*version)),
+            Some((version, shared)) => Snapshot::from_shared(*version, shared.clone()?),
             None => Snapshot::new(0, Vec::new()),
         }
     }

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use hybrid_compaction_model::assembly::{Outcome, Stage};
 use hybrid_compaction_model::verification::{RejectionReason, VerificationOutcome};
 
-use crate::wire::input::{KindInput, PartInput, SegmentInput};
+use crate::wire::input::{KindInput, PartInput, PolicyInput, SegmentInput};
 use crate::wire::names::Name;
 use crate::wire::output::{AssemblyOutput, DiagnosticsOutput};
 
@@ -122,8 +122,9 @@ pub struct CallRecord {
     pub run: String,
     /// The call's id, unique within its run.
     pub call: String,
-    /// The policy in force.
-    pub policy: TracePolicy,
+    /// The policy in force, as in the wire format; its estimator may also be `recorded` (each
+    /// entry's recorded `size`).
+    pub policy: PolicyInput,
     /// Version 2: entries defined by this record, appended in order to its run's entry table
     /// (the first entry of a run's first record is index 0). Later records of the run refer to
     /// them by index ([`RefItem`]).
@@ -285,55 +286,6 @@ pub struct TraceVerification {
     pub invalid_entry_ids: Vec<RefItem>,
     /// Required ids of the original.
     pub preservation_only_fallback_entry_ids: Vec<RefItem>,
-}
-
-/// The policy (SPEC POL-1), as in the wire format, with one more estimator kind.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TracePolicy {
-    /// `HardLimit`.
-    pub hard_limit: i32,
-    /// `TriggerMargin`.
-    pub trigger_margin: i32,
-    /// `RecentMessageRetentionCount`.
-    pub recent_message_retention_count: i32,
-    /// `MaximumCompactionAttempts`.
-    pub maximum_compaction_attempts: i32,
-    /// `PreservationLabel`.
-    pub preservation_label: String,
-    /// `PreservationVersion`.
-    pub preservation_version: i32,
-    /// The size estimator.
-    pub estimator: TraceEstimator,
-}
-
-/// A size estimator: the wire estimators (`docs/WIRE.md`) or `recorded`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum TraceEstimator {
-    /// SPEC EST-2.
-    Utf8 {},
-    /// SPEC EST-4.
-    Utf8Text {},
-    /// SPEC EST-5: every entry measures `size`.
-    Constant {
-        /// The size of every entry.
-        size: i32,
-    },
-    /// SPEC EST-5: sizes by id with a default.
-    Table {
-        /// Size per entry id.
-        sizes: std::collections::BTreeMap<String, i32>,
-        /// Size of unlisted ids.
-        default: i32,
-    },
-    /// Each entry's `size` as recorded in the trace (every entry must carry one), in the
-    /// declared unit (default `HostDefinedUnits`).
-    Recorded {
-        /// `Utf8Bytes`, `EstimatedTokens` or `HostDefinedUnits`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        unit: Option<String>,
-    },
 }
 
 /// One captured snapshot (SPEC SNAP-1).

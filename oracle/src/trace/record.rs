@@ -34,11 +34,15 @@ use serde_json::Value as Json;
 use super::compact::compress;
 use super::format::{
     CallRecord, EventKind, Header, NewRef, NewTraceEntry, Phase, ReducerAnswer, ReducerStep,
-    RefItem, RunEnd, Settlement, StreamEnd, TraceEntry, TraceError, TraceEstimator, TraceEvent,
-    TraceLease, TracePolicy, TraceProposalItem, TraceResult, TraceSnapshot, TraceToolCall,
-    TraceToolResult, TraceVerification, TRACE_VERSION,
+    RefItem, RunEnd, Settlement, StreamEnd, TraceEntry, TraceError, TraceEvent, TraceLease,
+    TraceProposalItem, TraceResult, TraceSnapshot, TraceToolCall, TraceToolResult,
+    TraceVerification, TRACE_VERSION,
 };
-use crate::wire::input::{CallInput, KindInput, PartInput, ResultInput, SegmentInput};
+use crate::wire::input::{
+    CallInput, EstimatorInput, KindInput, PartInput, PolicyInput, RecordedEstimatorInput,
+    ResultInput, SegmentInput,
+};
+use crate::wire::names::Name;
 
 /// An observer that keeps every record in memory (tests, small hosts).
 #[derive(Debug, Default)]
@@ -473,16 +477,16 @@ impl Writer {
             record_type: None,
             run: String::new(),
             call: String::new(),
-            policy: TracePolicy {
+            policy: PolicyInput {
                 hard_limit: policy.hard_limit(),
                 trigger_margin: policy.trigger_margin(),
                 recent_message_retention_count: policy.recent_message_retention_count(),
                 maximum_compaction_attempts: policy.maximum_compaction_attempts(),
-                preservation_label: policy.preservation_label().to_owned(),
+                preservation_label: Some(policy.preservation_label().to_owned()),
                 preservation_version: policy.preservation_version(),
-                estimator: TraceEstimator::Recorded {
-                    unit: Some(policy.estimator().unit().name().to_owned()),
-                },
+                estimator: Some(EstimatorInput::Recorded(RecordedEstimatorInput {
+                    unit: Some(Name(policy.estimator().unit())),
+                })),
             },
             defs: None,
             snapshots: Vec::new(),

@@ -20,25 +20,24 @@ use rustc_hash::FxHashMap;
 
 use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
 use hybrid_compaction_model::assembly::ContractViolation;
-use hybrid_compaction_model::assembly::{Reducer, ReducerError, ReductionRequest};
+
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind, RecoverableSegment};
-use hybrid_compaction_model::estimator::{
-    ConstantEstimator, Estimator, MeasurementUnit, TableEstimator,
-};
+use hybrid_compaction_model::estimator::{Estimator, MeasurementUnit};
 use hybrid_compaction_model::message::{
     FunctionCall, FunctionResult, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL, ROLE_USER,
 };
-use hybrid_compaction_model::policy::{Policy, PolicySpec};
-use hybrid_compaction_model::snapshot::{SharedEntries, Snapshot, SnapshotError, SnapshotProvider};
+use hybrid_compaction_model::policy::Policy;
+use hybrid_compaction_model::reducers::{CancelAtCall, ProposalItem, ScriptStep, ScriptedReducer};
+use hybrid_compaction_model::snapshot::ScriptedProvider;
 use hybrid_compaction_model::value::Value;
 
 use super::compact::Resolved;
-use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceEstimator, TraceProposalItem};
+use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceProposalItem};
 use crate::wire::convert::{self, CancelPoint};
 use crate::wire::error::CaseError;
 use crate::wire::error::{error_output, ErrorOutput};
-use crate::wire::input::EntryInput;
+use crate::wire::input::{ConstantEstimatorInput, EntryInput, EstimatorInput};
 use crate::wire::output::{assembly_output, diagnostics_output, AssemblyOutput, DiagnosticsOutput};
 use hybrid_compaction_model::seam::Implementation;
 
@@ -146,138 +145,6 @@ impl Estimator for RecordedSizes {
     }
 }
 
-/// A unit by its SPEC name (EST-1).
-pub fn unit_named(name: &str) -> Option<MeasurementUnit> {
-    [
-        MeasurementUnit::Utf8Bytes,
-        MeasurementUnit::EstimatedTokens,
-        MeasurementUnit::HostDefinedUnits,
-    ]
-    .into_iter()
-    .find(|u| u.name() == name)
-}
-
-/// One replayed reducer answer.
-#[derive(Debug, Clone)]
-enum ReplayStep {
-    Propose(Vec<Item>),
-    Nothing,
-    Failed,
-    Contract,
-}
-
-#[derive(Debug, Clone)]
-enum Item {
-    Keep(String),
-    New(Entry),
-}
-
-/// Plays the recorded reducer answers in order; past the end it echoes (as the wire's scripted
-/// reducer does). Optionally cancels a token during its k-th invocation.
-#[derive(Debug)]
-struct ReplayReducer {
-    steps: Vec<ReplayStep>,
-    calls: usize,
-    cancel_at: Option<(usize, CancellationToken)>,
-}
-
-impl Reducer for ReplayReducer {
-    fn reduce(
-        &mut self,
-        request: &ReductionRequest<'_>,
-    ) -> Result<Option<Vec<Entry>>, ReducerError> {
-        let k = self.calls;
-        self.calls += 1;
-        if let Some((at, token)) = &self.cancel_at {
-            if *at == k {
-                token.cancel();
-            }
-        }
-        match self.steps.get(k) {
-            None => Ok(Some(request.entries.to_vec())),
-            Some(ReplayStep::Nothing) => Ok(None),
-            Some(ReplayStep::Failed) => Err(ReducerError::Failed("recorded failure".into())),
-            Some(ReplayStep::Contract) => {
-                Err(ReducerError::Contract(ContractViolation::NullResult))
-            }
-            Some(ReplayStep::Propose(items)) => {
-                let mut out = Vec::with_capacity(items.len());
-                let by_id: FxHashMap<&str, &Entry> = request
-                    .entries
-                    .iter()
-                    .rev()
-                    .map(|e| (e.id().as_str(), e))
-                    .collect();
-                for item in items {
-                    match item {
-                        Item::New(e) => out.push(e.clone()),
-                        Item::Keep(id) => match by_id.get(id.as_str()).copied() {
-                            Some(e) => out.push(e.clone()),
-                            None => {
-                                return Err(ReducerError::Failed(format!(
-                                    "the recorded proposal keeps {id:?}, which the replayed request does not hold"
-                                )))
-                            }
-                        },
-                    }
-                }
-                Ok(Some(out))
-            }
-        }
-    }
-}
-
-/// The recorded snapshots as a schedule (SPEC SNAP-5; what the model's `ScriptedProvider`
-/// does): the k-th capture sees the k-th step, later captures the last one, an empty schedule
-/// version 0 with no entries; optionally cancels a token during the k-th capture. Each distinct
-/// entry list is validated once (SPEC SNAP-1) and shared by every capture that sees it.
-struct ReplayProvider {
-    steps: Vec<(i64, Result<SharedEntries, SnapshotError>)>,
-    captures: usize,
-    cancel_at: Option<(usize, CancellationToken)>,
-}
-
-impl ReplayProvider {
-    fn new(steps: &[(i64, Vec<Entry>)]) -> ReplayProvider {
-        let mut out: Vec<(i64, Result<SharedEntries, SnapshotError>)> =
-            Vec::with_capacity(steps.len());
-        let mut prev: Option<&[Entry]> = None;
-        for (v, es) in steps {
-            let repeated = prev
-                .is_some_and(|p| p.len() == es.len() && p.iter().zip(es).all(|(a, b)| a.ptr_eq(b)));
-            let shared = match out.last() {
-                Some((_, s)) if repeated => s.clone(),
-                _ => SharedEntries::new(es.clone()),
-            };
-            out.push((*v, shared));
-            prev = Some(es);
-        }
-        ReplayProvider {
-            steps: out,
-            captures: 0,
-            cancel_at: None,
-        }
-    }
-}
-
-impl SnapshotProvider for ReplayProvider {
-    fn capture(&mut self) -> Result<Snapshot, SnapshotError> {
-        let k = self.captures;
-        self.captures += 1;
-        if let Some((at, token)) = &self.cancel_at {
-            if *at == k {
-                token.cancel();
-            }
-        }
-        match self.steps.get(k).or_else(|| self.steps.last()) {
-            // The version is checked first, as `Snapshot::new` does.
-            Some((version, _)) if *version < 0 => Err(SnapshotError::NegativeVersion(*version)),
-            Some((version, shared)) => Snapshot::from_shared(*version, shared.clone()?),
-            None => Snapshot::new(0, Vec::new()),
-        }
-    }
-}
-
 /// A recorded call rebuilt as vocabulary.
 #[derive(Debug)]
 pub struct Prepared {
@@ -287,7 +154,7 @@ pub struct Prepared {
     pub steps: Vec<(i64, Vec<Entry>)>,
     /// Every new entry of every proposal, in order.
     pub news: Vec<Entry>,
-    reducer: Vec<ReplayStep>,
+    reducer: Vec<ScriptStep>,
     /// The cancellation point; `Err(())` when it is unknown (no replay).
     pub cancel: Result<Option<CancelPoint>, ()>,
 }
@@ -299,6 +166,14 @@ fn unreadable(path: &str, e: CaseError) -> PrepareError {
             "{path}: the SPEC rejects this entry ({}: {})",
             a.kind, a.message
         )),
+    }
+}
+
+/// A policy the wire format or the SPEC refuses (SPEC POL-2): the trace is unreadable.
+fn policy_unreadable(e: CaseError) -> PrepareError {
+    match e {
+        CaseError::Wire(w) => PrepareError::Unreadable(w.to_string()),
+        CaseError::Answer(a) => PrepareError::Unreadable(format!("$.policy: {}", a.message)),
     }
 }
 
@@ -449,7 +324,7 @@ pub fn prepare(
     resolved: &mut Resolved,
     imp: &dyn Implementation,
 ) -> Result<Prepared, PrepareError> {
-    let recorded = matches!(rec.policy.estimator, TraceEstimator::Recorded { .. });
+    let recorded = matches!(rec.policy.estimator, Some(EstimatorInput::Recorded(_)));
     let mut sizes = RecordedSizes::default();
     if recorded {
         // Most entries of a call are those of its largest snapshot: size the maps once.
@@ -522,9 +397,9 @@ pub fn prepare(
         let path = format!("$.reducer[{i}].answer");
         let refs = resolved.items.get(i);
         reducer.push(match &st.answer {
-            ReducerAnswer::Nothing => ReplayStep::Nothing,
-            ReducerAnswer::Error(k) if k == "ReducerContract" => ReplayStep::Contract,
-            ReducerAnswer::Error(k) if k == "ReducerFailed" => ReplayStep::Failed,
+            ReducerAnswer::Nothing => ScriptStep::Nothing,
+            ReducerAnswer::Error(k) if k == "ReducerContract" => ScriptStep::Contract(ContractViolation::NullResult),
+            ReducerAnswer::Error(k) if k == "ReducerFailed" => ScriptStep::Fail("recorded failure".to_owned()),
             ReducerAnswer::Error(k) => {
                 return Err(PrepareError::Unreadable(format!(
                     "{path}.error: expected ReducerFailed or ReducerContract, got {k:?}"
@@ -535,21 +410,21 @@ pub fn prepare(
                 for (j, item) in items.iter().enumerate() {
                     let def = refs.and_then(|r| r.get(j)).and_then(Option::as_ref);
                     out.push(match (item, def) {
-                        (TraceProposalItem::Keep(id), _) => Item::Keep(id.clone()),
+                        (TraceProposalItem::Keep(id), _) => ProposalItem::Keep(id.clone()),
                         (TraceProposalItem::KeepRef(_), Some(d)) => {
-                            Item::Keep(d.entry.id().as_str().to_owned())
+                            ProposalItem::Keep(d.entry.id().as_str().to_owned())
                         }
                         (TraceProposalItem::New(n), _) => {
                             let p = || format!("{path}.propose[{j}].new");
                             let e = builder.build(&n.new, p)?;
                             sized(&e, n.new.size, &p)?;
                             news.push(e.clone());
-                            Item::New(e)
+                            ProposalItem::New(e)
                         }
                         (TraceProposalItem::NewRef(_), Some(d)) => {
                             sized(&d.entry, d.size(), &|| format!("{path}.propose[{j}].new"))?;
                             news.push(d.entry.clone());
-                            Item::New(d.entry.clone())
+                            ProposalItem::New(d.entry.clone())
                         }
                         (TraceProposalItem::KeepRef(_) | TraceProposalItem::NewRef(_), None) => {
                             return Err(PrepareError::Unreadable(format!(
@@ -558,41 +433,21 @@ pub fn prepare(
                         }
                     });
                 }
-                ReplayStep::Propose(out)
+                ScriptStep::Propose(out)
             }
         });
     }
-    let p = &rec.policy;
-    let estimator: Arc<dyn Estimator> = match &p.estimator {
-        TraceEstimator::Utf8 {} => imp.context_estimator(),
-        TraceEstimator::Utf8Text {} => imp.text_estimator(),
-        TraceEstimator::Constant { size } => Arc::new(ConstantEstimator(*size)),
-        TraceEstimator::Table { sizes, default } => Arc::new(TableEstimator {
-            sizes: sizes.clone(),
-            default: *default,
-        }),
-        TraceEstimator::Recorded { unit } => {
-            sizes.unit = match unit {
-                None => None,
-                Some(u) => Some(unit_named(u).ok_or_else(|| {
-                    PrepareError::Unreadable(format!(
-                        "$.policy.estimator.unit: expected Utf8Bytes, EstimatedTokens or HostDefinedUnits, got {u:?}"
-                    ))
-                })?),
-            };
-            Arc::new(std::mem::take(&mut sizes))
+    let policy = match &rec.policy.estimator {
+        Some(EstimatorInput::Recorded(r)) => {
+            sizes.unit = r.unit.map(|u| u.0);
+            let mut p = rec.policy.clone();
+            p.estimator = Some(EstimatorInput::Constant(ConstantEstimatorInput { size: 0 }));
+            convert::policy(Some(&p), imp, "$.policy")
+                .map_err(policy_unreadable)?
+                .with_estimator(Arc::new(std::mem::take(&mut sizes)))
         }
+        _ => convert::policy(Some(&rec.policy), imp, "$.policy").map_err(policy_unreadable)?,
     };
-    let policy = Policy::new(PolicySpec {
-        hard_limit: p.hard_limit,
-        trigger_margin: p.trigger_margin,
-        recent_message_retention_count: p.recent_message_retention_count,
-        maximum_compaction_attempts: p.maximum_compaction_attempts,
-        preservation_label: Some(p.preservation_label.clone()),
-        preservation_version: p.preservation_version,
-        estimator: Some(estimator),
-    })
-    .map_err(|e| PrepareError::Unreadable(format!("$.policy: {e}")))?;
     let cancel = match rec.cancel.as_deref() {
         Some("unknown") => Err(()),
         other => Ok(
@@ -630,17 +485,14 @@ pub fn answer(prep: &Prepared, imp: &dyn Implementation) -> Answer {
         Some(CancelPoint::Before) => CancellationToken::cancelled(),
         _ => CancellationToken::new(),
     };
-    let mut provider = ReplayProvider::new(&prep.steps);
+    let mut provider = ScriptedProvider::new(prep.steps.clone());
     if let Some(CancelPoint::Capture(k)) = point {
-        provider.cancel_at = Some((k, token.clone()));
+        provider = provider.cancel_at_capture(k, token.clone());
     }
-    let mut reducer = ReplayReducer {
-        steps: prep.reducer.clone(),
-        calls: 0,
-        cancel_at: match point {
-            Some(CancelPoint::Reducer(k)) => Some((k, token.clone())),
-            _ => None,
-        },
+    let script = ScriptedReducer::new(prep.reducer.clone());
+    let mut reducer = match point {
+        Some(CancelPoint::Reducer(k)) => CancelAtCall::at(script, k, token.clone()),
+        _ => CancelAtCall::never(script),
     };
     let result = match imp.assemble(&prep.policy, &mut provider, &mut reducer, &token) {
         Ok(r) => r,

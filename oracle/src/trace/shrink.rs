@@ -17,16 +17,16 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceEstimator, TraceProposalItem};
+use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceProposalItem};
 use super::replay::Prepared;
 use crate::ops::assemble::AssembleCase;
 use crate::ops::run_case;
 use crate::ops::Case;
 use crate::ops::Output;
 use crate::wire::input::{
-    CallInput, ConstantEstimatorInput, EntryInput, EstimatorInput, NewItemInput, NoParameters,
-    PartInput, PolicyInput, ProposalItemInput, ReducerInput, ResultInput, ScriptedReducerInput,
-    SegmentInput, SnapshotInput, StepInput, TableEstimatorInput,
+    CallInput, EntryInput, EstimatorInput, NewItemInput, PartInput, PolicyInput, ProposalItemInput,
+    ReducerInput, ResultInput, ScriptedReducerInput, SegmentInput, SnapshotInput, StepInput,
+    TableEstimatorInput,
 };
 use hybrid_compaction_model::seam::Implementation;
 
@@ -221,23 +221,11 @@ fn candidate(rec: &CallRecord, prep: &Prepared) -> Candidate {
     let p = &rec.policy;
     let mut sizes: Option<BTreeMap<String, i32>> = None;
     let estimator = match &p.estimator {
-        TraceEstimator::Utf8 {} => Some(EstimatorInput::Utf8(NoParameters {})),
-        TraceEstimator::Utf8Text {} => Some(EstimatorInput::Utf8Text(NoParameters {})),
-        TraceEstimator::Constant { size } => {
-            Some(EstimatorInput::Constant(ConstantEstimatorInput {
-                size: *size,
-            }))
-        }
-        TraceEstimator::Table { sizes, default } => {
-            Some(EstimatorInput::Table(TableEstimatorInput {
-                sizes: sizes.clone(),
-                default: *default,
-            }))
-        }
-        TraceEstimator::Recorded { .. } => {
+        Some(EstimatorInput::Recorded(_)) => {
             sizes = Some(BTreeMap::new());
             None
         }
+        other => other.clone(),
     };
     let mut note = |t: &TraceEntry| {
         if let (Some(m), Some(s)) = (sizes.as_mut(), t.size) {
@@ -295,7 +283,7 @@ fn candidate(rec: &CallRecord, prep: &Prepared) -> Candidate {
             trigger_margin: p.trigger_margin,
             recent_message_retention_count: p.recent_message_retention_count,
             maximum_compaction_attempts: p.maximum_compaction_attempts,
-            preservation_label: Some(p.preservation_label.clone()),
+            preservation_label: p.preservation_label.clone(),
             preservation_version: p.preservation_version,
             estimator,
         },

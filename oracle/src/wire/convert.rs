@@ -67,7 +67,10 @@ pub fn policy(
             "missing member `policy` (neither in the case nor in its test group)",
         );
     };
-    let estimator = p.estimator.as_ref().map(|e| estimator(e, imp));
+    let estimator = match &p.estimator {
+        None => None,
+        Some(e) => Some(estimator(e, imp, &format!("{path}.estimator"))?),
+    };
     Policy::new(PolicySpec {
         hard_limit: p.hard_limit,
         trigger_margin: p.trigger_margin,
@@ -80,9 +83,15 @@ pub fn policy(
     .map_err(|e| CaseError::Answer(policy_error(&e)))
 }
 
-/// The estimator of a wire estimator, with `imp`'s UTF-8 estimators (SPEC EST-1 .. EST-7).
-pub fn estimator(input: &EstimatorInput, imp: &dyn Implementation) -> Arc<dyn Estimator> {
-    match input {
+/// The estimator of a wire estimator, with `imp`'s UTF-8 estimators (SPEC EST-1 .. EST-7);
+/// `path` locates it. `recorded` has no sizes outside a trace: a wire error here (the trace
+/// reader builds it from the recorded sizes instead).
+pub fn estimator(
+    input: &EstimatorInput,
+    imp: &dyn Implementation,
+    path: &str,
+) -> Result<Arc<dyn Estimator>, CaseError> {
+    Ok(match input {
         EstimatorInput::Utf8(_) => imp.context_estimator(),
         EstimatorInput::Utf8Text(_) => imp.text_estimator(),
         EstimatorInput::Constant(c) => Arc::new(ConstantEstimator(c.size)),
@@ -95,13 +104,19 @@ pub fn estimator(input: &EstimatorInput, imp: &dyn Implementation) -> Arc<dyn Es
             EncodingInput::Cl100kBase => TokenEncoding::Cl100kBase,
         })),
         EstimatorInput::Memo(m) => {
-            let inner = estimator(&m.estimator, imp);
+            let inner = estimator(&m.estimator, imp, &format!("{path}.estimator"))?;
             Arc::new(match m.capacity {
                 None => MemoEstimator::new(inner),
                 Some(c) => MemoEstimator::with_capacity(inner, c as usize),
             })
         }
-    }
+        EstimatorInput::Recorded(_) => {
+            return wire(
+                format!("{path}.kind"),
+                "the `recorded` estimator reads the sizes a trace records with its entries; a case has none (use `table`)",
+            )
+        }
+    })
 }
 
 /// Adapts a wire transcript (SPEC TRN-1 .. TRN-5); its errors are typed answers.

@@ -12,9 +12,11 @@
 use std::collections::BTreeMap;
 
 use hybrid_compaction_model::entry::EntryKind;
+use hybrid_compaction_model::estimator::MeasurementUnit;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::names::Name;
 use super::strict::{self, TaggedUnion};
 
 /// A name in `NAMES` without its line in `read_as` (a programming error, reported as input).
@@ -114,12 +116,31 @@ pub enum EstimatorInput {
     Tokens(TokensEstimatorInput),
     /// Another estimator behind a memo (SPEC EST-7); its unit.
     Memo(MemoEstimatorInput),
+    /// The sizes recorded with each entry of a trace, in the declared unit: only a trace has
+    /// them (`docs/TRACE.md`); a wire case naming it is refused.
+    Recorded(RecordedEstimatorInput),
+}
+
+/// Parameters of the `recorded` estimator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordedEstimatorInput {
+    /// The unit of the recorded sizes (default `HostDefinedUnits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<Name<MeasurementUnit>>,
 }
 
 impl TaggedUnion for EstimatorInput {
     const TAG: &'static str = "kind";
-    const NAMES: &'static [&'static str] =
-        &["utf8", "utf8-text", "constant", "table", "tokens", "memo"];
+    const NAMES: &'static [&'static str] = &[
+        "utf8",
+        "utf8-text",
+        "constant",
+        "table",
+        "tokens",
+        "memo",
+        "recorded",
+    ];
     const WHAT: &'static str = "estimator kind";
 
     fn read_as<'de, D: Deserializer<'de>>(name: &str, rest: D) -> Result<Self, D::Error> {
@@ -130,6 +151,7 @@ impl TaggedUnion for EstimatorInput {
             "table" => EstimatorInput::Table(TableEstimatorInput::deserialize(rest)?),
             "tokens" => EstimatorInput::Tokens(TokensEstimatorInput::deserialize(rest)?),
             "memo" => EstimatorInput::Memo(MemoEstimatorInput::deserialize(rest)?),
+            "recorded" => EstimatorInput::Recorded(RecordedEstimatorInput::deserialize(rest)?),
             _ => return Err(unlisted(name)),
         })
     }
