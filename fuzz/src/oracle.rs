@@ -1,6 +1,6 @@
-//! The differential oracles: run the model (`hybrid_compaction_spec`) and the engine
-//! (`hybrid_compaction::engine`, or the wire layer's `Model` / `Engine` implementations) on the
-//! same decoded input and panic on any difference.
+//! The differential oracles: run the model (`hybrid_compaction_spec::Model`) and the library
+//! (`hybrid_compaction::seam::Engine`) through the vocabulary's seam, or a wire case through the
+//! oracle, on the same decoded input and panic on any difference.
 //!
 //! Shared by the fuzz targets and by `tests/fuzz_replay.rs` (included there by path), so a
 //! committed seed is re-checked by ordinary `cargo test` exactly as the fuzzer checked it.
@@ -12,7 +12,6 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use hybrid_compaction::engine;
 use hybrid_compaction_model::assembly::{
     AssemblyError, AssemblyResult, Reducer, ReducerError, ReductionRequest,
 };
@@ -23,8 +22,7 @@ use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{CancelAtCall, ScriptedReducer};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
 use hybrid_compaction_oracle::wire::{self, VectorFile};
-use hybrid_compaction_oracle::{run_case, Case, Engine, Model};
-use hybrid_compaction_spec as spec;
+use hybrid_compaction_oracle::{run_case, Case, Engine, Implementation, Model};
 
 use crate::decode::{self, AssembleInput, EstimatorChoice, VerifyInput};
 
@@ -45,21 +43,21 @@ pub fn check_verify(input: &VerifyInput) {
     let (original, proposed) = (&input.original, &input.proposed);
     same(
         "verify",
-        &spec::verify::verify(original, proposed, &policy),
-        &engine::verify::verify(original, proposed, &policy),
+        &Model.verify(original, proposed, &policy),
+        &Engine.verify(original, proposed, &policy),
         input,
     );
     for (name, list) in [("original", original), ("proposed", proposed)] {
         same(
             &format!("required_ids({name})"),
-            &spec::preserve::required_ids(list, input.retention),
-            &engine::preserve::required_ids(list, input.retention),
+            &Model.required_ids(list, input.retention),
+            &Engine.required_ids(list, input.retention),
             input,
         );
         same(
             &format!("analyze({name})"),
-            &spec::exchange::analyze(list),
-            &engine::exchange::analyze(list),
+            &Model.analyze(list),
+            &Engine.analyze(list),
             input,
         );
     }
@@ -70,21 +68,21 @@ pub fn check_verify(input: &VerifyInput) {
         for e in list.iter() {
             same(
                 "Utf8ContextEstimator",
-                &spec::estimate::Utf8ContextEstimator.estimate(e),
-                &engine::estimate::Utf8ContextEstimator.estimate(e),
+                &Model.context_estimator().estimate(e),
+                &Engine.context_estimator().estimate(e),
                 e,
             );
             same(
                 "Utf8TextEstimator",
-                &spec::estimate::Utf8TextEstimator.estimate(e),
-                &engine::estimate::Utf8TextEstimator.estimate(e),
+                &Model.text_estimator().estimate(e),
+                &Engine.text_estimator().estimate(e),
                 e,
             );
         }
         same(
             &format!("select_required({name})"),
-            &spec::preserve::select_required(list, &policy, &never),
-            &engine::preserve::select_required(list, &policy, &never),
+            &Model.select_required(list, &policy, &never),
+            &Engine.select_required(list, &policy, &never),
             input,
         );
     }
@@ -93,8 +91,8 @@ pub fn check_verify(input: &VerifyInput) {
         for b in proposed.iter().filter(|b| b.id() == a.id()) {
             same(
                 "structurally_equal",
-                &spec::verify::structurally_equal(a.message(), b.message()),
-                &engine::verify::structurally_equal(a.message(), b.message()),
+                &Model.structurally_equal(a.message(), b.message()),
+                &Engine.structurally_equal(a.message(), b.message()),
                 input,
             );
         }
@@ -130,14 +128,8 @@ impl<R: Reducer> Reducer for Recording<R> {
 pub fn assemble_policies(input: &AssembleInput) -> Option<(Policy, Policy)> {
     let (model_est, engine_est): (Arc<dyn Estimator>, Arc<dyn Estimator>) = match &input.estimator {
         EstimatorChoice::Host(e) => (e.clone(), e.clone()),
-        EstimatorChoice::Utf8Context => (
-            Arc::new(spec::estimate::Utf8ContextEstimator),
-            Arc::new(engine::estimate::Utf8ContextEstimator),
-        ),
-        EstimatorChoice::Utf8Text => (
-            Arc::new(spec::estimate::Utf8TextEstimator),
-            Arc::new(engine::estimate::Utf8TextEstimator),
-        ),
+        EstimatorChoice::Utf8Context => (Model.context_estimator(), Engine.context_estimator()),
+        EstimatorChoice::Utf8Text => (Model.text_estimator(), Engine.text_estimator()),
     };
     let policy = |est| {
         decode::policy(
@@ -181,12 +173,7 @@ fn side(
 pub fn model_assemble(input: &AssembleInput) -> Option<Result<AssemblyResult, AssemblyError>> {
     let (policy, _) = assemble_policies(input)?;
     let (token, mut provider, mut reducer) = side(input);
-    Some(spec::assemble::assemble(
-        &policy,
-        &mut provider,
-        &mut reducer,
-        &token,
-    ))
+    Some(Model.assemble(&policy, &mut provider, &mut reducer, &token))
 }
 
 /// `assemble_differential`: one assembly (SPEC ASM-7) with a scripted provider (SNAP-5) and a
@@ -198,8 +185,8 @@ pub fn check_assemble(input: &AssembleInput) {
     };
     let (m_token, mut m_provider, mut m_reducer) = side(input);
     let (e_token, mut e_provider, mut e_reducer) = side(input);
-    let m = spec::assemble::assemble(&model_policy, &mut m_provider, &mut m_reducer, &m_token);
-    let e = engine::assemble::assemble(&engine_policy, &mut e_provider, &mut e_reducer, &e_token);
+    let m = Model.assemble(&model_policy, &mut m_provider, &mut m_reducer, &m_token);
+    let e = Engine.assemble(&engine_policy, &mut e_provider, &mut e_reducer, &e_token);
     same("assemble", &m, &e, input);
     same("reduction requests", &m_reducer.log, &e_reducer.log, input);
     same(
@@ -211,8 +198,8 @@ pub fn check_assemble(input: &AssembleInput) {
     if let (Ok(m), Ok(e)) = (&m, &e) {
         same(
             "diagnostics",
-            &spec::diagnostics::build(m, &model_policy),
-            &engine::diagnostics::build(e, &engine_policy),
+            &Model.diagnostics(m, &model_policy),
+            &Engine.diagnostics(e, &engine_policy),
             input,
         );
     }
