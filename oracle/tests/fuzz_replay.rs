@@ -110,6 +110,29 @@ fn replay_wire_case_seeds() {
     }
 }
 
+/// The known, still open findings ([`KNOWN_FINDINGS`]), each run by its target's check: kept
+/// runnable (`cargo test --test fuzz_replay -- --ignored`) while the green replay skips them.
+/// With no open finding the list is empty and this test checks nothing.
+#[test]
+#[ignore = "reproduces the open findings of KNOWN_FINDINGS; run with --ignored"]
+fn known_findings_still_reproduce() {
+    for entry in KNOWN_FINDINGS {
+        let (target, _) = entry.split_once('/').expect("`<target>/<file>`");
+        let check: fn(&[u8]) = match target {
+            "verify_differential" => oracle::verify_bytes,
+            "assemble_differential" => oracle::assemble_bytes,
+            "wire_case" => oracle::wire_bytes,
+            other => panic!("unknown fuzz target {other} in KNOWN_FINDINGS"),
+        };
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fuzz/seeds")
+            .join(entry);
+        let data = std::fs::read(&path).expect("readable seed");
+        let failed = catch_unwind(AssertUnwindSafe(|| check(&data))).is_err();
+        assert!(failed, "{entry} no longer fails: fix found, remove it from KNOWN_FINDINGS");
+    }
+}
+
 /// The decoder is total and deterministic: any bytes decode, twice to the same input.
 #[test]
 fn decoders_are_total_and_deterministic() {
