@@ -225,6 +225,12 @@ pub struct CallRecord {
     pub streamed: Option<usize>,
     /// The events it emitted.
     pub events: Vec<EventRecord>,
+    /// How many of those events had been emitted when the real provider was called (SPEC
+    /// NODE-3 step 14: `Composed` precedes dispatch); `None`: the provider was not called.
+    pub events_before_dispatch: Option<usize>,
+    /// The dispatch result's diagnostics (SPEC EVT-4), with or without a reporter (EVT-1):
+    /// `Some` exactly when the call ended [`CallEnd::Sent`] or [`CallEnd::Abandoned`].
+    pub diagnostics: Option<Diagnostics>,
 }
 
 /// The operations of a node scenario on one node and one logical flow.
