@@ -12,7 +12,7 @@
 //! tests/clauses_spec.rs    #[path = "clauses/mod.rs"] mod clauses;  imp() = &Model   (model/spec)
 //! tests/clauses_engine.rs  #[path = "clauses/mod.rs"] mod clauses;  imp() = &Engine  (src/seam)
 //!                                   |
-//!          clauses::{data, structure, assembly, ...}: the same test names in both binaries
+//!   clauses::{data, structure, assembly, composition, node}: the same test names in both binaries
 //! ```
 //!
 //! So a clause the engine breaks fails a named clause test, not only an equivalence property
@@ -39,5 +39,7 @@
 
 pub mod assembly;
 pub mod common;
+pub mod composition;
 pub mod data;
+pub mod node;
 pub mod structure;
