@@ -26,7 +26,7 @@ use hybrid_compaction_model::trust::{
     AttemptEvent, BindingAccessor, PartialTrustConfiguration, TrustBinding,
 };
 
-use crate::lease::{Run, RunScope};
+use crate::lease::{CallSlot, Run, RunScope};
 use crate::node::{
     select, ChatClient, CompactionEvent, CompactionNode, NodeError, NodeOptions, NodeSelection,
     ProgressSink, ProviderError, Reporter, ReporterId, ReporterIdentity, StreamingChatClient,
@@ -152,6 +152,8 @@ pub struct Node {
     runs: Vec<Run>,
     sink: Arc<RecordingSink>,
     plan: Plan,
+    /// The other call holding the gate ([`NodeWorld::hold_gate`]).
+    holder: Option<CallSlot>,
 }
 
 impl std::fmt::Debug for Node {
@@ -275,6 +277,7 @@ impl Node {
             runs: Vec::new(),
             sink,
             plan,
+            holder: None,
         }
     }
 
@@ -324,6 +327,16 @@ impl NodeWorld for Node {
         client.events_at_send = None;
         client.stream = plan.stream;
         let mut streamed = None;
+        // While another call holds the gate this call waits; nothing but its cancellation ends
+        // the wait, delivered from a second thread (the answer is the same if it arrives before
+        // the call reaches the gate).
+        let canceller = self.holder.as_ref().map(|slot| {
+            let (run, token) = (slot.run().clone(), token.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                run.cancel_and_wake(&token);
+            })
+        });
         let result: Dispatch = match plan.stream {
             None => self
                 .node
@@ -335,6 +348,9 @@ impl NodeWorld for Node {
                 result
             }
         };
+        if let Some(c) = canceller {
+            let _ = c.join();
+        }
         let client = self.node.client_mut();
         let sent = client.sent.take();
         let events_before_dispatch = client.events_at_send.take();
@@ -388,6 +404,21 @@ impl NodeWorld for Node {
     fn end_run(&mut self) {
         if let Some(previous) = self.began.pop() {
             self.scope.replace(previous);
+        }
+    }
+
+    fn hold_gate(&mut self) {
+        if self.holder.is_some() {
+            return;
+        }
+        if let Some(run) = self.scope.current() {
+            self.holder = run.enter(&CancellationToken::new()).ok();
+        }
+    }
+
+    fn leave_gate(&mut self) {
+        if let Some(slot) = self.holder.take() {
+            let _ = slot.release();
         }
     }
 

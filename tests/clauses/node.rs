@@ -12,6 +12,8 @@
 //! injects a classifier, an integration or an id source (NODE-6), the reporter's clock and shared
 //! sequence source (EVT-3), the same-allocation diagnostics (EVT-4), the streaming and selection
 //! types, the `Debug` renderings of the library's events, and concurrent calls on two threads.
+//! The world is synchronous: a call waiting at a gate another call holds (`hold_gate`) can only
+//! be cancelled while it waits.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -425,10 +427,35 @@ fn node_3_evt_2_errors_before_started_emit_nothing_and_release() {
     let r = w.call(&plan);
     let (error, _, dispatched) = failed(&r);
     assert_eq!(error.kind, ErrorKind::Cancelled);
-    assert_eq!(error.kind, LeaseError::Cancelled.kind());
+    assert_eq!(error, &TypedError::from(&LeaseError::Cancelled));
     assert!(dispatched.is_none() && r.events_before_dispatch.is_none());
     assert!(r.events.is_empty());
     assert_gate_free_and_nothing_reserved(w.view());
+}
+
+#[test]
+fn node_2_waits_at_the_gate_and_a_cancelled_waiter_leaves_no_trace() {
+    // SPEC NODE-2 (gate, LSE-7), EVT-2: another call of the same run holds the gate; this call
+    // waits and is cancelled while waiting: the lease's Cancelled error, no events, nothing
+    // sent, the holder undisturbed.
+    let mut w = world(counting(), true);
+    w.begin_run();
+    w.hold_gate();
+    assert!(w.view().unwrap().gate_occupied);
+    let r = w.call(&CallPlan::new(small_history()));
+    let (error, _, dispatched) = failed(&r);
+    assert_eq!(error, &TypedError::from(&LeaseError::Cancelled));
+    assert!(dispatched.is_none() && r.events_before_dispatch.is_none());
+    assert!(r.events.is_empty());
+    assert!(
+        w.view().unwrap().gate_occupied,
+        "the holder still holds the slot"
+    );
+    w.leave_gate();
+    assert_gate_free_and_nothing_reserved(w.view());
+    // The gate admits the next call.
+    let r = w.call(&CallPlan::new(small_history()));
+    assert_eq!(sent(&r).0, small_history());
 }
 
 // ----------------------------------------------------------------------------- NODE-5 ----

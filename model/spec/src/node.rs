@@ -66,6 +66,8 @@ pub struct Node {
     reporter: Option<ReporterFields>,
     guard: Option<TrustGuard>,
     flows: Flows,
+    /// The other call holding the gate ([`NodeWorld::hold_gate`]).
+    holder: Option<usize>,
     sequence: u64,
     attempts: u64,
 }
@@ -107,6 +109,7 @@ impl Node {
             reporter,
             guard: None,
             flows: Flows::default(),
+            holder: None,
             sequence: 0,
             attempts: 0,
         }
@@ -304,7 +307,12 @@ impl NodeWorld for Node {
         };
         let end = match self.flows.enter(0, call, token.is_cancelled()) {
             Err(e) => failed(TypedError::from(&e)),
-            Ok(Entered::Waiting) => failed(TypedError::from(&LeaseError::Cancelled)),
+            // One call at a time: a waiting call can only be cancelled while it waits (LSE-7);
+            // it leaves no trace.
+            Ok(Entered::Waiting) => {
+                let answer = self.flows.cancel_waiter(call).err();
+                failed(TypedError::from(&answer.unwrap_or(LeaseError::Cancelled)))
+            }
             Ok(Entered::Admitted(_)) => match self.assemble(call, plan, &token, &mut events) {
                 Err(f) => {
                     let _ = self.flows.finish(call, None);
@@ -342,6 +350,22 @@ impl NodeWorld for Node {
 
     fn end_run(&mut self) {
         self.flows.end(0);
+    }
+
+    fn hold_gate(&mut self) {
+        if self.holder.is_some() || self.flows.view(0).is_none() {
+            return;
+        }
+        let call = self.flows.next_call();
+        if let Ok(Entered::Admitted(_)) = self.flows.enter(0, call, false) {
+            self.holder = Some(call);
+        }
+    }
+
+    fn leave_gate(&mut self) {
+        if let Some(call) = self.holder.take() {
+            let _ = self.flows.finish(call, None);
+        }
     }
 
     fn reserve(&mut self, d: Digest, lease: LeaseId) -> Result<bool, LeaseError> {
