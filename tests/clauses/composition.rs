@@ -836,17 +836,22 @@ fn cap_3_rows(e: &CapabilityEntry, lane: BundleLane, acceptance: Acceptance) -> 
     let reached = |p: DeliveryPhase| e.evidence.is_some_and(|x| x.value() >= p.value());
     let accepted = acceptance == Acceptance::StableAndExperimental
         || e.metadata.stability == Stability::Stable;
-    if !requested {
-        CapabilityState::Disabled
-    } else if lane == BundleLane::CompleteBundle && !reached(DeliveryPhase::G6) {
-        CapabilityState::Deferred
-    } else if !reached(e.metadata.delivery_phase) {
-        CapabilityState::Deferred
-    } else if !accepted {
-        CapabilityState::Disabled
-    } else {
-        CapabilityState::Enabled
-    }
+    // Rows 1-4 in order; the first that matches decides, else row 5.
+    let rows = [
+        (!requested, CapabilityState::Disabled),
+        (
+            lane == BundleLane::CompleteBundle && !reached(DeliveryPhase::G6),
+            CapabilityState::Deferred,
+        ),
+        (
+            !reached(e.metadata.delivery_phase),
+            CapabilityState::Deferred,
+        ),
+        (!accepted, CapabilityState::Disabled),
+    ];
+    rows.iter()
+        .find(|(matches, _)| *matches)
+        .map_or(CapabilityState::Enabled, |(_, state)| *state)
 }
 
 /// SPEC CAP-4: at least one active capability, all active ones Enabled, coherence.
