@@ -18,8 +18,10 @@
 //! specification exposes as functions (`value_size`, `recency_units`, `minted_summary_id`,
 //! `canonical_rendering`) return `Option`: an implementation that keeps them internal answers
 //! `None` and the clause suite checks what they imply instead. Stateful parts are *worlds*
-//! driven one step at a time ([`LeaseWorld`], [`NodeWorld`]); composition and trust take plain
-//! inputs and report plain values ([`composition`]).
+//! driven one step at a time ([`LeaseWorld`], [`NodeWorld`], the latter also guarded by a trust
+//! binding); composition and trust take plain inputs and report plain values ([`composition`]),
+//! except the default-strategies profile, whose classifier and integration come back as
+//! behaviour to call ([`ProfileParts`]).
 //!
 //! This module exists only with the vocabulary's `testing` feature: it is conformance
 //! machinery, not something a host embeds.
