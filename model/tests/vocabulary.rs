@@ -1,8 +1,9 @@
 //! Clause tests of the shared vocabulary: entry construction (SPEC ENT-1 .. ENT-7; ENT-4's
 //! structural equality is the implementations' and lives in the clause suite), snapshots and
 //! providers (SNAP-1, SNAP-3 .. SNAP-5), policy validation (POL-2), the host-defined estimators
-//! (EST-5), digests and references (ART-1, ART-2) and the declaration orders of outcomes, stages
-//! and rejection reasons (ASM-1, ASM-2, VER-3).
+//! (EST-5), digests and references (ART-1, ART-2) and the declaration orders of outcomes, stages,
+//! rejection reasons, the capability enums and the composition statuses (ASM-1, ASM-2, VER-3,
+//! CAP-2, CMP-2).
 //!
 //! These tests call no implementation function: the executable spec and the engine share every
 //! type exercised here, so they run once, in this crate, instead of once per implementation in
@@ -824,4 +825,85 @@ fn ver_3_reason_declaration_order() {
         ]
     );
     assert!(VerificationOutcome::Accepted < VerificationOutcome::Rejected);
+}
+
+fn names<T>(
+    all: impl IntoIterator<Item = T>,
+    name: impl Fn(T) -> &'static str,
+) -> Vec<&'static str> {
+    all.into_iter().map(name).collect()
+}
+
+#[test]
+fn cap_2_capability_enums_are_declared_in_order() {
+    // SPEC CAP-2 (C# S75): declaration orders and phase values.
+    use hybrid_compaction_model::capability::{
+        Acceptance, AotStatus, BundleLane, CapabilityState, DeliveryPhase, DiagnosticsStatus,
+        Stability, TrustBoundary,
+    };
+    assert_eq!(
+        names(CapabilityState::ALL, CapabilityState::name),
+        ["Disabled", "Enabled", "Deferred", "Unsupported"]
+    );
+    assert_eq!(
+        names(TrustBoundary::ALL, TrustBoundary::name),
+        [
+            "None",
+            "HostIdentity",
+            "FileSystem",
+            "ExternalContent",
+            "Approval"
+        ]
+    );
+    assert_eq!(
+        names(AotStatus::ALL, AotStatus::name),
+        ["Verified", "Compatible", "Unverified", "Unsupported"]
+    );
+    assert_eq!(
+        names(DiagnosticsStatus::ALL, DiagnosticsStatus::name),
+        ["Available", "Partial", "Unavailable"]
+    );
+    assert_eq!(
+        DeliveryPhase::ALL
+            .iter()
+            .map(|p| (p.name(), p.value()))
+            .collect::<Vec<_>>(),
+        [
+            ("G2", 2),
+            ("G3", 3),
+            ("G4", 4),
+            ("G5", 5),
+            ("G6", 6),
+            ("G7", 7)
+        ]
+    );
+    assert_eq!(
+        names(Stability::ALL, Stability::name),
+        ["Stable", "Experimental", "ProviderDependent"]
+    );
+    assert_eq!(
+        names(Acceptance::ALL, Acceptance::name),
+        ["StableOnly", "StableAndExperimental"]
+    );
+    assert_eq!(
+        names(BundleLane::ALL, BundleLane::name),
+        ["SelectedProviders", "CompleteBundle"]
+    );
+}
+
+#[test]
+fn cmp_2_composition_statuses_are_declared_in_order() {
+    // SPEC CMP-2 (C# S74).
+    use hybrid_compaction_model::composition::CompositionStatus;
+    assert_eq!(
+        names(CompositionStatus::ALL, CompositionStatus::name),
+        [
+            "Disabled",
+            "Success",
+            "CapabilityEnabledWithoutProfile",
+            "ProfileSuppliedWithoutCapabilityEnabled",
+            "ProfileNotExecutable",
+            "ExistingCompactionComponent"
+        ]
+    );
 }

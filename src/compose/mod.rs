@@ -3,8 +3,8 @@
 //!
 //! The library's own implementation of the selection the executable specification writes as
 //! `hybrid_compaction_spec::{composition, capability, trust}` (this crate cannot call it; the
-//! proptests of `tests/compose.rs` prove the two equal). The vocabulary (capability profiles,
-//! statuses, trust bindings, guards) is the model's.
+//! clause suite, `tests/clauses/composition.rs`, runs the same clause tests on both). The
+//! vocabulary (capability profiles, statuses, trust bindings, guards) is the model's.
 //!
 //! ```text
 //! compose(Composition { client, chain, capabilities, binding, accessor, session, profile })

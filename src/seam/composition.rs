@@ -1,31 +1,32 @@
-//! Composition and trust through the library (SPEC CMP-3, CMP-4, TRU-1 .. TRU-3): a real
-//! [`crate::compose::compose`] call, and a real guarded [`crate::node::CompactionNode`] call
-//! observed through its events.
+//! Composition and trust through the library (SPEC CMP-1, CMP-3, CMP-4, TRU-1 .. TRU-3): the
+//! library's default-strategies profile, a real [`crate::compose::compose`] call, and a real
+//! guarded [`crate::node::CompactionNode`] call observed through its events.
 
 use std::sync::{Arc, Mutex};
 
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::composition::{CompositionError, CompositionStatus};
 use hybrid_compaction_model::message::Message;
+use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{
     MessageCountingReducer, ScriptedUpstreamReducer, UpstreamStep,
 };
 use hybrid_compaction_model::seam::composition::{context_of, default_binding, fixed_policy};
 use hybrid_compaction_model::seam::{
-    AssemblyScript, AttemptFailure, ComposeInput, Composition, ScriptedAccessor, TrustInput,
-    TrustReport,
+    AssemblyScript, AttemptFailure, BoxedUpstream, ComposeInput, Composition, ProfileParts,
+    ScriptedAccessor, TrustInput, TrustReport,
 };
 use hybrid_compaction_model::trust::{
     AttemptEnd, AttemptEvent, BindingAccessor, PartialTrustConfiguration,
 };
 
-use crate::compose::composition::{compose as compose_agent, default_profile};
+use crate::compose::composition::compose as compose_agent;
 use crate::compose::Composition as Request;
 use crate::engine::estimate::Utf8ContextEstimator;
 use crate::lease::RunScope;
 use crate::node::{
     select, ChatClient, CompactionEvent, EventKind, NodeError, NodeOptions, NodeSelection,
-    ProgressSink, ProviderError, Reporter, ReporterIdentity,
+    ProgressSink, ProviderError, Reporter, ReporterIdentity, SnapshotIntegration,
 };
 
 /// A provider that accepts everything and counts calls.
@@ -76,6 +77,18 @@ fn end_of(events: &[AttemptEvent]) -> AttemptEnd {
     }
 }
 
+/// The library's default-strategies profile (SPEC CMP-1), its classifier and integration boxed.
+pub fn default_profile(policy: Policy, reducer: BoxedUpstream<'static>) -> ProfileParts {
+    let p = crate::compose::composition::default_profile(policy, reducer);
+    let mut integration = p.integration;
+    ProfileParts {
+        policy: p.policy,
+        reducer: p.reducer,
+        classifier: Box::new(p.classifier),
+        integration: Box::new(move |baseline| integration.provider(baseline)),
+    }
+}
+
 /// One composition (SPEC CMP-3, CMP-4) with a counting client.
 pub fn compose(input: ComposeInput) -> Result<Composition, CompositionError> {
     let binding = default_binding();
@@ -91,7 +104,7 @@ pub fn compose(input: ComposeInput) -> Result<Composition, CompositionError> {
             .then(|| Arc::new(accessor) as Arc<dyn BindingAccessor>),
         session_id: &input.session_id,
         hybrid_profile: input.hybrid_profile.then(|| {
-            default_profile(
+            crate::compose::composition::default_profile(
                 fixed_policy(false, Arc::new(Utf8ContextEstimator)),
                 MessageCountingReducer { target_count: 2 },
             )

@@ -2,9 +2,11 @@
 //!
 //! [`Engine`] implements the vocabulary's [`Implementation`] with this crate's own code: every
 //! pure method is the [`crate::engine`] function of the same name; composition and trust run a
-//! real [`crate::compose::compose`] and a real guarded node call ([`composition`]); the lease
-//! world drives real run scopes, gates and filtering providers ([`leases`]); the node world is a
-//! real [`crate::node::CompactionNode`] with a scripted client ([`node`]). The executable
+//! real [`crate::compose::compose`] and a real guarded node call ([`composition`]), the default
+//! profile is [`crate::compose::composition::default_profile`]'s; the lease world drives real
+//! run scopes, gates and filtering providers ([`leases`]); the node world is a real
+//! [`crate::node::CompactionNode`] (guarded through its `with_trust` when asked) with a scripted
+//! client ([`node`]). The executable
 //! specification answers the same trait (`hybrid_compaction_spec::Model`), so the clause suite,
 //! the oracle, the fuzz targets and the equivalence properties compare the two through one seam.
 //!
@@ -32,12 +34,12 @@ use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::message::{Message, Part};
 use hybrid_compaction_model::policy::{Policy, TriggerEvaluation};
 use hybrid_compaction_model::seam::{
-    BoxedUpstream, ComposeInput, Composition, Implementation, LeaseWorld, NodeWorld,
+    BoxedUpstream, ComposeInput, Composition, Implementation, LeaseWorld, NodeWorld, ProfileParts,
     ReporterFields, TrustInput, TrustReport,
 };
 use hybrid_compaction_model::selection::PreservationSelection;
 use hybrid_compaction_model::snapshot::SnapshotProvider;
-use hybrid_compaction_model::trust::PartialTrustConfiguration;
+use hybrid_compaction_model::trust::{BindingAccessor, PartialTrustConfiguration, TrustBinding};
 use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::VerificationResult;
 
@@ -171,6 +173,9 @@ impl Implementation for Engine {
     fn is_executable(&self, profile: &CapabilityProfile) -> bool {
         crate::compose::is_executable(profile)
     }
+    fn default_profile(&self, policy: Policy, reducer: BoxedUpstream<'static>) -> ProfileParts {
+        composition::default_profile(policy, reducer)
+    }
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError> {
         composition::compose(input)
     }
@@ -188,5 +193,16 @@ impl Implementation for Engine {
     ) -> Result<Option<Box<dyn NodeWorld>>, TypedError> {
         Ok(node::Node::select(enabled, options, reporter)?
             .map(|n| Box::new(n) as Box<dyn NodeWorld>))
+    }
+    fn guarded_node_world(
+        &self,
+        options: (Policy, BoxedUpstream<'static>),
+        reporter: Option<&ReporterFields>,
+        binding: Option<TrustBinding>,
+        accessor: Option<Arc<dyn BindingAccessor>>,
+        session_id: Option<&str>,
+    ) -> Result<Box<dyn NodeWorld>, PartialTrustConfiguration> {
+        let node = node::Node::guarded(options, reporter, binding, accessor, session_id)?;
+        Ok(Box::new(node))
     }
 }

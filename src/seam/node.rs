@@ -2,12 +2,15 @@
 //! with a scripted provider client and a recording progress sink.
 //!
 //! The plan of each call reaches the node's snapshot integration through a shared slot, so the
-//! node builds its provider exactly as a host integration would (SPEC NODE-3 step 4).
+//! node builds its provider exactly as a host integration would (SPEC NODE-3 step 4). The client
+//! counts the events already reported when it is called (NODE-3 step 14), and a guarded world is
+//! the same node configured through [`CompactionNode::with_trust`] (SPEC TRU-1).
 
 use std::sync::{Arc, Mutex};
 
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::diagnostics::Diagnostics;
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::error::TypedError;
 use hybrid_compaction_model::lease::{LeaseError, LeaseId, Revision};
@@ -19,26 +22,38 @@ use hybrid_compaction_model::seam::{
     StartedFields, StreamPlan, Termination,
 };
 use hybrid_compaction_model::snapshot::SnapshotProvider;
-use hybrid_compaction_model::trust::AttemptEvent;
+use hybrid_compaction_model::trust::{
+    AttemptEvent, BindingAccessor, PartialTrustConfiguration, TrustBinding,
+};
 
-use crate::lease::{Run, RunScope};
+use crate::lease::{CallSlot, Run, RunScope};
 use crate::node::{
     select, ChatClient, CompactionEvent, CompactionNode, NodeError, NodeOptions, NodeSelection,
     ProgressSink, ProviderError, Reporter, ReporterId, ReporterIdentity, StreamingChatClient,
 };
 
-/// The real provider of the node: records what it was sent, fails or streams as planned.
+/// The real provider of the node: records what it was sent and how many events the sink held
+/// then, fails or streams as planned.
 #[derive(Debug, Default)]
 pub struct ScriptedClient {
     fails: Option<String>,
     sent: Option<Vec<Message>>,
     stream: Option<StreamPlan>,
+    sink: Arc<RecordingSink>,
+    events_at_send: Option<usize>,
+}
+
+impl ScriptedClient {
+    fn record(&mut self, messages: &[Message]) {
+        self.sent = Some(messages.to_vec());
+        self.events_at_send = Some(self.sink.len());
+    }
 }
 
 impl ChatClient for ScriptedClient {
     type Reply = ();
     fn send(&mut self, messages: &[Message], _: &CancellationToken) -> Result<(), ProviderError> {
-        self.sent = Some(messages.to_vec());
+        self.record(messages);
         match &self.fails {
             Some(m) => Err(ProviderError(m.clone())),
             None => Ok(()),
@@ -54,7 +69,7 @@ impl StreamingChatClient for ScriptedClient {
         messages: &[Message],
         _: &CancellationToken,
     ) -> Result<Self::Stream, ProviderError> {
-        self.sent = Some(messages.to_vec());
+        self.record(messages);
         if let Some(m) = &self.fails {
             return Err(ProviderError(m.clone()));
         }
@@ -85,6 +100,16 @@ impl RecordingSink {
             .map(|mut es| es.drain(..).collect())
             .unwrap_or_default()
     }
+
+    /// How many events are held.
+    pub fn len(&self) -> usize {
+        self.0.lock().map_or(0, |es| es.len())
+    }
+
+    /// Whether no event is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl ProgressSink for RecordingSink {
@@ -97,6 +122,28 @@ impl ProgressSink for RecordingSink {
 
 type Plan = Arc<Mutex<Option<(CallPlan, CancellationToken)>>>;
 
+/// How a dispatched call ended: `Some(forwarded)` committed, `None` abandoned, with the dispatch
+/// result's diagnostics; or the node's error.
+type Dispatch = Result<(Option<Vec<Digest>>, Diagnostics), NodeError>;
+
+/// The client of a world: it counts the events `sink` holds when it is called.
+fn client(sink: &Arc<RecordingSink>) -> ScriptedClient {
+    ScriptedClient {
+        sink: Arc::clone(sink),
+        ..ScriptedClient::default()
+    }
+}
+
+/// The library reporter of the seam's fields, reporting into `sink`.
+fn reporter(sink: &Arc<RecordingSink>, fields: Option<&ReporterFields>) -> Option<Reporter> {
+    fields.map(|r| {
+        Reporter::new(
+            Arc::clone(sink) as Arc<dyn ProgressSink>,
+            reporter_identity(r),
+        )
+    })
+}
+
 /// The library's node on one [`RunScope`], with a run table for the views.
 pub struct Node {
     node: Box<CompactionNode<ScriptedClient, BoxedUpstream<'static>>>,
@@ -105,6 +152,8 @@ pub struct Node {
     runs: Vec<Run>,
     sink: Arc<RecordingSink>,
     plan: Plan,
+    /// The other call holding the gate ([`NodeWorld::hold_gate`]).
+    holder: Option<CallSlot>,
 }
 
 impl std::fmt::Debug for Node {
@@ -171,46 +220,76 @@ impl Node {
         reporter: Option<&ReporterFields>,
     ) -> Result<Option<Node>, TypedError> {
         let sink = Arc::new(RecordingSink::default());
-        let reporter = reporter.map(|r| {
-            Reporter::new(
-                Arc::clone(&sink) as Arc<dyn ProgressSink>,
-                reporter_identity(r),
-            )
-        });
         let options = options.map(|(policy, reducer)| NodeOptions { policy, reducer });
-        match select(enabled, options, ScriptedClient::default(), reporter) {
+        match select(
+            enabled,
+            options,
+            client(&sink),
+            self::reporter(&sink, reporter),
+        ) {
             Err(e) => Err(TypedError::new(e.kind(), e.to_string())),
             Ok(NodeSelection::Disabled(_)) => Ok(None),
-            Ok(NodeSelection::Installed(node)) => {
-                let plan: Plan = Arc::default();
-                let for_integration = Arc::clone(&plan);
-                let node = Box::new(node.with_snapshot_integration(move |baseline: Vec<Entry>| {
-                    let guard = for_integration.lock().ok()?;
-                    let (plan, token) = guard.as_ref()?;
-                    plan.provider(baseline, token)
-                        .map(|p| p as Box<dyn SnapshotProvider>)
-                }));
-                Ok(Some(Node {
-                    node,
-                    scope: RunScope::new(),
-                    began: Vec::new(),
-                    runs: Vec::new(),
-                    sink,
-                    plan,
-                }))
-            }
+            Ok(NodeSelection::Installed(node)) => Ok(Some(Node::around(*node, sink))),
+        }
+    }
+
+    /// A node selected with `options`, then configured through `with_trust` (SPEC TRU-1).
+    pub fn guarded(
+        options: (Policy, BoxedUpstream<'static>),
+        reporter: Option<&ReporterFields>,
+        binding: Option<TrustBinding>,
+        accessor: Option<Arc<dyn BindingAccessor>>,
+        session_id: Option<&str>,
+    ) -> Result<Node, PartialTrustConfiguration> {
+        let sink = Arc::new(RecordingSink::default());
+        let (policy, reducer) = options;
+        let options = NodeOptions { policy, reducer };
+        let selection = select(
+            true,
+            Some(options),
+            client(&sink),
+            self::reporter(&sink, reporter),
+        );
+        let Ok(NodeSelection::Installed(node)) = selection else {
+            unreachable!("switch and options together always install a node (SPEC NODE-1)")
+        };
+        let node = node.with_trust(binding, accessor, session_id)?;
+        Ok(Node::around(node, sink))
+    }
+
+    /// The world around an installed node: its integration reads the current call's plan.
+    fn around(
+        node: CompactionNode<ScriptedClient, BoxedUpstream<'static>>,
+        sink: Arc<RecordingSink>,
+    ) -> Node {
+        let plan: Plan = Arc::default();
+        let for_integration = Arc::clone(&plan);
+        let node = Box::new(node.with_snapshot_integration(move |baseline: Vec<Entry>| {
+            let guard = for_integration.lock().ok()?;
+            let (plan, token) = guard.as_ref()?;
+            plan.provider(baseline, token)
+                .map(|p| p as Box<dyn SnapshotProvider>)
+        }));
+        Node {
+            node,
+            scope: RunScope::new(),
+            began: Vec::new(),
+            runs: Vec::new(),
+            sink,
+            plan,
+            holder: None,
         }
     }
 
     /// A streaming call read as `sp` says: the updates read (`None`: no stream was returned),
     /// and `Ok(Some(forwarded))` when read to its end (committed), `Ok(None)` when dropped
-    /// early, or the error.
+    /// early, or the error; with the stream's diagnostics.
     fn read_stream(
         &mut self,
         plan: &CallPlan,
         sp: StreamPlan,
         token: &CancellationToken,
-    ) -> (Option<usize>, Result<Option<Vec<Digest>>, NodeError>) {
+    ) -> (Option<usize>, Dispatch) {
         let mut stream = match self
             .node
             .call_streaming(&mut self.scope, &plan.messages, token)
@@ -219,11 +298,12 @@ impl Node {
             Err(e) => return (None, Err(e)),
         };
         let forwarded = stream.forwarded().to_vec();
+        let diagnostics = (**stream.diagnostics()).clone();
         let mut read = 0;
         for ask in 0.. {
             if sp.reads == Some(ask) {
                 // Dropping the unfinished stream releases (SPEC NODE-2).
-                return (Some(read), Ok(None));
+                return (Some(read), Ok((None, diagnostics)));
             }
             match stream.next() {
                 Some(Ok(())) => read += 1,
@@ -231,7 +311,7 @@ impl Node {
                 None => break,
             }
         }
-        (Some(read), Ok(Some(forwarded)))
+        (Some(read), Ok((Some(forwarded), diagnostics)))
     }
 }
 
@@ -244,28 +324,51 @@ impl NodeWorld for Node {
         let client = self.node.client_mut();
         client.fails = plan.provider_fails.clone();
         client.sent = None;
+        client.events_at_send = None;
         client.stream = plan.stream;
         let mut streamed = None;
-        let result = match plan.stream {
+        // While another call holds the gate this call waits; nothing but its cancellation ends
+        // the wait, delivered from a second thread (the answer is the same if it arrives before
+        // the call reaches the gate).
+        let canceller = self.holder.as_ref().map(|slot| {
+            let (run, token) = (slot.run().clone(), token.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                run.cancel_and_wake(&token);
+            })
+        });
+        let result: Dispatch = match plan.stream {
             None => self
                 .node
                 .call(&mut self.scope, &plan.messages, &token)
-                .map(|d| Some(d.forwarded)),
+                .map(|d| (Some(d.forwarded), (*d.diagnostics).clone())),
             Some(sp) => {
                 let (read, result) = self.read_stream(plan, sp, &token);
                 streamed = read;
                 result
             }
         };
-        let sent = self.node.client_mut().sent.take();
+        if let Some(c) = canceller {
+            let _ = c.join();
+        }
+        let client = self.node.client_mut();
+        let sent = client.sent.take();
+        let events_before_dispatch = client.events_at_send.take();
+        let mut diagnostics = None;
         let end = match result {
-            Ok(Some(forwarded)) => CallEnd::Sent {
-                messages: sent.unwrap_or_default(),
-                forwarded,
-            },
-            Ok(None) => CallEnd::Abandoned {
-                messages: sent.unwrap_or_default(),
-            },
+            Ok((Some(forwarded), d)) => {
+                diagnostics = Some(d);
+                CallEnd::Sent {
+                    messages: sent.unwrap_or_default(),
+                    forwarded,
+                }
+            }
+            Ok((None, d)) => {
+                diagnostics = Some(d);
+                CallEnd::Abandoned {
+                    messages: sent.unwrap_or_default(),
+                }
+            }
             Err(e) => CallEnd::Failed {
                 error: node_error(&e),
                 termination: match &e {
@@ -286,6 +389,8 @@ impl NodeWorld for Node {
             end,
             events: self.sink.take().iter().map(event_record).collect(),
             streamed,
+            events_before_dispatch,
+            diagnostics,
         }
     }
 
@@ -299,6 +404,21 @@ impl NodeWorld for Node {
     fn end_run(&mut self) {
         if let Some(previous) = self.began.pop() {
             self.scope.replace(previous);
+        }
+    }
+
+    fn hold_gate(&mut self) {
+        if self.holder.is_some() {
+            return;
+        }
+        if let Some(run) = self.scope.current() {
+            self.holder = run.enter(&CancellationToken::new()).ok();
+        }
+    }
+
+    fn leave_gate(&mut self) {
+        if let Some(slot) = self.holder.take() {
+            let _ = slot.release();
         }
     }
 

@@ -12,7 +12,7 @@
 //! tests/clauses_spec.rs    #[path = "clauses/mod.rs"] mod clauses;  imp() = &Model   (model/spec)
 //! tests/clauses_engine.rs  #[path = "clauses/mod.rs"] mod clauses;  imp() = &Engine  (src/seam)
 //!                                   |
-//!          clauses::{data, structure, assembly, ...}: the same test names in both binaries
+//!   clauses::{data, structure, assembly, composition, node}: the same test names in both binaries
 //! ```
 //!
 //! So a clause the engine breaks fails a named clause test, not only an equivalence property
@@ -31,13 +31,19 @@
 //! Tests of pure vocabulary behaviour (entry construction ENT-1 .. ENT-7 except ENT-4's
 //! structural equality, snapshots and providers SNAP-1 / SNAP-3 .. SNAP-5, policy validation
 //! POL-2, the host-defined estimators EST-5, digests and references ART-1 / ART-2, the
-//! declaration orders ASM-1 / ASM-2 / VER-3) call no implementation function: both
+//! declaration orders ASM-1 / ASM-2 / VER-3 / CAP-2 / CMP-2) call no implementation function: both
 //! implementations share those types, so running them twice would test the same code twice.
 //! They live once, in the vocabulary crate (`model/tests/vocabulary.rs`). A test that touches an
-//! implementation at all (an estimator, an error type, a function) stays here.
+//! implementation at all (an estimator, an error type, a function) stays here. The artifact and
+//! public-configuration clauses (ARF, RHY, OFF, ATR, CFG-1 .. CFG-3) exist only in the
+//! executable specification: `tests/artifacts.rs` runs them there. What the library offers
+//! beyond the seam's plain values (its selection, error and stream types, its builders) is
+//! tested on the library alone, in `tests/node.rs` and `tests/compose.rs`.
 #![allow(dead_code)]
 
 pub mod assembly;
 pub mod common;
+pub mod composition;
 pub mod data;
+pub mod node;
 pub mod structure;

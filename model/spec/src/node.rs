@@ -7,6 +7,9 @@
 //! fresh `AssemblyId`, assembles through the bridge (BRG-1, ASM-7), builds diagnostics (DIA-5),
 //! raises a termination (NODE-4) or emits `Completed` and `Composed`, dispatches, and settles
 //! the lease: commit with the forwarded digests on success, release on any failure (NODE-5).
+//! A node given a trust guard ([`Node::with_trust`], TRU-1) revalidates it at step 1, after the
+//! cancellation check, and at step 12, after `Completed` (TRU-2, TRU-3); a failure is an error
+//! like any other, so the lease is released.
 //! `AssemblyId`s are counters (`model-1`, ...): only how they pair up is observable (EVT-5).
 
 use hybrid_compaction_model::artifact::Digest;
@@ -22,10 +25,10 @@ use hybrid_compaction_model::seam::{
     ReporterFields, RunView, StartedFields, StreamEnd, Termination,
 };
 use hybrid_compaction_model::snapshot::{Snapshot, SnapshotError, SnapshotProvider};
-use hybrid_compaction_model::trust::AttemptEvent;
+use hybrid_compaction_model::trust::{AttemptEvent, TrustGuard};
 
 use crate::flows::Flows;
-use crate::{assemble, bridge, classify, diagnostics};
+use crate::{assemble, bridge, classify, diagnostics, trust};
 
 /// A capture of the call's inner provider through the lease filter (SPEC LSE-8).
 struct Filtered<'a> {
@@ -61,10 +64,17 @@ pub struct Node {
     policy: Policy,
     reducer: BoxedUpstream<'static>,
     reporter: Option<ReporterFields>,
+    guard: Option<TrustGuard>,
     flows: Flows,
+    /// The other call holding the gate ([`NodeWorld::hold_gate`]).
+    holder: Option<usize>,
     sequence: u64,
     attempts: u64,
 }
+
+/// What a successful assembly hands to dispatch (NODE-3 step 13): the bounded messages, the
+/// forwarded digests and the diagnostics value.
+type Composed = (Vec<Message>, Vec<Digest>, Diagnostics);
 
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,9 +107,25 @@ impl Node {
             policy,
             reducer,
             reporter,
+            guard: None,
             flows: Flows::default(),
+            holder: None,
             sequence: 0,
             attempts: 0,
+        }
+    }
+
+    /// The node guarded by `guard` (SPEC TRU-1: a complete configuration; `None`, none).
+    pub fn with_trust(mut self, guard: Option<TrustGuard>) -> Node {
+        self.guard = guard;
+        self
+    }
+
+    /// Revalidates the guard, if any (SPEC TRU-2): the error names only the status.
+    fn revalidate(&self) -> Result<(), TypedError> {
+        match &self.guard {
+            Some(g) => trust::revalidate(g).map_err(|e| TypedError::new(e.kind(), e.to_string())),
+            None => Ok(()),
         }
     }
 
@@ -136,11 +162,12 @@ impl Node {
         plan: &CallPlan,
         token: &CancellationToken,
         events: &mut Vec<EventRecord>,
-    ) -> Result<(Vec<Message>, Vec<Digest>), Failure> {
-        // 1. cancellation.
+    ) -> Result<Composed, Failure> {
+        // 1. cancellation, then the first revalidation (SPEC TRU-3).
         if token.is_cancelled() {
             return Err(cancelled().into());
         }
+        self.revalidate()?;
         // 3. adapt with the content-hash classifier (SPEC CLS-2).
         let baseline = classify::adapt(&plan.messages, &mut classify::ContentHashClassifier)
             .map_err(|e| TypedError::from(&e))?;
@@ -187,13 +214,15 @@ impl Node {
                 termination: Some(termination),
             });
         }
-        // 11. Completed; 13. messages and digests; 14. Composed.
+        // 11. Completed; 12. the second revalidation (SPEC TRU-3); 13. messages and digests;
+        // 14. Composed.
         self.emit(events, AttemptEvent::Completed, id, Some(&d));
+        self.revalidate()?;
         let finals = result.final_entries.unwrap_or_default();
         let forwarded = forwarded_digests(&finals);
         let messages = finals.iter().map(|e| e.message().clone()).collect();
         self.emit(events, AttemptEvent::Composed, id, Some(&d));
-        Ok((messages, forwarded))
+        Ok((messages, forwarded, d))
     }
 
     /// Commits the lease with the forwarded digests and leaves the gate (SPEC NODE-5).
@@ -266,6 +295,8 @@ impl NodeWorld for Node {
         let mut events = Vec::new();
         let token = plan.token();
         let mut streamed = None;
+        let mut events_before_dispatch = None;
+        let mut built = None;
         // (1) ensure a run scope; (2) the gate and a fresh lease.
         self.flows.ensure(0);
         let call = self.flows.next_call();
@@ -276,7 +307,12 @@ impl NodeWorld for Node {
         };
         let end = match self.flows.enter(0, call, token.is_cancelled()) {
             Err(e) => failed(TypedError::from(&e)),
-            Ok(Entered::Waiting) => failed(TypedError::from(&LeaseError::Cancelled)),
+            // One call at a time: a waiting call can only be cancelled while it waits (LSE-7);
+            // it leaves no trace.
+            Ok(Entered::Waiting) => {
+                let answer = self.flows.cancel_waiter(call).err();
+                failed(TypedError::from(&answer.unwrap_or(LeaseError::Cancelled)))
+            }
             Ok(Entered::Admitted(_)) => match self.assemble(call, plan, &token, &mut events) {
                 Err(f) => {
                     let _ = self.flows.finish(call, None);
@@ -286,17 +322,25 @@ impl NodeWorld for Node {
                         dispatched: None,
                     }
                 }
-                Ok((messages, forwarded)) => {
+                Ok((messages, forwarded, d)) => {
+                    // (4) the provider is called now, after Composed (NODE-3 step 14).
+                    events_before_dispatch = Some(events.len());
+                    built = Some(d);
                     self.dispatch(call, plan, messages, forwarded, &mut streamed)
                 }
             },
         };
         // (6) leave the scope.
         self.flows.end(0);
+        // The dispatch result exists when the provider answered and the lease settled (EVT-4).
+        let diagnostics =
+            built.filter(|_| matches!(end, CallEnd::Sent { .. } | CallEnd::Abandoned { .. }));
         CallRecord {
             end,
             events,
             streamed,
+            events_before_dispatch,
+            diagnostics,
         }
     }
 
@@ -306,6 +350,22 @@ impl NodeWorld for Node {
 
     fn end_run(&mut self) {
         self.flows.end(0);
+    }
+
+    fn hold_gate(&mut self) {
+        if self.holder.is_some() || self.flows.view(0).is_none() {
+            return;
+        }
+        let call = self.flows.next_call();
+        if let Ok(Entered::Admitted(_)) = self.flows.enter(0, call, false) {
+            self.holder = Some(call);
+        }
+    }
+
+    fn leave_gate(&mut self) {
+        if let Some(call) = self.holder.take() {
+            let _ = self.flows.finish(call, None);
+        }
     }
 
     fn reserve(&mut self, d: Digest, lease: LeaseId) -> Result<bool, LeaseError> {

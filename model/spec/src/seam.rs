@@ -1,6 +1,6 @@
 //! The specification's answer to the seam ([`Implementation`]): every method is the function of
 //! the same name in this crate, plus the two worlds ([`crate::flows::Flows`],
-//! [`crate::node::Node`]) and the composition and trust drivers below.
+//! [`crate::node::Node`], guarded or not) and the composition and trust drivers below.
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use hybrid_compaction_model::capability::{
 };
 use hybrid_compaction_model::classifier::{AdaptError, Classifier};
 use hybrid_compaction_model::composition::{
-    ClientChain, CompositionError, NodeFactory, RunCoordination,
+    ClientChain, CompositionError, NodeFactory, RunCoordination, StaticSnapshotIntegration,
 };
 use hybrid_compaction_model::diagnostics::{Contribution, Diagnostics};
 use hybrid_compaction_model::entry::{Entry, EntryId};
@@ -24,12 +24,12 @@ use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::seam::composition::{context_of, default_binding, fixed_policy};
 use hybrid_compaction_model::seam::{
     AssemblyScript, AttemptFailure, BoxedUpstream, ComposeInput, Composition, Implementation,
-    LeaseWorld, NodeWorld, ReporterFields, ScriptedAccessor, TrustInput, TrustReport,
+    LeaseWorld, NodeWorld, ProfileParts, ReporterFields, ScriptedAccessor, TrustInput, TrustReport,
 };
 use hybrid_compaction_model::selection::PreservationSelection;
-use hybrid_compaction_model::snapshot::SnapshotProvider;
+use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
 use hybrid_compaction_model::trust::{
-    AttemptEnd, BindingAccessor, PartialTrustConfiguration, TrustGuard, TrustStatus,
+    AttemptEnd, BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustGuard, TrustStatus,
 };
 use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::VerificationResult;
@@ -223,6 +223,19 @@ impl Implementation for Model {
     fn is_executable(&self, profile: &CapabilityProfile) -> bool {
         capability::is_executable(profile)
     }
+    fn default_profile(&self, policy: Policy, reducer: BoxedUpstream<'static>) -> ProfileParts {
+        let p = composition::default_profile(policy, reducer);
+        // SPEC SNAP-3: the static integration's provider is the baseline, always version 0.
+        let StaticSnapshotIntegration = p.integration;
+        ProfileParts {
+            policy: p.policy,
+            reducer: p.reducer,
+            classifier: Box::new(p.classifier),
+            integration: Box::new(|baseline| {
+                Some(Box::new(StaticProvider::new(baseline)) as Box<dyn SnapshotProvider>)
+            }),
+        }
+    }
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError> {
         let binding = default_binding();
         let accessor = ScriptedAccessor::always(context_of(&binding));
@@ -276,5 +289,19 @@ impl Implementation for Model {
                 "compaction options were supplied but hybrid compaction is not enabled",
             )),
         }
+    }
+    fn guarded_node_world(
+        &self,
+        options: (Policy, BoxedUpstream<'static>),
+        reporter: Option<&ReporterFields>,
+        binding: Option<TrustBinding>,
+        accessor: Option<Arc<dyn BindingAccessor>>,
+        session_id: Option<&str>,
+    ) -> Result<Box<dyn NodeWorld>, PartialTrustConfiguration> {
+        // SPEC TRU-1: the configuration is checked before the node can be used.
+        let guard = trust::configure(binding, accessor, session_id)?;
+        let (policy, reducer) = options;
+        let node = crate::node::Node::new(policy, reducer, reporter.cloned()).with_trust(guard);
+        Ok(Box::new(node))
     }
 }

@@ -1,13 +1,19 @@
 //! Composition and trust in the seam (SPEC CMP-1 .. CMP-4, TRU-1 .. TRU-3): the inputs of one
-//! composition and of one guarded provider call, and what they report, as plain values.
+//! composition and of one guarded provider call, and what they report, as plain values; and the
+//! default-strategies hybrid profile as behaviour ([`ProfileParts`]), since its classifier and
+//! integration are each implementation's own types.
 
 use std::sync::{Arc, Mutex};
 
+use super::BoxedUpstream;
 use crate::capability::CapabilityProfile;
+use crate::classifier::Classifier;
 use crate::composition::{ClientChain, CompositionStatus, RunCoordination};
+use crate::entry::Entry;
 use crate::error::ErrorKind;
 use crate::estimator::Estimator;
 use crate::policy::{Policy, PolicySpec};
+use crate::snapshot::SnapshotProvider;
 use crate::trust::{
     AttemptEnd, AttemptEvent, BindingAccessor, Owners, TrustBinding, TrustContext, TrustStatus,
     WorkspaceId,
@@ -40,6 +46,31 @@ pub struct Composition {
     pub nodes: u32,
     /// Who owns the runs of the installed node.
     pub runs: Option<RunCoordination>,
+}
+
+/// A snapshot integration as behaviour (SPEC SNAP-4): the provider it builds over one call's
+/// adapted baseline (`None`: no provider).
+pub type Integration = Box<dyn FnMut(Vec<Entry>) -> Option<Box<dyn SnapshotProvider>> + Send>;
+
+/// The four parts of a hybrid profile (SPEC CMP-1), as the default-strategies constructor built
+/// them: the caller's policy and reducer, the implementation's classifier and integration.
+pub struct ProfileParts {
+    /// The policy (SPEC POL-1), as supplied.
+    pub policy: Policy,
+    /// The upstream reducer (SPEC BRG-1), as supplied.
+    pub reducer: BoxedUpstream<'static>,
+    /// The classifier the constructor supplied (SPEC CLS-1).
+    pub classifier: Box<dyn Classifier + Send>,
+    /// The snapshot integration the constructor supplied (SPEC SNAP-4).
+    pub integration: Integration,
+}
+
+impl std::fmt::Debug for ProfileParts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfileParts")
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
 }
 
 /// How the assembly of a `trust` call ends (between the two revalidations).

@@ -18,8 +18,10 @@
 //! specification exposes as functions (`value_size`, `recency_units`, `minted_summary_id`,
 //! `canonical_rendering`) return `Option`: an implementation that keeps them internal answers
 //! `None` and the clause suite checks what they imply instead. Stateful parts are *worlds*
-//! driven one step at a time ([`LeaseWorld`], [`NodeWorld`]); composition and trust take plain
-//! inputs and report plain values ([`composition`]).
+//! driven one step at a time ([`LeaseWorld`], [`NodeWorld`], the latter also guarded by a trust
+//! binding); composition and trust take plain inputs and report plain values ([`composition`]),
+//! except the default-strategies profile, whose classifier and integration come back as
+//! behaviour to call ([`ProfileParts`]).
 //!
 //! This module exists only with the vocabulary's `testing` feature: it is conformance
 //! machinery, not something a host embeds.
@@ -31,8 +33,8 @@ pub mod node;
 use std::sync::Arc;
 
 pub use composition::{
-    AssemblyScript, AttemptFailure, ComposeInput, Composition, ScriptedAccessor, TrustInput,
-    TrustReport,
+    AssemblyScript, AttemptFailure, ComposeInput, Composition, Integration, ProfileParts,
+    ScriptedAccessor, TrustInput, TrustReport,
 };
 pub use leases::{Admission, Entered, LeaseWorld, RunView};
 pub use node::{
@@ -57,7 +59,7 @@ use crate::policy::{Policy, TriggerEvaluation};
 use crate::reducers::UpstreamReducer;
 use crate::selection::PreservationSelection;
 use crate::snapshot::SnapshotProvider;
-use crate::trust::PartialTrustConfiguration;
+use crate::trust::{BindingAccessor, PartialTrustConfiguration, TrustBinding};
 use crate::value::Value;
 use crate::verification::VerificationResult;
 
@@ -199,6 +201,8 @@ pub trait Implementation: Sync {
     fn is_executable(&self, profile: &CapabilityProfile) -> bool;
 
     // ------------------------------------------------------------------- CMP, TRU --
+    /// The default-strategies hybrid profile of `policy` and `reducer` (SPEC CMP-1).
+    fn default_profile(&self, policy: Policy, reducer: BoxedUpstream<'static>) -> ProfileParts;
     /// One composition (SPEC CMP-3, CMP-4).
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError>;
     /// One guarded provider call (SPEC TRU-1 .. TRU-3).
@@ -215,4 +219,15 @@ pub trait Implementation: Sync {
         options: Option<(Policy, BoxedUpstream<'static>)>,
         reporter: Option<&ReporterFields>,
     ) -> Result<Option<Box<dyn NodeWorld>>, TypedError>;
+    /// A node selected with `options` (SPEC NODE-1) and then given a trust configuration (SPEC
+    /// TRU-1): all three parts make every call revalidate at NODE-3 steps 1 and 12 (TRU-3), none
+    /// leaves it unguarded, anything else is refused before the node can be used.
+    fn guarded_node_world(
+        &self,
+        options: (Policy, BoxedUpstream<'static>),
+        reporter: Option<&ReporterFields>,
+        binding: Option<TrustBinding>,
+        accessor: Option<Arc<dyn BindingAccessor>>,
+        session_id: Option<&str>,
+    ) -> Result<Box<dyn NodeWorld>, PartialTrustConfiguration>;
 }

@@ -3,9 +3,10 @@
 //!
 //! A driver converts each call into a [`CallPlan`] (messages, the snapshot integration's
 //! schedule, cancellation, how the real provider answers) and gets back a [`CallRecord`]: how the
-//! call ended and the events it emitted, as plain values. `AssemblyId`s stay opaque strings (the
-//! library's are random, the specification's are counters): a driver compares how they pair up,
-//! not their text (SPEC EVT-5).
+//! call ended and the events it emitted, as plain values. The world is synchronous: another call
+//! of the run holding the gate is a step of its own ([`NodeWorld::hold_gate`]). `AssemblyId`s
+//! stay opaque strings (the library's are random, the specification's are counters): a driver
+//! compares how they pair up, not their text (SPEC EVT-5).
 
 use crate::artifact::Digest;
 use crate::assembly::Outcome;
@@ -225,6 +226,12 @@ pub struct CallRecord {
     pub streamed: Option<usize>,
     /// The events it emitted.
     pub events: Vec<EventRecord>,
+    /// How many of those events had been emitted when the real provider was called (SPEC
+    /// NODE-3 step 14: `Composed` precedes dispatch); `None`: the provider was not called.
+    pub events_before_dispatch: Option<usize>,
+    /// The dispatch result's diagnostics (SPEC EVT-4), with or without a reporter (EVT-1):
+    /// `Some` exactly when the call ended [`CallEnd::Sent`] or [`CallEnd::Abandoned`].
+    pub diagnostics: Option<Diagnostics>,
 }
 
 /// The operations of a node scenario on one node and one logical flow.
@@ -233,6 +240,13 @@ pub trait NodeWorld {
     fn call(&mut self, plan: &CallPlan) -> CallRecord;
     /// `BeginRun` on the flow (SPEC LSE-6).
     fn begin_run(&mut self);
+    /// Another call of the active run enters the gate and holds it until
+    /// [`NodeWorld::leave_gate`] (SPEC NODE-2, LSE-7). A call made meanwhile waits at the gate;
+    /// this world runs one call at a time, so nothing but its cancellation can end the wait, and
+    /// it is cancelled while waiting. Without an active run (or with the gate held), nothing.
+    fn hold_gate(&mut self);
+    /// The holder of [`NodeWorld::hold_gate`] releases its lease and leaves the gate (LSE-10).
+    fn leave_gate(&mut self);
     /// Ends the latest run begun.
     fn end_run(&mut self);
     /// Another lease reserves `d` in the active run (SPEC LSE-2).

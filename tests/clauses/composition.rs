@@ -1,0 +1,1008 @@
+//! Clause tests for capability resolution, composition and trust (SPEC CAP-1, CAP-3, CAP-4,
+//! CMP-1, CMP-3, CMP-4, TRU-1 .. TRU-3; departures DEP-14, DEP-15, DEP-17), through the seam:
+//! `imp().effective_state` / `is_requested` / `is_executable`, `imp().default_profile`,
+//! `imp().compose` (status, nodes installed, run coordination), `imp().trust` (one guarded
+//! provider call: where it ends, its events, whether it dispatched, its failure) and
+//! `imp().guarded_node_world` (a guarded node whose leases a test can watch).
+//!
+//! Expectations come from the SPEC text. The property tests at the end state each clause's rows
+//! as predicates written from the SPEC (CAP-3's first match, CMP-3's check order, TRU-1's
+//! all-or-nothing, TRU-2's order) and check them on generated inputs; that the library answers
+//! exactly as the specification on the wire is the oracle's property (`oracle/tests/
+//! adr_vectors.rs`). The declaration orders of CAP-2 and CMP-2 are vocabulary, tested in
+//! `model/tests/vocabulary.rs`.
+
+use std::sync::Arc;
+
+use hybrid_compaction_model::capability::{
+    Acceptance, AotStatus, BundleLane, CapabilityEntry, CapabilityMetadata, CapabilityName,
+    CapabilityProfile, CapabilityState, DeliveryPhase, DiagnosticsStatus, Stability, TrustBoundary,
+    COMPACTION,
+};
+use hybrid_compaction_model::composition::{
+    ClientChain, ClientComponent, CompositionError, CompositionInput, CompositionStatus,
+    RunCoordination,
+};
+use hybrid_compaction_model::reducers::MessageCountingReducer;
+use hybrid_compaction_model::seam::{
+    AssemblyScript, ComposeInput, Composition, ScriptedAccessor, TrustInput, TrustReport,
+};
+use hybrid_compaction_model::trust::{
+    AttemptEnd, AttemptEvent, BindingAccessor, Owners, PartialTrustConfiguration, TrustBinding,
+    TrustContext, TrustError, TrustGuard, TrustStatus, WorkspaceId,
+};
+use hybrid_compaction_model::*;
+use proptest::prelude::*;
+
+use super::common::*;
+use super::node::{
+    assert_gate_free_and_nothing_reserved, body_plan, counting, digest, failed, kinds, policy,
+    reference, reporter, sent,
+};
+use crate::imp;
+
+use AttemptEvent::{Completed, Composed, Started, Terminated};
+
+// ------------------------------------------------------------------------------- fixtures ----
+
+fn owners() -> Owners {
+    Owners {
+        user_id: "user-1".into(),
+        orchestration_id: "orch-1".into(),
+        session_id: "session-1".into(),
+    }
+}
+
+fn binding() -> TrustBinding {
+    TrustBinding {
+        owners: owners(),
+        workspace: WorkspaceId(7),
+    }
+}
+
+fn ctx(user: &str, orch: &str, workspace: Option<u64>) -> Option<TrustContext> {
+    Some(TrustContext {
+        user_id: user.into(),
+        orchestration_id: orch.into(),
+        workspace: workspace.map(WorkspaceId),
+    })
+}
+
+/// The context matching [`binding`].
+fn good() -> Option<TrustContext> {
+    ctx("user-1", "orch-1", Some(7))
+}
+
+/// An accessor answering `script[k]` at the k-th revalidation (the last one repeated).
+fn accessor(script: Vec<Option<TrustContext>>) -> Arc<dyn BindingAccessor> {
+    Arc::new(ScriptedAccessor::new(script))
+}
+
+/// One provider call through a node configured with `binding`, `accessor` and `session`, whose
+/// assembly ends as `assembly`.
+fn attempt(
+    binding: Option<TrustBinding>,
+    accessor: Option<Arc<dyn BindingAccessor>>,
+    session: Option<&str>,
+    assembly: AssemblyScript,
+) -> Result<TrustReport, PartialTrustConfiguration> {
+    imp().trust(TrustInput {
+        binding,
+        accessor,
+        session_id: session.map(str::to_owned),
+        assembly,
+    })
+}
+
+/// A fully guarded call with the accessor's `script`.
+fn guarded(script: Vec<Option<TrustContext>>, assembly: AssemblyScript) -> TrustReport {
+    attempt(
+        Some(binding()),
+        Some(accessor(script)),
+        Some("session-1"),
+        assembly,
+    )
+    .unwrap()
+}
+
+fn compaction(requested: bool, evidence: Option<DeliveryPhase>) -> CapabilityEntry {
+    CapabilityEntry {
+        metadata: COMPACTION,
+        requested,
+        evidence,
+    }
+}
+
+fn profile(
+    lane: BundleLane,
+    coherent: bool,
+    capabilities: Vec<CapabilityEntry>,
+) -> CapabilityProfile {
+    CapabilityProfile {
+        lane,
+        acceptance: Acceptance::StableAndExperimental,
+        history_coherent: coherent,
+        capabilities,
+    }
+}
+
+fn enabled_compaction() -> Option<CapabilityEntry> {
+    Some(compaction(true, Some(DeliveryPhase::G5)))
+}
+
+/// A composition's inputs: one client chain, one capability profile, the default binding,
+/// accessor and session.
+struct Setup {
+    chain: ClientChain,
+    capabilities: CapabilityProfile,
+}
+
+impl Setup {
+    fn new(capability: Option<CapabilityEntry>) -> Setup {
+        Setup {
+            chain: ClientChain {
+                components: vec![ClientComponent::Other],
+            },
+            capabilities: profile(
+                BundleLane::SelectedProviders,
+                true,
+                capability.into_iter().collect(),
+            ),
+        }
+    }
+
+    fn input(&self, hybrid: bool) -> ComposeInput {
+        ComposeInput {
+            client: Some(self.chain.clone()),
+            profile: Some(self.capabilities.clone()),
+            binding: true,
+            accessor: true,
+            session_id: "session-1".into(),
+            hybrid_profile: hybrid,
+        }
+    }
+
+    /// The status and how many nodes were installed.
+    fn compose(&self, hybrid: bool) -> (CompositionStatus, u32) {
+        let c = imp().compose(self.input(hybrid)).unwrap();
+        (c.status, c.nodes)
+    }
+}
+
+// -------------------------------------------------------------------------------- CAP ----
+
+#[test]
+fn cap_1_compaction_metadata_is_fixed() {
+    // SPEC CAP-1 (C# S75; ADR "exact trust-boundary, AOT, and diagnostics-status field values").
+    let m: CapabilityMetadata = COMPACTION;
+    assert_eq!(m.name, CapabilityName::Compaction);
+    assert_eq!(m.stability, Stability::Experimental);
+    assert_eq!(m.source, "Microsoft.Agents.AI");
+    assert!(!m.bundle_default);
+    assert!(!m.provider_requirement);
+    assert_eq!(m.trust_boundary, TrustBoundary::ExternalContent);
+    assert_eq!(m.aot, AotStatus::Unverified);
+    assert_eq!(m.diagnostics, DiagnosticsStatus::Available);
+    assert_eq!(m.delivery_phase, DeliveryPhase::G5);
+    // The implementation resolves by these values: delivered at G5, Experimental, not a bundle
+    // default (CAP-3).
+    use Acceptance::*;
+    use BundleLane::*;
+    let state = |requested, evidence, lane, acceptance| {
+        imp().effective_state(&compaction(requested, evidence), lane, acceptance)
+    };
+    use CapabilityState::{Deferred, Disabled, Enabled};
+    use DeliveryPhase::{G4, G5, G6};
+    assert_eq!(
+        state(true, Some(G4), SelectedProviders, StableAndExperimental),
+        Deferred
+    );
+    assert_eq!(
+        state(true, Some(G5), SelectedProviders, StableAndExperimental),
+        Enabled
+    );
+    assert_eq!(
+        state(true, Some(G5), SelectedProviders, StableOnly),
+        Disabled
+    );
+    assert!(!imp().is_requested(&compaction(false, Some(G6)), CompleteBundle));
+    assert_eq!(
+        state(false, Some(G6), CompleteBundle, StableAndExperimental),
+        Disabled
+    );
+}
+
+#[test]
+fn cap_3_dep_17_effective_state_is_the_first_matching_row() {
+    // SPEC CAP-3 (C# S75; ADR "Enabled only when both requested and accepted at its delivery
+    // phase, Deferred when … not yet reached, Disabled when not requested"), DEP-17.
+    use Acceptance::*;
+    use BundleLane::*;
+    use CapabilityState::*;
+    use DeliveryPhase::*;
+    let s = |requested, evidence, lane, acceptance| {
+        imp().effective_state(&compaction(requested, evidence), lane, acceptance)
+    };
+    // Row 1: not requested, whatever else holds.
+    assert_eq!(
+        s(false, Some(G7), SelectedProviders, StableAndExperimental),
+        Disabled
+    );
+    assert_eq!(
+        s(false, Some(G7), CompleteBundle, StableAndExperimental),
+        Disabled
+    );
+    // Row 2: the bundle lane needs G6, before acceptance is looked at (DEP-17).
+    assert_eq!(
+        s(true, Some(G5), CompleteBundle, StableAndExperimental),
+        Deferred
+    );
+    assert_eq!(s(true, Some(G5), CompleteBundle, StableOnly), Deferred);
+    assert_eq!(
+        s(true, Some(G6), CompleteBundle, StableAndExperimental),
+        Enabled
+    );
+    // Row 3: the declared phase G5.
+    assert_eq!(
+        s(true, Some(G4), SelectedProviders, StableAndExperimental),
+        Deferred
+    );
+    assert_eq!(
+        s(true, None, SelectedProviders, StableAndExperimental),
+        Deferred
+    );
+    assert_eq!(s(true, Some(G4), SelectedProviders, StableOnly), Deferred);
+    // Row 4: no experimental acceptance -> Disabled (DEP-17).
+    assert_eq!(s(true, Some(G5), SelectedProviders, StableOnly), Disabled);
+    // Row 5.
+    assert_eq!(
+        s(true, Some(G5), SelectedProviders, StableAndExperimental),
+        Enabled
+    );
+    // A bundle default is requested on the bundle lane only.
+    let default = CapabilityEntry {
+        metadata: CapabilityMetadata {
+            name: CapabilityName::Other(1),
+            stability: Stability::Stable,
+            bundle_default: true,
+            delivery_phase: G2,
+            ..COMPACTION
+        },
+        requested: false,
+        evidence: Some(G6),
+    };
+    assert!(imp().is_requested(&default, CompleteBundle));
+    assert!(!imp().is_requested(&default, SelectedProviders));
+    assert_eq!(
+        imp().effective_state(&default, CompleteBundle, StableOnly),
+        Enabled
+    );
+    assert_eq!(
+        imp().effective_state(&default, SelectedProviders, StableOnly),
+        Disabled
+    );
+}
+
+#[test]
+fn cap_4_a_profile_is_executable_iff_active_capabilities_are_all_enabled_and_coherent() {
+    // SPEC CAP-4 (C# S76).
+    use BundleLane::SelectedProviders as Sel;
+    let enabled = compaction(true, Some(DeliveryPhase::G5));
+    let deferred_other = CapabilityEntry {
+        metadata: CapabilityMetadata {
+            name: CapabilityName::Other(2),
+            ..COMPACTION
+        },
+        requested: true,
+        evidence: Some(DeliveryPhase::G3),
+    };
+    let inactive_other = CapabilityEntry {
+        requested: false,
+        ..deferred_other
+    };
+    let executable = |coherent, caps| imp().is_executable(&profile(Sel, coherent, caps));
+    assert!(executable(true, vec![enabled]));
+    assert!(executable(true, vec![enabled, inactive_other]));
+    assert!(!executable(false, vec![enabled]), "coherence");
+    assert!(!executable(true, vec![enabled, deferred_other]));
+    assert!(!executable(true, vec![]), "no active capability");
+    assert!(!executable(true, vec![inactive_other]));
+}
+
+// -------------------------------------------------------------------------------- CMP ----
+
+#[test]
+fn cmp_1_the_default_strategies_profile_supplies_cls_2_and_snap_3() {
+    // SPEC CMP-1 (C# S73): the constructor takes the policy and the reducer as given and
+    // supplies the content-hash classifier (CLS-2) and the static integration (SNAP-3).
+    let policy = text_policy(100, 10, 2, 3);
+    let reducer = Box::new(MessageCountingReducer { target_count: 3 });
+    let mut p = imp().default_profile(policy.clone(), reducer);
+    assert_eq!(
+        (p.policy.hard_limit(), p.policy.trigger_threshold()),
+        (100, 90)
+    );
+    assert_eq!(
+        (
+            p.policy.preservation_label(),
+            p.policy.preservation_version()
+        ),
+        (policy.preservation_label(), 1)
+    );
+    // The reducer as supplied: the system message and the last 3 others.
+    let mut history = vec![Message::text("system", "s")];
+    history.extend((0..5).map(|i| Message::text("user", format!("u{i}"))));
+    let kept = p.reducer.reduce(&history).unwrap().unwrap();
+    assert_eq!(
+        kept,
+        [
+            history[0].clone(),
+            history[3].clone(),
+            history[4].clone(),
+            history[5].clone()
+        ]
+    );
+    // CLS-2: "{hex}:{n}" of the rendering "user U+001F text:hi U+001E", n counting earlier
+    // identical renderings; never an override.
+    let two = [Message::text("user", "hi"), Message::text("user", "hi")];
+    let hex = sha_hex("user\u{1F}text:hi\u{1E}");
+    assert_eq!(p.classifier.entry_id(&two, 0), format!("{hex}:0"));
+    assert_eq!(p.classifier.entry_id(&two, 1), format!("{hex}:1"));
+    assert_eq!(p.classifier.override_kind(&two, 0), None);
+    // SNAP-3: a static provider over the baseline, always version 0.
+    let baseline = vec![sys("s", "x"), conv("a", "x")];
+    let mut provider = (p.integration)(baseline).expect("the static integration has a provider");
+    for _ in 0..2 {
+        let snapshot = provider.capture().unwrap();
+        assert_eq!(snapshot.version(), 0);
+        assert_eq!(ids(snapshot.entries()), s(&["s", "a"]));
+    }
+}
+
+#[test]
+fn cmp_3_missing_inputs_and_a_blank_session_are_argument_errors_in_order() {
+    // SPEC CMP-3 steps 1-2 (C# S74): missing inputs in order, then the blank session; an error
+    // answers no composition, so nothing is installed (CMP-4).
+    let s = Setup::new(enabled_compaction());
+    let run = |mutate: &dyn Fn(&mut ComposeInput)| {
+        let mut input = s.input(true);
+        mutate(&mut input);
+        imp().compose(input).unwrap_err()
+    };
+    let missing = CompositionError::Missing;
+    let e = run(&|r| {
+        r.client = None;
+        r.profile = None;
+    });
+    assert_eq!(
+        (e, e.kind()),
+        (missing(CompositionInput::Client), ErrorKind::NullArgument)
+    );
+    assert_eq!(
+        run(&|r| {
+            r.profile = None;
+            r.accessor = false;
+        }),
+        missing(CompositionInput::CapabilityProfile)
+    );
+    assert_eq!(
+        run(&|r| {
+            r.binding = false;
+            r.session_id = " ".into();
+        }),
+        missing(CompositionInput::ExecutionBinding)
+    );
+    let e = run(&|r| r.accessor = false);
+    assert_eq!(
+        (e, e.kind()),
+        (
+            missing(CompositionInput::BindingAccessor),
+            ErrorKind::NullArgument
+        )
+    );
+    for blank in ["", " \t", "\u{3000}", "\u{3000}\t"] {
+        let e = run(&|r| r.session_id = blank.into());
+        assert_eq!(
+            (e, e.kind()),
+            (CompositionError::BlankSession, ErrorKind::InvalidArgument)
+        );
+    }
+}
+
+#[test]
+fn cmp_4_cmp_3_dep_17_fail_closed_statuses_are_decided_before_any_node_exists() {
+    // SPEC CMP-3 steps 3-9 and CMP-4 (ADR "either one without the other fails closed before any
+    // agent is constructed"; "Exactly one hybrid compaction component"), DEP-17: the four
+    // fail-closed statuses, each before any node exists.
+    use CompositionStatus::*;
+    // A profile without the capability enabled (not requested; or requested but deferred).
+    let not_requested = Setup::new(Some(compaction(false, Some(DeliveryPhase::G5))));
+    assert_eq!(
+        not_requested.compose(true),
+        (ProfileSuppliedWithoutCapabilityEnabled, 0)
+    );
+    let deferred = Setup::new(Some(compaction(true, Some(DeliveryPhase::G4))));
+    assert_eq!(
+        deferred.compose(true),
+        (ProfileSuppliedWithoutCapabilityEnabled, 0)
+    );
+    // The capability enabled without a profile.
+    let enabled = Setup::new(enabled_compaction());
+    assert_eq!(enabled.compose(false), (CapabilityEnabledWithoutProfile, 0));
+    // A non-executable capability profile: incoherent history, or another active capability
+    // deferred; no evidence at all for Compaction (DEP-17), or no Compaction capability.
+    let mut incoherent = Setup::new(enabled_compaction());
+    incoherent.capabilities.history_coherent = false;
+    assert_eq!(incoherent.compose(true), (ProfileNotExecutable, 0));
+    let mut other_deferred = Setup::new(enabled_compaction());
+    other_deferred
+        .capabilities
+        .capabilities
+        .push(CapabilityEntry {
+            metadata: CapabilityMetadata {
+                name: CapabilityName::Other(3),
+                ..COMPACTION
+            },
+            requested: true,
+            evidence: Some(DeliveryPhase::G2),
+        });
+    assert_eq!(other_deferred.compose(true), (ProfileNotExecutable, 0));
+    let no_evidence = Setup::new(Some(compaction(true, None)));
+    assert_eq!(no_evidence.compose(true), (ProfileNotExecutable, 0));
+    assert_eq!(
+        no_evidence.compose(false),
+        (ProfileNotExecutable, 0),
+        "step 3 precedes 6"
+    );
+    assert_eq!(Setup::new(None).compose(true), (ProfileNotExecutable, 0));
+    // A second compaction component, wherever it sits in the chain.
+    let mut second = Setup::new(enabled_compaction());
+    second.chain.components.push(ClientComponent::Compaction);
+    assert_eq!(second.compose(true), (ExistingCompactionComponent, 0));
+    // Neither: Disabled, nothing built; an empty chain changes nothing.
+    assert_eq!(not_requested.compose(false), (Disabled, 0));
+    let mut bare = Setup::new(Some(compaction(true, Some(DeliveryPhase::G4))));
+    bare.chain = ClientChain::default();
+    assert_eq!(bare.compose(false), (Disabled, 0));
+    // No failure status has a run coordinator.
+    for s in [&not_requested, &deferred, &incoherent, &second] {
+        assert_eq!(imp().compose(s.input(true)).unwrap().runs, None);
+    }
+    assert_eq!(imp().compose(enabled.input(false)).unwrap().runs, None);
+    // Both: exactly one node, with a run coordinator shared with the agent.
+    assert_eq!(
+        imp().compose(enabled.input(true)),
+        Ok(Composition {
+            status: Success,
+            nodes: 1,
+            runs: Some(RunCoordination::SharedWithAgent),
+        })
+    );
+}
+
+#[test]
+fn cmp_3_mismatches_are_decided_before_executability_and_the_chain() {
+    // SPEC CMP-3 step order: the capability/profile mismatch is decided before executability
+    // and before the existing-component check.
+    let mut s = Setup::new(Some(compaction(false, Some(DeliveryPhase::G5))));
+    s.capabilities.history_coherent = false;
+    s.chain.components.push(ClientComponent::Compaction);
+    assert_eq!(
+        s.compose(true).0,
+        CompositionStatus::ProfileSuppliedWithoutCapabilityEnabled
+    );
+    assert_eq!(s.compose(false).0, CompositionStatus::Disabled);
+    let mut e = Setup::new(enabled_compaction());
+    e.capabilities.history_coherent = false;
+    e.chain.components.push(ClientComponent::Compaction);
+    assert_eq!(e.compose(true).0, CompositionStatus::ProfileNotExecutable);
+}
+
+// -------------------------------------------------------------------------------- TRU ----
+
+#[test]
+fn tru_1_dep_15_the_trust_configuration_is_all_or_nothing() {
+    // SPEC TRU-1 (C# S77), DEP-15: all three present -> a guarded node; all absent -> an
+    // unguarded one; anything else is refused at construction.
+    let success = AssemblyScript::Success;
+    let none = attempt(None, None, None, success).unwrap();
+    assert!(!none.guarded);
+    assert_eq!(none.end, AttemptEnd::Success, "no binding, no revalidation");
+    let all = attempt(
+        Some(binding()),
+        Some(accessor(vec![good()])),
+        Some("session-1"),
+        success,
+    )
+    .unwrap();
+    assert!(all.guarded);
+    let a = || Some(accessor(vec![good()]));
+    let partial = [
+        attempt(Some(binding()), None, None, success),
+        attempt(None, a(), None, success),
+        attempt(None, None, Some("session-1"), success),
+        attempt(Some(binding()), a(), None, success),
+        attempt(Some(binding()), None, Some("session-1"), success),
+        attempt(None, a(), Some("session-1"), success),
+        attempt(Some(binding()), a(), Some("  "), success),
+    ];
+    for p in partial {
+        assert_eq!(p.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    }
+    // Refused before the node can be used: no node world is handed out.
+    let options = || {
+        (
+            policy(),
+            Box::new(counting()) as seam::BoxedUpstream<'static>,
+        )
+    };
+    let refused = imp()
+        .guarded_node_world(options(), None, Some(binding()), None, Some("session-1"))
+        .err();
+    assert_eq!(refused.map(|e| e.kind()), Some(ErrorKind::InvalidArgument));
+    assert!(imp()
+        .guarded_node_world(options(), None, None, None, None)
+        .is_ok());
+}
+
+#[test]
+fn tru_2_revalidation_fails_with_the_first_failing_status() {
+    // SPEC TRU-2 (C# S77): each status, in check order; the error names only the status.
+    let check = |session: &str, context: Option<TrustContext>| {
+        let r = attempt(
+            Some(binding()),
+            Some(accessor(vec![context])),
+            Some(session),
+            AssemblyScript::Success,
+        )
+        .unwrap();
+        if let Some(f) = r.failure {
+            assert_eq!(f.kind, ErrorKind::InvalidOperation);
+            assert_eq!(r.end, AttemptEnd::BeforeStarted, "the first revalidation");
+        }
+        r.failure.and_then(|f| f.status)
+    };
+    use TrustStatus::*;
+    assert_eq!(check("session-1", good()), None);
+    assert_eq!(check("session-2", None), Some(SessionMismatch));
+    assert_eq!(check("session-1", None), Some(MissingContext));
+    assert_eq!(
+        check("session-1", ctx("user-2", "orch-1", None)),
+        Some(IdentityMismatch)
+    );
+    assert_eq!(
+        check("session-1", ctx("user-1", "orch-2", Some(7))),
+        Some(IdentityMismatch)
+    );
+    assert_eq!(
+        check("session-1", ctx("user-1", "orch-1", None)),
+        Some(MissingWorkspace)
+    );
+    assert_eq!(
+        check("session-1", ctx("user-1", "orch-1", Some(8))),
+        Some(WorkspaceMismatch)
+    );
+    let names: Vec<&str> = TrustStatus::ALL.iter().map(|s| s.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "SessionMismatch",
+            "MissingContext",
+            "IdentityMismatch",
+            "MissingWorkspace",
+            "WorkspaceMismatch"
+        ]
+    );
+    let e = TrustError {
+        status: IdentityMismatch,
+    };
+    assert_eq!(e.kind(), ErrorKind::InvalidOperation);
+    assert_eq!(
+        e.to_string(),
+        "trust binding revalidation failed: IdentityMismatch"
+    );
+    let guard = TrustGuard {
+        binding: binding(),
+        accessor: accessor(vec![good()]),
+        session_id: "session-1".into(),
+    };
+    let rendered = format!("{guard:?} {:?} {:?}", binding(), good());
+    for secret in ["user-1", "orch-1", "session-1"] {
+        assert!(!rendered.contains(secret), "{secret} in {rendered}");
+    }
+}
+
+#[test]
+fn tru_3_dep_14_events_by_where_the_attempt_ends() {
+    // SPEC TRU-3 (C# S52 steps 1 and 12, S53; ADR "a context-composed … event … only after the
+    // same post-assembly trust revalidation"), DEP-14.
+    let other = ctx("user-1", "orch-1", Some(8));
+    let cases = [
+        (
+            guarded(vec![None], AssemblyScript::Success),
+            AttemptEnd::BeforeStarted,
+            vec![],
+        ),
+        (
+            guarded(vec![good()], AssemblyScript::Failed),
+            AttemptEnd::DuringAssembly,
+            vec![Started],
+        ),
+        (
+            guarded(vec![good()], AssemblyScript::Terminated),
+            AttemptEnd::Terminated,
+            vec![Started, Terminated],
+        ),
+        (
+            guarded(vec![good(), other], AssemblyScript::Success),
+            AttemptEnd::RevalidationAfterAssembly,
+            vec![Started, Completed],
+        ),
+        (
+            guarded(vec![good()], AssemblyScript::Success),
+            AttemptEnd::Success,
+            vec![Started, Completed, Composed],
+        ),
+    ];
+    for (report, end, events) in cases {
+        assert_eq!(report.end, end);
+        assert_eq!(report.events, events, "{end:?}");
+        // Composed only on success, and only success dispatches; never both Completed and
+        // Terminated; every other end is an error.
+        assert_eq!(
+            report.events.contains(&Composed),
+            end == AttemptEnd::Success
+        );
+        assert_eq!(report.dispatched, end == AttemptEnd::Success);
+        assert_eq!(report.failure.is_none(), end == AttemptEnd::Success);
+        assert!(!(report.events.contains(&Completed) && report.events.contains(&Terminated)));
+    }
+    // The errors of the two ends inside assembly keep their own kinds, not a trust status.
+    let failed = guarded(vec![good()], AssemblyScript::Failed)
+        .failure
+        .unwrap();
+    assert_eq!(
+        (failed.kind, failed.status),
+        (ErrorKind::ReducerFailed, None)
+    );
+    let terminated = guarded(vec![good()], AssemblyScript::Terminated)
+        .failure
+        .unwrap();
+    assert_eq!(
+        (terminated.kind, terminated.status),
+        (ErrorKind::InvalidOperation, None)
+    );
+}
+
+#[test]
+fn tru_3_node_3_a_failed_first_revalidation_emits_nothing_and_dispatches_nothing() {
+    // SPEC TRU-3, NODE-3 step 1.
+    let r = guarded(vec![None], AssemblyScript::Success);
+    let f = r.failure.unwrap();
+    assert_eq!(f.kind, ErrorKind::InvalidOperation);
+    assert_eq!(f.status, Some(TrustStatus::MissingContext));
+    assert!(r.events.is_empty());
+    assert!(!r.dispatched);
+}
+
+#[test]
+fn tru_3_dep_14_a_failed_second_revalidation_leaves_started_completed_and_no_dispatch() {
+    // SPEC TRU-3, NODE-3 step 12, DEP-14.
+    let other = ctx("user-1", "orch-1", Some(8));
+    let r = guarded(vec![good(), other], AssemblyScript::Success);
+    assert_eq!(
+        r.failure.unwrap().status,
+        Some(TrustStatus::WorkspaceMismatch)
+    );
+    assert_eq!(r.events, [Started, Completed]);
+    assert!(!r.dispatched);
+}
+
+#[test]
+fn tru_3_both_revalidations_pass_and_the_call_completes() {
+    let r = guarded(vec![good()], AssemblyScript::Success);
+    assert!(r.guarded && r.failure.is_none());
+    assert_eq!(r.events, [Started, Completed, Composed]);
+    assert!(r.dispatched);
+}
+
+#[test]
+fn tru_3_node_5_a_failed_second_revalidation_releases_the_lease_for_a_later_call() {
+    // One run: the first call fails at step 12, so its reservation of the recovered body is
+    // released and the second call of the same run delivers the body (SPEC NODE-5, LSE-4).
+    let bad = ctx("user-2", "orch-1", Some(7));
+    let mut w = imp()
+        .guarded_node_world(
+            (policy(), Box::new(counting())),
+            Some(&reporter()),
+            Some(binding()),
+            Some(accessor(vec![good(), bad, good()])),
+            Some("session-1"),
+        )
+        .unwrap();
+    w.begin_run();
+    let plan = body_plan(vec![Message::text("user", reference().to_string())]);
+    let first = w.call(&plan);
+    let (error, termination, dispatched) = failed(&first);
+    assert_eq!(error.kind, ErrorKind::InvalidOperation);
+    assert!(termination.is_none());
+    assert!(dispatched.is_none() && first.events_before_dispatch.is_none());
+    // TRU-2: the error names the status, and no owner.
+    assert!(
+        error.message.contains("IdentityMismatch"),
+        "{}",
+        error.message
+    );
+    for secret in ["user-1", "user-2", "orch-1", "session-1"] {
+        assert!(!error.message.contains(secret), "{}", error.message);
+    }
+    assert_eq!(kinds(&first.events), [Started, Completed]);
+    assert_gate_free_and_nothing_reserved(w.view());
+    let second = w.call(&plan);
+    assert_eq!(sent(&second).1, [digest()]);
+    assert_eq!(kinds(&second.events), [Started, Completed, Composed]);
+    assert!(w.view().unwrap().delivered.contains(&digest()));
+}
+
+// -------------------------------------------------------- properties stated from the SPEC ----
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
+}
+
+fn phase() -> impl Strategy<Value = DeliveryPhase> {
+    prop::sample::select(DeliveryPhase::ALL.to_vec())
+}
+
+fn entry(name: u16) -> impl Strategy<Value = CapabilityEntry> {
+    (
+        any::<bool>(),
+        prop::option::of(phase()),
+        prop::sample::select(Stability::ALL.to_vec()),
+        any::<bool>(),
+        phase(),
+        any::<bool>(),
+    )
+        .prop_map(
+            move |(requested, evidence, stability, bundle_default, delivery, is_compaction)| {
+                let metadata = if is_compaction && name == 0 {
+                    COMPACTION
+                } else {
+                    CapabilityMetadata {
+                        name: CapabilityName::Other(name),
+                        stability,
+                        bundle_default,
+                        delivery_phase: delivery,
+                        ..COMPACTION
+                    }
+                };
+                CapabilityEntry {
+                    metadata,
+                    requested,
+                    evidence,
+                }
+            },
+        )
+}
+
+fn capability_profile() -> impl Strategy<Value = CapabilityProfile> {
+    (
+        prop::sample::select(BundleLane::ALL.to_vec()),
+        prop::sample::select(Acceptance::ALL.to_vec()),
+        any::<bool>(),
+        (0u16..4).prop_flat_map(|n| (0..n).map(entry).collect::<Vec<_>>()),
+        prop::bool::weighted(0.8),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(lane, acceptance, coherent, mut capabilities, with_compaction, requested)| {
+                // Mostly a Compaction with evidence first, so that the later CMP-3 steps
+                // (executability, the existing component) are reached often.
+                if with_compaction && !capabilities.iter().any(|c| c.metadata == COMPACTION) {
+                    capabilities.insert(0, compaction(requested, Some(DeliveryPhase::G6)));
+                }
+                CapabilityProfile {
+                    lane,
+                    acceptance,
+                    history_coherent: coherent,
+                    capabilities,
+                }
+            },
+        )
+}
+
+fn context() -> impl Strategy<Value = Option<TrustContext>> {
+    prop::option::of(
+        (
+            prop::sample::select(vec!["user-1", "user-2"]),
+            prop::sample::select(vec!["orch-1", "orch-2"]),
+            prop::option::of(prop::sample::select(vec![7u64, 8])),
+        )
+            .prop_map(|(u, o, w)| TrustContext {
+                user_id: u.into(),
+                orchestration_id: o.into(),
+                workspace: w.map(WorkspaceId),
+            }),
+    )
+}
+
+/// SPEC CAP-3, written as its rows: requested, then the first matching row.
+fn cap_3_rows(e: &CapabilityEntry, lane: BundleLane, acceptance: Acceptance) -> CapabilityState {
+    let requested =
+        e.requested || (e.metadata.bundle_default && lane == BundleLane::CompleteBundle);
+    let reached = |p: DeliveryPhase| e.evidence.is_some_and(|x| x.value() >= p.value());
+    let accepted = acceptance == Acceptance::StableAndExperimental
+        || e.metadata.stability == Stability::Stable;
+    // Rows 1-4 in order; the first that matches decides, else row 5.
+    let rows = [
+        (!requested, CapabilityState::Disabled),
+        (
+            lane == BundleLane::CompleteBundle && !reached(DeliveryPhase::G6),
+            CapabilityState::Deferred,
+        ),
+        (
+            !reached(e.metadata.delivery_phase),
+            CapabilityState::Deferred,
+        ),
+        (!accepted, CapabilityState::Disabled),
+    ];
+    rows.iter()
+        .find(|(matches, _)| *matches)
+        .map_or(CapabilityState::Enabled, |(_, state)| *state)
+}
+
+/// SPEC CAP-4: at least one active capability, all active ones Enabled, coherence.
+fn cap_4_executable(p: &CapabilityProfile) -> bool {
+    let requested = |e: &CapabilityEntry| {
+        e.requested || (e.metadata.bundle_default && p.lane == BundleLane::CompleteBundle)
+    };
+    let active: Vec<&CapabilityEntry> = p.capabilities.iter().filter(|e| requested(e)).collect();
+    !active.is_empty()
+        && active
+            .iter()
+            .all(|e| cap_3_rows(e, p.lane, p.acceptance) == CapabilityState::Enabled)
+        && p.history_coherent
+}
+
+/// SPEC CMP-3 steps 3-9 on complete inputs, in order.
+fn cmp_3_status(p: &CapabilityProfile, chain: &ClientChain, hybrid: bool) -> CompositionStatus {
+    use CompositionStatus::*;
+    let Some(c) = p
+        .capabilities
+        .iter()
+        .find(|c| c.metadata.name == CapabilityName::Compaction && c.evidence.is_some())
+    else {
+        return ProfileNotExecutable;
+    };
+    let enabled = cap_3_rows(c, p.lane, p.acceptance) == CapabilityState::Enabled;
+    match (enabled, hybrid) {
+        (true, false) => CapabilityEnabledWithoutProfile,
+        (false, true) => ProfileSuppliedWithoutCapabilityEnabled,
+        (false, false) => Disabled,
+        _ if !cap_4_executable(p) => ProfileNotExecutable,
+        _ if chain.components.contains(&ClientComponent::Compaction) => ExistingCompactionComponent,
+        _ => Success,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    /// SPEC CAP-3, CAP-4 on generated profiles.
+    #[test]
+    fn cap_3_cap_4_resolution_follows_the_rows_for_any_profile(p in capability_profile()) {
+        for e in &p.capabilities {
+            let requested =
+                e.requested || (e.metadata.bundle_default && p.lane == BundleLane::CompleteBundle);
+            prop_assert_eq!(imp().is_requested(e, p.lane), requested);
+            prop_assert_eq!(
+                imp().effective_state(e, p.lane, p.acceptance),
+                cap_3_rows(e, p.lane, p.acceptance)
+            );
+        }
+        prop_assert_eq!(imp().is_executable(&p), cap_4_executable(&p));
+    }
+
+    /// SPEC CMP-3, CMP-4 on generated inputs: the first failing check decides; a node exists
+    /// exactly for `Success`.
+    #[test]
+    fn cmp_3_cmp_4_composition_follows_the_check_order_for_any_input(
+        p in prop::option::weighted(0.95, capability_profile()),
+        chain in prop::collection::vec(prop::bool::ANY, 0..3),
+        client in prop::bool::weighted(0.95),
+        has_binding in prop::bool::weighted(0.95),
+        has_accessor in prop::bool::weighted(0.95),
+        session in prop::sample::select(vec!["session-1", "session-1", "session-1", "", " ", "s"]),
+        hybrid in prop::bool::weighted(0.7),
+    ) {
+        let chain = ClientChain {
+            components: chain
+                .into_iter()
+                .map(|c| if c { ClientComponent::Compaction } else { ClientComponent::Other })
+                .collect(),
+        };
+        // Steps 1 and 2, in order.
+        let want = if !client {
+            Err(CompositionError::Missing(CompositionInput::Client))
+        } else if p.is_none() {
+            Err(CompositionError::Missing(CompositionInput::CapabilityProfile))
+        } else if !has_binding {
+            Err(CompositionError::Missing(CompositionInput::ExecutionBinding))
+        } else if !has_accessor {
+            Err(CompositionError::Missing(CompositionInput::BindingAccessor))
+        } else if session.trim().is_empty() {
+            Err(CompositionError::BlankSession)
+        } else {
+            Ok(p.as_ref().map(|p| cmp_3_status(p, &chain, hybrid)))
+        };
+        let got = imp().compose(ComposeInput {
+            client: client.then_some(chain.clone()),
+            profile: p.clone(),
+            binding: has_binding,
+            accessor: has_accessor,
+            session_id: session.into(),
+            hybrid_profile: hybrid,
+        });
+        match (want, got) {
+            (Ok(Some(status)), Ok(c)) => {
+                prop_assert_eq!(c.status, status);
+                let success = status == CompositionStatus::Success;
+                prop_assert_eq!(c.nodes, u32::from(success));
+                prop_assert_eq!(c.runs, success.then_some(RunCoordination::SharedWithAgent));
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a, b),
+            (w, g) => prop_assert!(false, "SPEC {:?}, {} {:?}", w, imp().name(), g),
+        }
+    }
+
+    /// SPEC TRU-1, TRU-2 on generated configurations and contexts: all or nothing, then the
+    /// first failing check of the first revalidation.
+    #[test]
+    fn tru_1_tru_2_configuration_and_revalidation_follow_the_order_for_any_input(
+        context in context(),
+        session in prop::sample::select(vec!["session-1", "session-2", "", "\u{3000}"]),
+        parts in (any::<bool>(), any::<bool>(), any::<bool>()),
+    ) {
+        let got = attempt(
+            parts.0.then(binding),
+            parts.1.then(|| accessor(vec![context.clone()])),
+            parts.2.then_some(session),
+            AssemblyScript::Success,
+        );
+        let blank = session.chars().all(char::is_whitespace);
+        match parts {
+            (false, false, false) => {
+                let r = got.unwrap();
+                prop_assert!(!r.guarded);
+                prop_assert_eq!(r.end, AttemptEnd::Success);
+            }
+            (true, true, true) if !blank => {
+                let r = got.unwrap();
+                prop_assert!(r.guarded);
+                use TrustStatus::*;
+                let want = if session != "session-1" {
+                    Some(SessionMismatch)
+                } else {
+                    match &context {
+                        None => Some(MissingContext),
+                        Some(c) if c.user_id != "user-1" || c.orchestration_id != "orch-1" => {
+                            Some(IdentityMismatch)
+                        }
+                        Some(c) => match c.workspace {
+                            None => Some(MissingWorkspace),
+                            Some(w) if w != WorkspaceId(7) => Some(WorkspaceMismatch),
+                            Some(_) => None,
+                        },
+                    }
+                };
+                prop_assert_eq!(r.failure.and_then(|f| f.status), want);
+                let end = if want.is_some() { AttemptEnd::BeforeStarted } else { AttemptEnd::Success };
+                prop_assert_eq!(r.end, end);
+            }
+            _ => prop_assert_eq!(got.unwrap_err().kind(), ErrorKind::InvalidArgument),
+        }
+    }
+}
