@@ -12,11 +12,11 @@
 use std::path::Path;
 use std::process::Command;
 
-/// The package names in the normal (non-dev, non-build) dependency tree of `package`.
-fn normal_dependency_tree(package: &str) -> Vec<String> {
+/// The lines `cargo tree --prefix none` prints for `package` with `args` (edge kinds, ...).
+fn cargo_tree(package: &str, args: &[&str]) -> Vec<String> {
     let output = Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
-        .args(["--format", "{p}", "-p", package])
+        .args(["tree", "--offline", "--prefix", "none", "-p", package])
+        .args(args)
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
         .output()
         .expect("cargo runs");
@@ -28,6 +28,14 @@ fn normal_dependency_tree(package: &str) -> Vec<String> {
     String::from_utf8(output.stdout)
         .expect("UTF-8")
         .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The package names in the normal (non-dev, non-build) dependency tree of `package`.
+fn normal_dependency_tree(package: &str) -> Vec<String> {
+    cargo_tree(package, &["-e", "normal", "--format", "{p}"])
+        .iter()
         .filter_map(|line| line.split_whitespace().next())
         .map(str::to_owned)
         .collect()
@@ -77,4 +85,24 @@ fn the_vocabulary_depends_on_neither_implementation() {
             "`{forbidden}` is a dependency of the vocabulary: {tree:?}"
         );
     }
+}
+
+/// A host that depends on the library with its default features gets no test doubles: the
+/// vocabulary's `testing` feature (scripted reducers, providers, workspace) is enabled only by
+/// the oracle, the fuzz crate and test builds, never along the library's normal edges.
+#[test]
+fn a_host_of_the_library_does_not_get_the_scripted_test_doubles() {
+    let features = cargo_tree("hybrid-compaction", &["-e", "normal,features"]);
+    assert!(
+        features.iter().any(|l| l.starts_with("hybrid-compaction-model ")),
+        "{features:?}"
+    );
+    let testing = "hybrid-compaction-model feature \"testing\"";
+    assert!(
+        !features.iter().any(|l| l.starts_with(testing)),
+        "the library's normal dependencies enable the model's `testing` feature: {features:?}"
+    );
+    // The check can see the feature: the oracle does enable it.
+    let oracle = cargo_tree("hybrid-compaction-oracle", &["-e", "normal,features"]);
+    assert!(oracle.iter().any(|l| l.starts_with(testing)), "{oracle:?}");
 }
