@@ -7,7 +7,7 @@
 //! `hybrid_compaction_spec` at all: `rustc` reports an unresolved crate. `.ci/run` also proves
 //! that directly, by adding such a reference to `src/engine/mod.rs` and expecting `cargo check`
 //! to fail. A host that embeds the library compiles neither the oracle nor its CLI and schema
-//! dependencies.
+//! dependencies, and neither do the library's own tests (no dev-dependency on the oracle).
 
 use std::path::Path;
 use std::process::Command;
@@ -57,6 +57,53 @@ fn the_library_cannot_reach_the_spec_the_oracle_or_cli_and_schema_crates() {
         assert!(
             !tree.iter().any(|p| p == forbidden),
             "`{forbidden}` is a normal dependency of the library: {tree:?}"
+        );
+    }
+}
+
+/// The package names of everything a test build of `package` compiles: its normal and dev
+/// dependencies, transitively, minus the subtrees of `pruned`.
+fn test_dependency_tree(package: &str, pruned: &[&str]) -> Vec<String> {
+    let mut args = vec!["-e", "normal,dev", "--format", "{p}"];
+    for p in pruned {
+        args.extend(["--prune", p]);
+    }
+    cargo_tree(package, &args)
+        .iter()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The library's own tests and benches do not build the oracle (its tests that need the
+/// oracle's JSON renderings live in `oracle/tests/`), nor the CLI and schema crates. The one
+/// exception is the benchmark harness: criterion parses its own command line with clap's
+/// builder (no derive), so clap is checked with criterion's subtree pruned, and clap's derive
+/// macro, which only a CLI of ours would bring, is checked on the whole graph.
+#[test]
+fn the_library_tests_do_not_build_the_oracle_or_cli_and_schema_crates() {
+    let tree = test_dependency_tree("hybrid-compaction", &[]);
+    assert!(
+        tree.iter().any(|p| p == "hybrid-compaction-spec"),
+        "the tests compare engine and spec: {tree:?}"
+    );
+    for forbidden in [
+        "hybrid-compaction-oracle",
+        "schemars",
+        "schemars_derive",
+        "clap_derive",
+    ] {
+        assert!(
+            !tree.iter().any(|p| p == forbidden),
+            "a test build of the library compiles `{forbidden}`: {tree:?}"
+        );
+    }
+    let without_bench_harness = test_dependency_tree("hybrid-compaction", &["criterion"]);
+    for forbidden in ["clap", "clap_builder"] {
+        assert!(
+            !without_bench_harness.iter().any(|p| p == forbidden),
+            "a test build of the library compiles `{forbidden}` (not only through criterion): \
+             {without_bench_harness:?}"
         );
     }
 }
