@@ -1292,5 +1292,5 @@ fn node_6_the_node_reads_no_ambient_time() {
             }
         }
     }
-    assert_eq!(files, 5);
+    assert_eq!(files, 6);
 }
