@@ -141,7 +141,9 @@ fn the_vocabulary_depends_on_neither_implementation() {
 fn a_host_of_the_library_does_not_get_the_scripted_test_doubles() {
     let features = cargo_tree("hybrid-compaction", &["-e", "normal,features"]);
     assert!(
-        features.iter().any(|l| l.starts_with("hybrid-compaction-model ")),
+        features
+            .iter()
+            .any(|l| l.starts_with("hybrid-compaction-model ")),
         "{features:?}"
     );
     let testing = "hybrid-compaction-model feature \"testing\"";
