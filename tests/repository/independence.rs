@@ -108,6 +108,27 @@ fn the_library_tests_do_not_build_the_oracle_or_cli_and_schema_crates() {
     }
 }
 
+/// The loom models build the library alone: without its default features (no BPE ranks, no
+/// transcripts) and without the root crate's dev-dependencies, because `--cfg loom` rebuilds
+/// every crate of the graph in release (`docs/LOOM.md`).
+#[test]
+fn the_loom_models_build_the_library_without_default_features_or_test_crates() {
+    let tree = test_dependency_tree("hybrid-compaction-loom", &[]);
+    assert!(tree.iter().any(|p| p == "hybrid-compaction"), "{tree:?}");
+    for forbidden in [
+        "tiktoken-rs",
+        "proptest",
+        "proptest-state-machine",
+        "criterion",
+        "hybrid-compaction-oracle",
+    ] {
+        assert!(
+            !tree.iter().any(|p| p == forbidden),
+            "the loom build compiles `{forbidden}`: {tree:?}"
+        );
+    }
+}
+
 #[test]
 fn the_spec_does_not_depend_on_the_engine() {
     let tree = normal_dependency_tree("hybrid-compaction-spec");
