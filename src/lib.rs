@@ -19,12 +19,13 @@
 //!   and outputs as the specification's functions, its own algorithms; no I/O, no clock, no
 //!   randomness.
 //! - [`estimators`]: estimators a host passes in its policy besides the SPEC's UTF-8 ones:
-//!   provider tokens with a bundled BPE encoding (SPEC EST-6) and a memo that estimates each
-//!   distinct entry once across calls (SPEC EST-7).
+//!   provider tokens with a bundled BPE encoding (SPEC EST-6; feature `tokens`) and a memo that
+//!   estimates each distinct entry once across calls (SPEC EST-7).
 //! - [`lease`]: non-retransmission leases: run scopes, the per-run coordinator, the one-call gate,
 //!   the lease-filtering snapshot provider; written against [`sync`] so loom checks this code.
 //! - [`transcript`]: OpenAI chat, Anthropic messages and LangChain transcripts to entries (ids,
-//!   kinds by CLS-1 with overrides) and the bounded list back into the same format (SPEC TRN).
+//!   kinds by CLS-1 with overrides) and the bounded list back into the same format (SPEC TRN;
+//!   feature `transcripts`).
 //! - [`compose`]: selected-provider composition through capability resolution, and trust
 //!   revalidation (SPEC CMP, CAP, TRU): the fail-closed way a node comes to exist.
 //! - [`node`]: the per-provider-call seam: wraps a provider client, assembles, dispatches, settles
@@ -57,11 +58,26 @@
 //! The snapshot provider, reducer, estimator, classifier, clock, id source and progress sink are
 //! small traits passed in, so the same assembler runs under proptest, loom, the fuzzer, the CLI
 //! and a real agent.
+//!
+//! ## Features
+//! A host pays only for what it uses. Without default features the crate is the engine, the
+//! memo estimator, leases, node and composition over the vocabulary crate.
+//!
+//! | Feature | Default | Gates | Dependency |
+//! |---|---|---|---|
+//! | `tokens` | yes | `estimators::tokens` (`TokenEstimator`, `TokenEncoding`; SPEC EST-6) | `tiktoken-rs` (its BPE ranks) |
+//! | `transcripts` | yes | the `transcript` module (SPEC TRN) | `serde_json` |
 
 // No unsafe code anywhere (forbid: cannot be re-allowed below); every public item documented,
 // because the docs carry the SPEC citations a reviewer follows.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// The contents above link the feature-gated modules; without the feature those links dangle,
+// which is what the feature table says, not a broken document.
+#![cfg_attr(
+    not(all(feature = "tokens", feature = "transcripts")),
+    allow(rustdoc::broken_intra_doc_links)
+)]
 
 pub mod compose;
 pub mod engine;
@@ -71,6 +87,7 @@ pub mod node;
 #[cfg(feature = "testing")]
 pub mod seam;
 pub mod sync;
+#[cfg(feature = "transcripts")]
 pub mod transcript;
 
 pub use hybrid_compaction_model as model;

@@ -2,10 +2,10 @@
 //!
 //! The lease coordinator ([`crate::lease`]) is written once against these names. A normal build
 //! re-exports the `std` primitives; a build with `RUSTFLAGS="--cfg loom"` re-exports loom's
-//! instrumented ones, so the loom models in `tests/loom_*.rs` explore every interleaving of the
-//! very code that ships (the pattern tokio and bytes use). The switch is plain `cfg(loom)`, not
-//! `cfg(test)`, because integration tests build the library without `cfg(test)`; the cfg is
-//! declared in the workspace `[lints.rust] unexpected_cfgs` table.
+//! instrumented ones, so the loom models (package `hybrid-compaction-loom`, `tests/loom/`)
+//! explore every interleaving of the very code that ships (the pattern tokio and bytes use). The
+//! switch is plain `cfg(loom)`, not `cfg(test)`, because integration tests build the library
+//! without `cfg(test)`; the cfg is declared in the workspace `[lints.rust] unexpected_cfgs` table.
 //!
 //! Only what the lease module needs is re-exported: `Arc`, `Mutex`, `MutexGuard`, `Condvar`
 //! and `thread` (for tests). Lock poisoning is mapped away by [`lock`] and [`wait`]: the state a

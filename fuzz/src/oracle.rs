@@ -5,7 +5,8 @@
 //! Shared by the fuzz targets and by `tests/fuzz_replay.rs` (included there by path), so a
 //! committed seed is re-checked by ordinary `cargo test` exactly as the fuzzer checked it.
 //!
-//! Equality is compared on the `Debug` rendering, as in `tests/engine_equivalence.rs`: the
+//! Equality is compared on the `Debug` rendering, as in
+//! `tests/properties/engine_equivalence.rs`: the
 //! vocabulary's `PartialEq` follows SPEC VER-2, under which a value holding NaN differs from
 //! itself, while the engine must return *identical* values (NaN included, `-0.0` distinct).
 

@@ -20,12 +20,25 @@
 //!   reads beside `docs/SPEC.md`, written for clarity, never speed;
 //! * the optimized engine, crate `hybrid-compaction`, proven equal to the specification by
 //!   property tests. It does not depend on the specification crate, so it cannot call it.
+//!
+//! ## Feature `testing`: scripted test doubles
+//! The doubles that play a script are for tests, vectors and the oracle, not for a host's
+//! production build, so they exist only with the feature `testing` (off by default), at the
+//! paths they would have anyway: [`reducers::ScriptedReducer`] with its [`reducers::ScriptStep`]
+//! and [`reducers::ProposalItem`], [`reducers::CancelAtCall`], [`reducers::ScriptedUpstreamReducer`]
+//! with its [`reducers::UpstreamStep`], [`snapshot::ScriptedProvider`] (also re-exported here)
+//! and [`workspace::ScriptedWorkspace`]. Production inputs are always there:
+//! [`snapshot::StaticProvider`], [`reducers::MessageCountingReducer`], the constant and table
+//! estimators. The oracle, the fuzz crate and the tests enable the feature.
 
 // Lints carry intent: the model must be reviewable line by line, so no unsafe code anywhere
 // (forbid: cannot be re-allowed) and every public item documented (the docs cite the SPEC).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
+// The docs link the feature-gated doubles; without `testing` those links dangle, as the feature
+// section says (the workspace's docs build, which enables it, checks them).
+#![cfg_attr(not(feature = "testing"), allow(rustdoc::broken_intra_doc_links))]
 
 pub mod analysis;
 pub mod artifact;
@@ -75,8 +88,8 @@ pub use message::{FunctionCall, FunctionResult, Message, Part};
 pub use names::Named;
 pub use policy::{Policy, PolicyError, PolicyField, PolicySpec, TriggerEvaluation};
 pub use selection::PreservationSelection;
-pub use snapshot::{
-    ScriptedProvider, SharedEntries, Snapshot, SnapshotError, SnapshotProvider, StaticProvider,
-};
+#[cfg(feature = "testing")]
+pub use snapshot::ScriptedProvider;
+pub use snapshot::{SharedEntries, Snapshot, SnapshotError, SnapshotProvider, StaticProvider};
 pub use value::{Decimal, RawJson, Value, ValueError, ValueMap};
 pub use verification::{RejectionReason, VerificationOutcome, VerificationResult};

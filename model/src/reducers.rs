@@ -7,14 +7,23 @@
 //!   Microsoft.Extensions.AI's `MessageCountingChatReducer`: keep system messages and the last N
 //!   others.
 //! - [`ScriptedUpstreamReducer`]: message-level script, for bridge tests and vectors.
+//!
+//! The scripted doubles ([`ScriptedReducer`], [`ScriptStep`], [`ProposalItem`], [`CancelAtCall`],
+//! [`ScriptedUpstreamReducer`], [`UpstreamStep`]) exist with the crate feature `testing` (see the
+//! crate docs); the seam and [`MessageCountingReducer`] are always there.
 
+#[cfg(feature = "testing")]
 use std::collections::HashMap;
 
+#[cfg(feature = "testing")]
 use crate::assembly::{ContractViolation, Reducer, ReducerError, ReductionRequest};
+#[cfg(feature = "testing")]
 use crate::cancel::CancellationToken;
+#[cfg(feature = "testing")]
 use crate::entry::Entry;
 use crate::message::{Message, ROLE_SYSTEM};
 
+#[cfg(feature = "testing")]
 /// One item of a scripted proposal.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProposalItem {
@@ -24,6 +33,7 @@ pub enum ProposalItem {
     New(Entry),
 }
 
+#[cfg(feature = "testing")]
 /// What a scripted reducer does at one attempt.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScriptStep {
@@ -39,6 +49,7 @@ pub enum ScriptStep {
     Contract(ContractViolation),
 }
 
+#[cfg(feature = "testing")]
 /// An entry-level reducer playing one step per invocation; past the end it echoes.
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedReducer {
@@ -46,6 +57,7 @@ pub struct ScriptedReducer {
     calls: usize,
 }
 
+#[cfg(feature = "testing")]
 impl ScriptedReducer {
     /// A reducer playing `steps` in order.
     pub fn new(steps: Vec<ScriptStep>) -> ScriptedReducer {
@@ -63,6 +75,7 @@ impl ScriptedReducer {
     }
 }
 
+#[cfg(feature = "testing")]
 impl Reducer for ScriptedReducer {
     fn reduce(
         &mut self,
@@ -106,6 +119,7 @@ impl Reducer for ScriptedReducer {
     }
 }
 
+#[cfg(feature = "testing")]
 /// Wraps any reducer and sets a cancellation token during its k-th invocation (0-based), before
 /// delegating: how tests and vectors name the cancellation point "reducer:k" (SPEC ASM-16).
 #[derive(Debug)]
@@ -115,6 +129,7 @@ pub struct CancelAtCall<R> {
     at: Option<(usize, CancellationToken)>,
 }
 
+#[cfg(feature = "testing")]
 impl<R> CancelAtCall<R> {
     /// Sets `token` during the `call`-th invocation of `inner`.
     pub fn at(inner: R, call: usize, token: CancellationToken) -> CancelAtCall<R> {
@@ -140,6 +155,7 @@ impl<R> CancelAtCall<R> {
     }
 }
 
+#[cfg(feature = "testing")]
 impl<R: Reducer> Reducer for CancelAtCall<R> {
     fn reduce(
         &mut self,
@@ -204,6 +220,7 @@ impl UpstreamReducer for MessageCountingReducer {
     }
 }
 
+#[cfg(feature = "testing")]
 /// One step of a [`ScriptedUpstreamReducer`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum UpstreamStep {
@@ -217,6 +234,7 @@ pub enum UpstreamStep {
     Fail(String),
 }
 
+#[cfg(feature = "testing")]
 /// A message-level reducer playing one step per invocation; past the end it echoes.
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedUpstreamReducer {
@@ -224,6 +242,7 @@ pub struct ScriptedUpstreamReducer {
     calls: usize,
 }
 
+#[cfg(feature = "testing")]
 impl ScriptedUpstreamReducer {
     /// A reducer playing `steps` in order.
     pub fn new(steps: Vec<UpstreamStep>) -> ScriptedUpstreamReducer {
@@ -231,6 +250,7 @@ impl ScriptedUpstreamReducer {
     }
 }
 
+#[cfg(feature = "testing")]
 impl UpstreamReducer for ScriptedUpstreamReducer {
     fn reduce(&mut self, messages: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError> {
         let k = self.calls;

@@ -3,7 +3,8 @@
 //! A [`Snapshot`] is a version (`>= 0`) and an entry list with unique ids. A
 //! [`SnapshotProvider`] hands out snapshots; the assembler compares versions only for
 //! (in)equality. Two providers ship here: [`StaticProvider`] (always version 0) and
-//! [`ScriptedProvider`], which plays a schedule of captures, for tests, vectors and churn.
+//! [`ScriptedProvider`], which plays a schedule of captures, for tests, vectors and churn (a test
+//! double: crate feature `testing`).
 //!
 //! A snapshot either owns its entry list or shares one behind an `Arc` ([`SharedEntries`]:
 //! ids validated once, at construction). A host that keeps its history as `SharedEntries` can
@@ -14,6 +15,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
+#[cfg(feature = "testing")]
 use crate::cancel::CancellationToken;
 use crate::entry::Entry;
 use crate::error::ErrorKind;
@@ -205,6 +207,7 @@ impl SnapshotProvider for StaticProvider {
     }
 }
 
+#[cfg(feature = "testing")]
 /// A provider that plays a schedule: the k-th capture (0-based) returns step `k`, and every
 /// capture past the end repeats the last step. Optionally sets a cancellation token when a
 /// chosen capture happens (after building that capture's snapshot).
@@ -220,6 +223,7 @@ pub struct ScriptedProvider {
     cancel_at: Option<(usize, CancellationToken)>,
 }
 
+#[cfg(feature = "testing")]
 impl ScriptedProvider {
     /// A provider over `(version, entries)` steps; an empty schedule captures version 0, no entries.
     pub fn new(steps: Vec<(i64, Vec<Entry>)>) -> ScriptedProvider {
@@ -260,6 +264,7 @@ impl ScriptedProvider {
     }
 }
 
+#[cfg(feature = "testing")]
 impl SnapshotProvider for ScriptedProvider {
     fn capture(&mut self) -> Result<Snapshot, SnapshotError> {
         let k = self.captures;

@@ -4,8 +4,9 @@
 //! Three operations: read the body at a path (present, absent, failed), write, checkpoint.
 //! Failures are opaque ([`WorkspaceFailure`] carries no text, SPEC ATR-4), so a host's error
 //! message can never reach a diagnostics value, an event or an error rendering. Tests script
-//! every failure with [`ScriptedWorkspace`].
+//! every failure with [`ScriptedWorkspace`] (crate feature `testing`).
 
+#[cfg(feature = "testing")]
 use std::collections::BTreeMap;
 
 /// A workspace operation failed. Deliberately textless (SPEC ATR-4).
@@ -22,6 +23,7 @@ pub trait Workspace {
     fn checkpoint(&mut self) -> Result<(), WorkspaceFailure>;
 }
 
+#[cfg(feature = "testing")]
 /// An in-memory workspace whose operations can be told to fail (the test seam).
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedWorkspace {
@@ -39,6 +41,7 @@ pub struct ScriptedWorkspace {
     pub writes: usize,
 }
 
+#[cfg(feature = "testing")]
 impl Workspace for ScriptedWorkspace {
     fn read(&mut self, path: &str) -> Result<Option<String>, WorkspaceFailure> {
         self.reads += 1;

@@ -129,7 +129,10 @@ fn known_findings_still_reproduce() {
             .join(entry);
         let data = std::fs::read(&path).expect("readable seed");
         let failed = catch_unwind(AssertUnwindSafe(|| check(&data))).is_err();
-        assert!(failed, "{entry} no longer fails: fix found, remove it from KNOWN_FINDINGS");
+        assert!(
+            failed,
+            "{entry} no longer fails: fix found, remove it from KNOWN_FINDINGS"
+        );
     }
 }
 

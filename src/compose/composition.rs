@@ -18,8 +18,8 @@ use hybrid_compaction_model::reducers::UpstreamReducer;
 use hybrid_compaction_model::trust::{BindingAccessor, TrustBinding};
 
 use super::capability::{effective_state, is_executable};
-use super::trust::configure;
 use crate::engine::classify::ContentHashClassifier;
+use crate::node::trust::configure;
 use crate::node::{CompactionNode, Reporter, SnapshotIntegration, StaticIntegration};
 
 /// The default-strategies hybrid profile (SPEC CMP-1): the content-hash classifier (CLS-2) and

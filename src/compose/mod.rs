@@ -1,4 +1,4 @@
-//! Composition, capability resolution and trust revalidation (SPEC CMP-1 .. CMP-4, CAP-3,
+//! Composition, capability resolution and trust configuration (SPEC CMP-1 .. CMP-4, CAP-3,
 //! CAP-4, TRU-1 .. TRU-3; C# S73-S77; ADR-0007 "a single, explicit, experimental opt-in").
 //!
 //! The library's own implementation of the selection the executable specification writes as
@@ -20,11 +20,16 @@
 //! Design: every decision is made on borrowed inputs before the node is built, so a failure
 //! status leaves nothing behind but the caller's own client (CMP-4: "before any node exists");
 //! the node is built in exactly one place ([`composition::compose`] on `Success`).
+//!
+//! Imports point one way, composition -> node: trust configuration and revalidation run per
+//! provider call, so they live in the node ([`crate::node::trust`]); they are re-exported here
+//! ([`trust`], [`configure`], [`revalidate`]) because composition is where a host configures
+//! them.
 
 pub mod capability;
 pub mod composition;
-pub mod trust;
 
+pub use crate::node::trust;
 pub use capability::{effective_state, is_executable, is_requested};
 pub use composition::{compose, Composed, Composition};
 pub use trust::{configure, revalidate};

@@ -2,10 +2,10 @@
 //!
 //! The same public functions as the executable specification's modules (crate
 //! `hybrid-compaction-spec`: same paths, signatures, results and errors), with the engine's own
-//! algorithms and data layout. Property tests (`tests/engine_*.rs`) prove the two equal on
-//! generated histories, and the clause suite (`tests/clauses/`) runs every SPEC clause test on
-//! both. The engine cannot call the specification: this crate does not depend on it (only on the
-//! shared vocabulary, `hybrid-compaction-model`).
+//! algorithms and data layout. Property tests (`tests/properties/engine_*.rs`) prove the two
+//! equal on generated histories, and the clause suite (`tests/clauses/`) runs every SPEC clause
+//! test on both. The engine cannot call the specification: this crate does not depend on it
+//! (only on the shared vocabulary, `hybrid-compaction-model`).
 //!
 //! Positions inside one list are `u32` (half the memory of `usize` in the per-position arrays),
 //! with `u32::MAX` reserved as "no position": the engine handles lists of fewer than `u32::MAX`

@@ -18,7 +18,23 @@
 //! entry: a host reserves it (and its tool definitions) in the hard limit.
 //!
 //! Each encoding is loaded once per process (the crate's lazily initialised singletons) from the
-//! ranks bundled in the `tiktoken-rs` crate, so counting never touches the network.
+//! ranks bundled in the `tiktoken-rs` crate, so counting never touches the network. The module
+//! and that dependency exist with the crate feature `tokens` (on by default).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use hybrid_compaction::estimators::{MemoEstimator, TokenEncoding, TokenEstimator};
+//! use hybrid_compaction::model::entry::{Entry, EntryKind};
+//! use hybrid_compaction::model::estimator::{Estimator, MeasurementUnit};
+//! use hybrid_compaction::model::message::Message;
+//!
+//! let tokens = MemoEstimator::new(Arc::new(TokenEstimator::new(TokenEncoding::O200kBase)));
+//! let entry = Entry::new("m1", EntryKind::ConversationalMessage, Message::text("user", "Hello!"))
+//!     .unwrap();
+//! // 3 (message overhead) + 1 ("user") + 2 ("Hello", "!") under o200k_base.
+//! assert_eq!(tokens.estimate(&entry), 6);
+//! assert_eq!(tokens.unit(), MeasurementUnit::EstimatedTokens);
+//! ```
 
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::estimator::{Estimator, MeasurementUnit};

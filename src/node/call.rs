@@ -26,7 +26,7 @@ use super::events::{
 };
 use super::ids::{AssemblyId, IdSource, RandomIdSource};
 use super::trace::{Recorder, StreamEnd, TraceObserver};
-use crate::compose::trust::{configure, revalidate};
+use super::trust::{configure, revalidate};
 use crate::engine::assemble::Assembler;
 use crate::engine::bridge::Bridge;
 use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};

@@ -45,14 +45,17 @@
 //!   no other change.
 //! * **Trust revalidation.** A node built by `crate::compose::compose` (or given
 //!   [`CompactionNode::with_trust`]) revalidates its trust binding at S52 steps 1 and 12 (SPEC
-//!   TRU-3); a failure is [`NodeError::Trust`], naming only the status.
+//!   TRU-3); a failure is [`NodeError::Trust`], naming only the status. The guard's
+//!   configuration and revalidation are in [`trust`], here because they run per provider call.
 //!
-//! The node is an additive module: nothing else in the crate depends on it.
+//! The node depends on the engine and the leases only; composition (`crate::compose`) builds
+//! nodes and re-exports [`trust`], never the other way round.
 
 mod call;
 mod events;
 mod ids;
 mod trace;
+pub mod trust;
 
 pub use call::{
     select, ChatClient, CompactionNode, CompactionTerminated, ConfigError, Dispatched, NodeError,

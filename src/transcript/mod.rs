@@ -14,6 +14,9 @@
 //!
 //! Format specifics live in [`openai`], [`anthropic`] and [`langchain`]; the JSON value mapping
 //! and the rendering of new entries in [`json`].
+//!
+//! The module exists with the crate feature `transcripts` (on by default), which is also the only
+//! reason this crate depends on `serde_json`.
 
 pub mod anthropic;
 pub mod json;

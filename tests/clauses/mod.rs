@@ -1,7 +1,7 @@
 //! # The clause suite: one set of SPEC clause tests, run on every implementation
 //!
 //! Each test here checks one clause of `docs/SPEC.md` (its name starts with the clause id in
-//! snake form, `asm_7_...`; `tests/spec_coverage.rs` counts those names) with expectations worked
+//! snake form, `asm_7_...`; `tests/repository/spec_coverage.rs` counts those names) with expectations worked
 //! out by hand from the SPEC text, never by running the code under test. The tests are written
 //! against the vocabulary's seam, `hybrid_compaction_model::seam::Implementation`, not against
 //! a crate: the suite is compiled once per implementation (the pattern of rustls' provider

@@ -1,6 +1,7 @@
-//! Shared case generators of the engine-vs-model properties (`tests/engine_equivalence.rs`) and
-//! of the generator-coverage test (`tests/generator_coverage.rs`), so that the coverage floors
-//! are measured on exactly the inputs the properties see.
+//! Shared case generators of the engine-vs-model properties
+//! (`tests/properties/engine_equivalence.rs`) and of the generator-coverage test
+//! (`tests/properties/generator_coverage.rs`), so that the coverage floors are measured on
+//! exactly the inputs the properties see.
 //!
 //! * [`Case`] / [`case_strategy`]: one assembly (history segments, estimator, limits placed on
 //!   the interesting sizes of the history, reducer steps, provider schedule, cancellation);

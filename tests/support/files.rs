@@ -1,5 +1,5 @@
 //! Walking the repository's source files, for the tests that read the tree itself
-//! (`tests/spec_coverage.rs`, `tests/independence.rs`).
+//! (`tests/repository/spec_coverage.rs`, `tests/repository/independence.rs`).
 
 use std::fs;
 use std::path::{Path, PathBuf};

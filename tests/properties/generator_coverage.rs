@@ -21,16 +21,11 @@
 //! A failure prints the whole distribution, so a generator change that starves a path is seen
 //! with the numbers needed to rebalance it.
 
-#[path = "support/cases.rs"]
-mod cases;
-#[path = "support/gen.rs"]
-mod gen;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use cases::*;
-use gen::*;
+use crate::cases::*;
+use crate::gen::*;
 use hybrid_compaction_model::assembly::{
     AssemblyError, AssemblyResult, Outcome, ReducerError, Stage,
 };
@@ -413,7 +408,8 @@ fn ver_3_every_rejection_reason_is_reached() {
     );
 }
 
-/// Prints both distributions (`cargo test --test generator_coverage -- --nocapture report`).
+/// Prints both distributions
+/// (`cargo test -p hybrid-compaction --test properties -- --nocapture generator_coverage::report`).
 #[test]
 fn report() {
     println!("assembly:\n{}", assembly_tally().report());

@@ -2,13 +2,14 @@
 //! the lease-filtering provider (SPEC LSE-1 .. LSE-9). See `docs/LOOM.md`.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p hybrid-compaction --test 'loom_*' -- --nocapture`.
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p hybrid-compaction-loom -- --nocapture`.
 //! Without `--cfg loom` this file compiles to nothing.
 #![cfg(loom)]
 
 use std::sync::atomic::Ordering::SeqCst;
 
 use hybrid_compaction::lease::{LeaseError, LeaseId, Run, RunScope};
+use hybrid_compaction_loom::{explore, recovered_body};
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
@@ -17,10 +18,6 @@ use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
 use loom::sync::atomic::AtomicUsize as LoomAtomicUsize;
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
-
-#[path = "support/loom.rs"]
-mod harness;
-use harness::{explore, recovered_body};
 
 fn digest(name: &str) -> Digest {
     Digest::of(name)

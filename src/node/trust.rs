@@ -1,5 +1,9 @@
 //! Trust configuration and revalidation (SPEC TRU-1, TRU-2; C# S77).
 //!
+//! Revalidation runs at every provider call (NODE-3 steps 1 and 12, SPEC TRU-3), so it lives
+//! with the node; composition (`crate::compose`, which configures the guard of the node it
+//! builds) re-exports [`configure`] and [`revalidate`], keeping imports one way: compose -> node.
+//!
 //! The guard is the model's [`TrustGuard`]; [`revalidate`] compares it with the accessor's
 //! current context, the checks in the declaration order of the statuses. Errors name only the
 //! status (no id, no owner, no workspace; SPEC TRU-2, ATR-4).

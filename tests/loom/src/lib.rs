@@ -1,5 +1,17 @@
-//! The loom harness shared by `tests/loom_lease.rs` and `tests/loom_restart.rs` (included by
-//! `#[path]` as module `harness`, never as `loom`, which would shadow the loom crate).
+//! # hybrid-compaction-loom: the loom models and their harness
+//!
+//! The loom models of the lease coordinator, the one-call gate, run independence, the
+//! lease-filtering provider and mutation-restart (`tests/loom_lease.rs`, `tests/loom_restart.rs`
+//! of this package; `docs/LOOM.md`). They are a package of their own so that a loom build, which
+//! recompiles every crate in release with `--cfg loom`, compiles only what they use: the library
+//! without default features, the vocabulary, the executable spec and loom. Run them with
+//!
+//! ```sh
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p hybrid-compaction-loom
+//! ```
+//!
+//! This library is the harness both model files import. Without `--cfg loom` it is empty, and
+//! so are the models (`#![cfg(loom)]`).
 //!
 //! [`explore`] runs one model under loom: it applies the model's preemption bound unless
 //! `LOOM_MAX_PREEMPTIONS` overrides it, counts the interleavings, prints
@@ -10,6 +22,11 @@
 //!
 //! cargo runs the tests of one file on several threads at once, so every count lives in the
 //! [`Explored`] of its own model rather than in a static.
+
+// The docs above link the harness's items, which exist only under `--cfg loom`; a docs build
+// without it sees an empty crate and those links dangle.
+#![cfg_attr(not(loom), allow(rustdoc::broken_intra_doc_links))]
+#![cfg(loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;

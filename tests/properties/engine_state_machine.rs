@@ -21,13 +21,10 @@
 //!
 //! Shrinking finds the shortest transition sequence that breaks equality.
 
-#[path = "support/gen.rs"]
-mod gen;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use gen::*;
+use crate::gen::*;
 use hybrid_compaction::engine;
 use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult, Outcome};
 use hybrid_compaction_model::cancel::CancellationToken;

@@ -27,7 +27,7 @@
 //! inputs.
 //!
 //! Case count: `PRIVACY_CASES` (default 256, CI-sized); the deep run is
-//! `PRIVACY_CASES=10000 cargo test --release -p hybrid-compaction --test privacy_canary`.
+//! `PRIVACY_CASES=10000 cargo test --release -p hybrid-compaction-oracle --test privacy_canary`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

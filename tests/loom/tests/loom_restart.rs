@@ -16,7 +16,7 @@
 //! * if no capture saw a version change, there is no restart and no `ConcurrentMutationLimit`.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p hybrid-compaction --test 'loom_*' -- --nocapture`.
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p hybrid-compaction-loom -- --nocapture`.
 #![cfg(loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -24,6 +24,7 @@ use std::sync::Arc as StdArc;
 
 use hybrid_compaction::engine::assemble::assemble as engine_assemble;
 use hybrid_compaction::lease::Run;
+use hybrid_compaction_loom::{explore, recovered_body};
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::assembly::{
     AssemblyResult, Outcome, Reducer, ReducerError, ReductionRequest, Stage,
@@ -40,10 +41,6 @@ use hybrid_compaction_spec::assemble::assemble as model_assemble;
 use hybrid_compaction_spec::verify::verify as model_verify;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-
-#[path = "support/loom.rs"]
-mod harness;
-use harness::{explore, recovered_body};
 
 /// The shared, mutable history: `(version, entries)`.
 #[derive(Clone)]

@@ -18,8 +18,8 @@ use hybrid_compaction::model::message::{FunctionCall, Message, Part};
 use hybrid_compaction::model::value::{Value, ValueMap};
 use serde_json::Value as Json;
 
-const SAMPLE: &str = include_str!("golden/token_sample.json");
-const GOLDEN: &str = include_str!("golden/token_golden.json");
+const SAMPLE: &str = include_str!("../golden/token_sample.json");
+const GOLDEN: &str = include_str!("../golden/token_golden.json");
 
 /// The sample's value mapping: JSON integers are `I64`, other numbers `F64`, objects maps.
 fn value(j: &Json) -> Value {

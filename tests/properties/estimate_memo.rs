@@ -8,13 +8,10 @@
 //! memo that is reused across calls; a repeated call on history + 1 entry runs the wrapped
 //! estimator once; and the cache never holds more than two generations.
 
-#[path = "support/gen.rs"]
-mod gen;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use gen::*;
+use crate::gen::*;
 use hybrid_compaction::engine;
 use hybrid_compaction::estimators::{MemoEstimator, TokenEncoding, TokenEstimator};
 use hybrid_compaction_model::cancel::CancellationToken;

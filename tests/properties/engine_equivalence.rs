@@ -18,15 +18,10 @@
     reason = "test data: small generated numbers"
 )]
 
-#[path = "support/cases.rs"]
-mod cases;
-#[path = "support/gen.rs"]
-mod gen;
-
 use std::sync::Arc;
 
-use cases::*;
-use gen::*;
+use crate::cases::*;
+use crate::gen::*;
 use hybrid_compaction::engine;
 use hybrid_compaction_model::assembly::{AssemblyResult, Outcome, Stage};
 use hybrid_compaction_model::cancel::CancellationToken;

@@ -1,0 +1,50 @@
+//! Library properties: one test binary for the engine == model properties and the other
+//! library-level checks that link the same graph (library, spec, proptest).
+//!
+//! Each module is one former `tests/<name>.rs` file, unchanged but for its imports: a test keeps
+//! its name under the module's (`engine_equivalence::assemble_matches_model`), so
+//! `cargo test -p hybrid-compaction --test properties -- engine_equivalence::` runs one module.
+//! One binary links the graph once instead of once per file.
+//!
+//! The crate root is this file, not `tests/properties/main.rs`, on purpose: proptest places a
+//! module's regressions beside its source (`tests/properties/<module>.proptest-regressions`,
+//! where the committed ones are) only when no directory above the source holds a `main.rs` or
+//! `lib.rs`; a `main.rs` beside the modules would move them to `tests/proptest-regressions/`.
+//!
+//! | Module | What it checks |
+//! |---|---|
+//! | [`engine_equivalence`] | engine == model on every public function, on biased generated inputs |
+//! | [`engine_state_machine`] | engine vs model over a growing, concurrently mutated history (proptest-state-machine) |
+//! | [`engine_size_cache`] | the engine's per-call size cache (ASM-15): each entry estimated once per call |
+//! | [`lease_equivalence`] | the concurrent lease coordinator against the sequential specification (LSE) |
+//! | [`generator_coverage`] | the shared generators reach every path the properties must see |
+//! | [`estimate_memo`] | the memo estimator is indistinguishable from its inner one (EST-7); feature `tokens` |
+//! | [`token_golden`] | the token estimator against Python tiktoken's golden counts (EST-6); feature `tokens` |
+//! | [`transcripts`] | transcripts to entries and back (TRN); features `tokens` and `transcripts` |
+//!
+//! The generators shared with other suites stay in `tests/support/` ([`gen`], [`cases`]).
+
+#[path = "support/cases.rs"]
+mod cases;
+#[path = "support/gen.rs"]
+mod gen;
+
+#[path = "properties/engine_equivalence.rs"]
+mod engine_equivalence;
+#[path = "properties/engine_size_cache.rs"]
+mod engine_size_cache;
+#[path = "properties/engine_state_machine.rs"]
+mod engine_state_machine;
+#[cfg(feature = "tokens")]
+#[path = "properties/estimate_memo.rs"]
+mod estimate_memo;
+#[path = "properties/generator_coverage.rs"]
+mod generator_coverage;
+#[path = "properties/lease_equivalence.rs"]
+mod lease_equivalence;
+#[cfg(feature = "tokens")]
+#[path = "properties/token_golden.rs"]
+mod token_golden;
+#[cfg(all(feature = "tokens", feature = "transcripts"))]
+#[path = "properties/transcripts.rs"]
+mod transcripts;

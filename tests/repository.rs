@@ -1,0 +1,17 @@
+//! Checks on the repository itself: one small test binary that reads the tree and the resolved
+//! dependency graph, and links neither the library nor proptest.
+//!
+//! | Module | What it checks |
+//! |---|---|
+//! | [`independence`] | the library cannot reach the spec, the oracle, clap or schemars; its tests do not build the oracle; a host gets no test doubles |
+//! | [`spec_coverage`] | every SPEC clause is named by a test function and cited by a vector |
+//!
+//! Tests keep their names under the module's (`spec_coverage::names_carry_area_number_pairs`).
+
+#[path = "support/files.rs"]
+mod files;
+
+#[path = "repository/independence.rs"]
+mod independence;
+#[path = "repository/spec_coverage.rs"]
+mod spec_coverage;
