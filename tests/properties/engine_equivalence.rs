@@ -1,4 +1,5 @@
-//! Engine == model, on generated inputs biased toward interesting states.
+//! Engine == model, on generated inputs biased toward interesting states, compared through the
+//! vocabulary's seam (`Model` and `Engine` answer the same `Implementation`).
 //!
 //! Every public engine function is compared with its model counterpart on the same input:
 //! results must be equal as values (`AssemblyResult`, analyses, verification results, ... derive
@@ -23,17 +24,18 @@ use std::sync::Arc;
 use crate::cases::*;
 use crate::gen::*;
 use hybrid_compaction::engine;
+use hybrid_compaction::seam::Engine;
 use hybrid_compaction_model::assembly::{AssemblyResult, Outcome, Stage};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
-use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::message::{Message, Part};
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{
     MessageCountingReducer, ScriptedUpstreamReducer, UpstreamStep,
 };
+use hybrid_compaction_model::seam::Implementation;
 use hybrid_compaction_model::value::Value;
-use hybrid_compaction_spec as spec;
+use hybrid_compaction_spec::Model;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
@@ -82,7 +84,7 @@ fn check_invariants(
         .find(|(v, _)| *v == result.latest_snapshot_version)
         .map(|(_, e)| e.clone())
         .unwrap_or_default();
-    let diagnostics = engine::diagnostics::build(result, policy);
+    let diagnostics = Engine.diagnostics(result, policy);
     if result.outcome.is_success() {
         let fin = result
             .final_entries
@@ -95,10 +97,11 @@ fn check_invariants(
             .as_ref()
             .is_some_and(|v| v.is_accepted()));
         // The final entries verify against the latest snapshot (model verifier).
-        let v = spec::verify::verify(&latest, fin, policy).expect("no duplicates");
+        let v = Model.verify(&latest, fin, policy).expect("no duplicates");
         prop_assert!(v.is_accepted(), "final entries rejected: {:?}", v);
         // ASM-13: required ids of the latest snapshot, all present, in order.
-        let req = spec::preserve::required_ids(&latest, policy.recent_message_retention_count())
+        let req = Model
+            .required_ids(&latest, policy.recent_message_retention_count())
             .expect("unique");
         prop_assert_eq!(&result.required_entry_ids, &req);
         let positions: Vec<usize> = req
@@ -111,11 +114,11 @@ fn check_invariants(
             .collect();
         prop_assert!(positions.windows(2).all(|w| w[0] < w[1]));
         // Tool structure valid (SPEC VER-4).
-        prop_assert!(spec::exchange::analyze(fin).is_sequence_valid());
+        prop_assert!(Model.analyze(fin).is_sequence_valid());
         // Final size is the size of the final entries.
         prop_assert_eq!(
             Ok(result.final_estimated_size),
-            spec::estimate::size(fin, policy.estimator())
+            Model.size(fin, policy.estimator())
         );
         // DIA-3 / DIA-6: contributions sum to the final size, each category once.
         let d = diagnostics.expect("diagnostics of a success");
@@ -161,8 +164,8 @@ fn assembly_equivalence(case: &Case) -> Result<(), TestCaseError> {
     prop_assert_eq!(engine_run.3, model.3, "cancellation differs");
     if let (Ok(er), Ok(mr)) = (&engine_run.0, &model.0) {
         prop_assert_eq!(
-            engine::diagnostics::build(er, &ep),
-            spec::diagnostics::build(mr, &mp),
+            Engine.diagnostics(er, &ep),
+            Model.diagnostics(mr, &mp),
             "diagnostics differ"
         );
         check_invariants(case, &entries, &ep, er)?;
@@ -270,12 +273,12 @@ proptest! {
         let entries = build(&segs);
         for e in &entries {
             prop_assert_same!(
-                engine::estimate::Utf8ContextEstimator.estimate(e),
-                spec::estimate::Utf8ContextEstimator.estimate(e)
+                Engine.context_estimator().estimate(e),
+                Model.context_estimator().estimate(e)
             );
             prop_assert_same!(
-                engine::estimate::Utf8TextEstimator.estimate(e),
-                spec::estimate::Utf8TextEstimator.estimate(e)
+                Engine.text_estimator().estimate(e),
+                Model.text_estimator().estimate(e)
             );
         }
         let case = Case {
@@ -286,14 +289,14 @@ proptest! {
         };
         let (mp, ep) = policies(&case, &entries);
         prop_assert_same!(
-            engine::estimate::size(&entries, ep.estimator()),
-            spec::estimate::size(&entries, mp.estimator())
+            Engine.size(&entries, ep.estimator()),
+            Model.size(&entries, mp.estimator())
         );
         let token = CancellationToken::new();
         if cancelled { token.cancel(); }
         prop_assert_same!(
-            engine::estimate::evaluate(&entries, &ep, &token),
-            spec::estimate::evaluate(&entries, &mp, &token)
+            Engine.evaluate(&entries, &ep, &token),
+            Model.evaluate(&entries, &mp, &token)
         );
     }
 
@@ -303,8 +306,8 @@ proptest! {
         for v in [value, Value::F64(x), Value::F32(y), Value::F64(f64::from_bits(bits)), Value::F32(f32::from_bits(bits32))] {
             let e = Entry::new("v", EntryKind::ToolExchange, Message::new("tool", vec![Part::result("c", v)])).expect("entry");
             prop_assert_same!(
-                engine::estimate::Utf8ContextEstimator.estimate(&e),
-                spec::estimate::Utf8ContextEstimator.estimate(&e)
+                Engine.context_estimator().estimate(&e),
+                Model.context_estimator().estimate(&e)
             );
         }
     }
@@ -324,12 +327,12 @@ proptest! {
                 entries.push(e);
             }
         }
-        prop_assert_same!(engine::exchange::analyze(&entries), spec::exchange::analyze(&entries));
+        prop_assert_same!(Engine.analyze(&entries), Model.analyze(&entries));
         prop_assert_same!(
-            engine::preserve::required_ids(&entries, retention),
-            spec::preserve::required_ids(&entries, retention)
+            Engine.required_ids(&entries, retention),
+            Model.required_ids(&entries, retention)
         );
-        prop_assert_same!(engine::assemble::evict(&entries), spec::assemble::evict(&entries));
+        prop_assert_same!(Engine.evict(&entries), Model.evict(&entries));
         let case = Case {
             focus: Focus::Mixed,
             segs, estimator: EstimatorPlan::Constant(1),
@@ -341,8 +344,8 @@ proptest! {
         let token = CancellationToken::new();
         if cancelled { token.cancel(); }
         prop_assert_same!(
-            engine::preserve::select_required(&entries, &ep, &token),
-            spec::preserve::select_required(&entries, &mp, &token)
+            Engine.select_required(&entries, &ep, &token),
+            Model.select_required(&entries, &mp, &token)
         );
     }
 
@@ -352,12 +355,12 @@ proptest! {
     fn verify_matches_model((segs, edit, retention) in verify_input_strategy()) {
         let (original, proposed, mp, ep) = verify_input(&segs, &edit, retention);
         prop_assert_same!(
-            engine::verify::verify(&original, &proposed, &ep),
-            spec::verify::verify(&original, &proposed, &mp)
+            Engine.verify(&original, &proposed, &ep),
+            Model.verify(&original, &proposed, &mp)
         );
         prop_assert_same!(
-            engine::verify::verify(&original, &original, &ep),
-            spec::verify::verify(&original, &original, &mp)
+            Engine.verify(&original, &original, &ep),
+            Model.verify(&original, &original, &mp)
         );
     }
 
@@ -366,9 +369,9 @@ proptest! {
     #[test]
     fn structural_equality_matches_model(m in message_strategy(), how in any::<u8>()) {
         let n = nudge(&m, how);
-        prop_assert_same!(engine::verify::structurally_equal(&m, &n), spec::verify::structurally_equal(&m, &n));
-        prop_assert_same!(engine::verify::structurally_equal(&m, &m), spec::verify::structurally_equal(&m, &m));
-        prop_assert_same!(engine::bridge::bridge_equal(&m, &n), spec::bridge::bridge_equal(&m, &n));
+        prop_assert_same!(Engine.structurally_equal(&m, &n), Model.structurally_equal(&m, &n));
+        prop_assert_same!(Engine.structurally_equal(&m, &m), Model.structurally_equal(&m, &m));
+        prop_assert_same!(Engine.bridge_equal(&m, &n), Model.bridge_equal(&m, &n));
     }
 
     /// SPEC BRG-1 .. BRG-3: the bridge on subsets / reorders / new plain messages / fabricated
@@ -410,11 +413,11 @@ proptest! {
             entries: &entries, required_entry_ids: &[], policy: &policy, attempt_number: 1,
         };
         use hybrid_compaction_model::assembly::Reducer;
-        let mut m = spec::bridge::Bridge::new(ScriptedUpstreamReducer::new(vec![step.clone()]));
-        let mut e = engine::bridge::Bridge::new(ScriptedUpstreamReducer::new(vec![step]));
+        let mut m = Model.bridge(Box::new(ScriptedUpstreamReducer::new(vec![step.clone()])));
+        let mut e = Engine.bridge(Box::new(ScriptedUpstreamReducer::new(vec![step])));
         prop_assert_same!(e.reduce(&request), m.reduce(&request));
-        let mut m = spec::bridge::Bridge::new(MessageCountingReducer { target_count: target });
-        let mut e = engine::bridge::Bridge::new(MessageCountingReducer { target_count: target });
+        let mut m = Model.bridge(Box::new(MessageCountingReducer { target_count: target }));
+        let mut e = Engine.bridge(Box::new(MessageCountingReducer { target_count: target }));
         prop_assert_same!(e.reduce(&request), m.reduce(&request));
     }
 
@@ -432,10 +435,10 @@ proptest! {
         }
         messages.extend(extra);
         messages.push(Message::text("user", pool_reference(1)));
-        let mut mc = spec::classify::ContentHashClassifier;
-        let mut ec = engine::classify::ContentHashClassifier::new();
-        let m = spec::classify::adapt(&messages, &mut mc);
-        let e = engine::classify::adapt(&messages, &mut ec);
+        let mut mc = Model.content_hash_classifier();
+        let mut ec = Engine.content_hash_classifier();
+        let m = Model.adapt(&messages, &mut mc);
+        let e = Engine.adapt(&messages, &mut ec);
         prop_assert_same!(format!("{:?}", e), format!("{:?}", m));
         use hybrid_compaction_model::classifier::Classifier;
         for i in (0..messages.len()).rev().step_by(3) {
@@ -506,12 +509,12 @@ proptest! {
             _ => {}
         }
         prop_assert_same!(
-            engine::diagnostics::build(&result, &ep),
-            spec::diagnostics::build(&result, &mp)
+            Engine.diagnostics(&result, &ep),
+            Model.diagnostics(&result, &mp)
         );
         prop_assert_same!(
-            engine::diagnostics::contributions(&entries, ep.estimator()),
-            spec::diagnostics::contributions(&entries, mp.estimator())
+            Engine.contributions(&entries, ep.estimator()),
+            Model.contributions(&entries, mp.estimator())
         );
     }
 }
@@ -562,8 +565,8 @@ proptest! {
         proposal.extend(entries.iter().step_by(3).rev().cloned());
         proposal.extend(entries.iter().skip(1).step_by(3).cloned());
         let (mp, ep) = policies(&case, &entries);
-        let engine_verdict = engine::verify::verify(&entries, &proposal, &ep);
+        let engine_verdict = Engine.verify(&entries, &proposal, &ep);
         prop_assert!(engine_verdict.is_ok(), "proposal ids are unique");
-        prop_assert_same!(engine_verdict, spec::verify::verify(&entries, &proposal, &mp));
+        prop_assert_same!(engine_verdict, Model.verify(&entries, &proposal, &mp));
     }
 }

@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use hybrid_compaction::engine;
 use hybrid_compaction::engine::estimate::Utf8ContextEstimator;
+use hybrid_compaction::seam::Engine;
 use hybrid_compaction_model::assembly::{AssemblyResult, Outcome};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
@@ -21,8 +21,9 @@ use hybrid_compaction_model::estimator::{Estimator, MeasurementUnit};
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
 use hybrid_compaction_model::reducers::{ProposalItem, ScriptStep, ScriptedReducer};
+use hybrid_compaction_model::seam::Implementation;
 use hybrid_compaction_model::snapshot::{ScriptedProvider, SnapshotProvider, StaticProvider};
-use hybrid_compaction_spec as spec;
+use hybrid_compaction_spec::Model;
 
 /// EST-2, counting its calls per entry allocation (the address of the shared message).
 #[derive(Debug, Default)]
@@ -109,13 +110,13 @@ fn both<P: SnapshotProvider + Clone>(
     reducer: &ScriptedReducer,
 ) -> AssemblyResult {
     let cancel = CancellationToken::new();
-    let expected =
-        spec::assemble::assemble(policy, &mut provider.clone(), &mut reducer.clone(), &cancel)
-            .unwrap();
+    let expected = Model
+        .assemble(policy, &mut provider.clone(), &mut reducer.clone(), &cancel)
+        .unwrap();
     counting.reset();
-    let got =
-        engine::assemble::assemble(policy, &mut provider.clone(), &mut reducer.clone(), &cancel)
-            .unwrap();
+    let got = Engine
+        .assemble(policy, &mut provider.clone(), &mut reducer.clone(), &cancel)
+        .unwrap();
     assert_eq!(got, expected, "SPEC ASM-7: the engine equals the model");
     got
 }

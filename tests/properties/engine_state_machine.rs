@@ -22,16 +22,17 @@
 //! Shrinking finds the shortest transition sequence that breaks equality.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use crate::gen::*;
 use hybrid_compaction::engine;
+use hybrid_compaction::seam::Engine;
 use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult, Outcome};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
+use hybrid_compaction_model::seam::Implementation;
 use hybrid_compaction_model::snapshot::ScriptedProvider;
-use hybrid_compaction_spec as spec;
+use hybrid_compaction_spec::Model;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMachineTest};
@@ -54,10 +55,10 @@ impl Limits {
             maximum_compaction_attempts: self.attempts,
             preservation_label: Some("sm".to_owned()),
             preservation_version: 1,
-            estimator: Some(Arc::new(spec::estimate::Utf8ContextEstimator)),
+            estimator: Some(Model.context_estimator()),
         })
         .expect("valid policy");
-        let engine = model.with_estimator(Arc::new(engine::estimate::Utf8ContextEstimator));
+        let engine = model.with_estimator(Engine.context_estimator());
         (model, engine)
     }
 }
@@ -147,12 +148,12 @@ fn call(
     let (result, diagnostics) = match assembler {
         Some(a) => {
             let r = a.assemble(&ep, &mut provider, &mut reducer, &token);
-            let d = r.as_ref().ok().map(|r| engine::diagnostics::build(r, &ep));
+            let d = r.as_ref().ok().map(|r| Engine.diagnostics(r, &ep));
             (r, d)
         }
         None => {
-            let r = spec::assemble::assemble(&mp, &mut provider, &mut reducer, &token);
-            let d = r.as_ref().ok().map(|r| spec::diagnostics::build(r, &mp));
+            let r = Model.assemble(&mp, &mut provider, &mut reducer, &token);
+            let d = r.as_ref().ok().map(|r| Model.diagnostics(r, &mp));
             (r, d)
         }
     };
@@ -338,14 +339,13 @@ fn check_result(r: &AssemblyResult, plan: &[(i64, Vec<Entry>)], limits: &Limits)
                 r.final_estimated_size <= limits.hard_limit,
                 "ASM-3: over the limit"
             );
-            let v = spec::verify::verify(latest, fin, &mp).expect("unique ids");
+            let v = Model.verify(latest, fin, &mp).expect("unique ids");
             assert!(v.is_accepted(), "ASM-3: final list rejected: {v:?}");
-            let req = spec::preserve::required_ids(latest, limits.retention).expect("unique");
+            let req = Model
+                .required_ids(latest, limits.retention)
+                .expect("unique");
             assert_eq!(r.required_entry_ids, req, "ASM-13");
-            assert_eq!(
-                Ok(r.final_estimated_size),
-                spec::estimate::size(fin, mp.estimator())
-            );
+            assert_eq!(Ok(r.final_estimated_size), Model.size(fin, mp.estimator()));
         }
         (Outcome::ConcurrentMutationLimit, None) => {
             assert_eq!(

@@ -31,9 +31,10 @@ use hybrid_compaction_model::assembly::{
 };
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::policy::Policy;
+use hybrid_compaction_model::seam::Implementation;
 use hybrid_compaction_model::snapshot::SnapshotError;
 use hybrid_compaction_model::verification::RejectionReason;
-use hybrid_compaction_spec as spec;
+use hybrid_compaction_spec::Model;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 
@@ -172,8 +173,9 @@ fn trace_sites(
                     Walk::CheckedAfterReducer => {
                         let (work, proposal) = &trace[calls - 1];
                         let proposal = proposal.as_ref().expect("a proposal was returned");
-                        let size = |l: &[Entry]| spec::estimate::size(l, policy.estimator()).ok();
-                        let accepted = spec::verify::verify(&cur, proposal, policy)
+                        let size = |l: &[Entry]| Model.size(l, policy.estimator()).ok();
+                        let accepted = Model
+                            .verify(&cur, proposal, policy)
                             .is_ok_and(|v| v.is_accepted());
                         if accepted && size(proposal) < size(work) {
                             Site::ReducedProposal
@@ -266,7 +268,7 @@ fn assembly_labels(case: &Case) -> BTreeSet<String> {
     match &result {
         Err(e) => {
             labels.insert(error_label(e));
-            let first_fits = spec::estimate::size(&entries, mp.estimator()).is_ok();
+            let first_fits = Model.size(&entries, mp.estimator()).is_ok();
             if *e == AssemblyError::SizeOverflow && first_fits {
                 labels.insert("path: overflow met after the first capture".to_owned());
             }
@@ -317,7 +319,7 @@ fn verify_tally() -> Tally {
         let (segs, edit, retention) = strategy.new_tree(&mut runner).expect("input").current();
         let (original, proposed, mp, _) = verify_input(&segs, &edit, retention);
         let mut labels = BTreeSet::new();
-        match spec::verify::verify(&original, &proposed, &mp) {
+        match Model.verify(&original, &proposed, &mp) {
             Err(e) => {
                 labels.insert(error_label(&e));
             }

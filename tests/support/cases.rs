@@ -16,12 +16,14 @@ use std::sync::Arc;
 
 use crate::gen::*;
 use hybrid_compaction::engine;
+use hybrid_compaction::seam::Engine;
 use hybrid_compaction_model::assembly::{AssemblyError, AssemblyResult};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::policy::Policy;
-use hybrid_compaction_spec as spec;
+use hybrid_compaction_model::seam::Implementation;
+use hybrid_compaction_spec::Model;
 use proptest::prelude::*;
 
 /// One assembly case.
@@ -313,14 +315,8 @@ pub fn policies(case: &Case, entries: &[Entry]) -> (Policy, Policy) {
         match case.estimator.host(n_ids) {
             Some(e) => (e.clone(), e),
             None => match case.estimator {
-                EstimatorPlan::Text => (
-                    Arc::new(spec::estimate::Utf8TextEstimator),
-                    Arc::new(engine::estimate::Utf8TextEstimator),
-                ),
-                _ => (
-                    Arc::new(spec::estimate::Utf8ContextEstimator),
-                    Arc::new(engine::estimate::Utf8ContextEstimator),
-                ),
+                EstimatorPlan::Text => (Model.text_estimator(), Engine.text_estimator()),
+                _ => (Model.context_estimator(), Engine.context_estimator()),
             },
         };
     // Interesting sizes, measured with the model (clamped, never failing).
@@ -330,9 +326,9 @@ pub fn policies(case: &Case, entries: &[Entry]) -> (Policy, Policy) {
             .sum()
     };
     let full = measure(entries);
-    let evicted = measure(&spec::assemble::evict(entries));
+    let evicted = measure(&Model.evict(entries));
     let retention = case.limits.retention;
-    let (required, with_optional) = match spec::preserve::required_ids(entries, retention) {
+    let (required, with_optional) = match Model.required_ids(entries, retention) {
         Ok(r) => {
             let req: Vec<Entry> = entries
                 .iter()
@@ -401,7 +397,7 @@ pub fn run_with(
     let result = if engine_side {
         assembler.assemble(policy, &mut provider, &mut reducer, &token)
     } else {
-        spec::assemble::assemble(policy, &mut provider, &mut reducer, &token)
+        Model.assemble(policy, &mut provider, &mut reducer, &token)
     };
     (
         result,
