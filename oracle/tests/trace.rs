@@ -191,11 +191,12 @@ fn trc_1_generated_node_runs_check_clean() {
                     .as_str()
                     .map_or("-", |c| &c[..c.find(':').unwrap_or(c.len())])
             ));
-            if v["lease"]["forwarded"]
-                .as_array()
-                .is_some_and(|f| !f.is_empty())
-            {
+            if let Some(f) = v["lease"]["forwarded"].as_array().filter(|f| !f.is_empty()) {
                 seen.insert("forwarded a body".into());
+                if f.iter().enumerate().any(|(i, d)| f[..i].contains(d)) {
+                    // Two recovered entries with one body under two ids (SPEC LSE-9, TRC-8).
+                    seen.insert("forwarded one body twice".into());
+                }
             }
             if v["result"]["stages"]
                 .to_string()
@@ -229,6 +230,7 @@ fn trc_1_generated_node_runs_check_clean() {
             "cancel capture",
             "cancel reducer",
             "forwarded a body",
+            "forwarded one body twice",
             "restarted",
             "new entries proposed",
             "streamed completed",
@@ -928,4 +930,374 @@ proptest::proptest! {
         let r = check_text(&text, &Model, 1);
         proptest::prop_assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, text);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every recorded fact is judged (SPEC TRC-1, TRC-6, TRC-8, TRC-10 .. TRC-12)
+
+/// Mutates the first call of `lines` that `fits`; the index of the mutated line.
+fn seed_call(
+    lines: &mut [Json],
+    fits: impl Fn(&Json) -> bool,
+    f: impl Fn(&mut Json),
+) -> Option<usize> {
+    let i = lines.iter().position(|l| l["type"] == "call" && fits(l))?;
+    f(&mut lines[i]);
+    Some(i)
+}
+
+fn is_termination(c: &Json) -> bool {
+    ["Irreducible", "ConcurrentMutationLimit"]
+        .contains(&c["result"]["outcome"].as_str().unwrap_or(""))
+}
+
+fn max_attempts(c: &Json) -> usize {
+    usize::try_from(c["policy"]["maximumCompactionAttempts"].as_u64().unwrap()).unwrap()
+}
+
+/// Appends, after line `i`, a copy of it as another call of its run (a new call id, no lease,
+/// no AssemblyId shared), returning the copy's index.
+fn repeat_call(lines: &mut Vec<Json>, i: usize, edit: impl Fn(&mut Json)) -> usize {
+    let mut copy = lines[i].clone();
+    copy["call"] = json!(format!("{}-again", copy["call"].as_str().unwrap()));
+    copy.as_object_mut().unwrap().remove("lease");
+    copy.as_object_mut().unwrap().remove("admitted");
+    if let Some(evs) = copy["events"].as_array_mut() {
+        for e in evs {
+            e["assemblyId"] = json!("another-attempt");
+        }
+    }
+    edit(&mut copy);
+    let at = lines[i + 1..]
+        .iter()
+        .position(|l| l["type"] != "call")
+        .map_or(lines.len(), |p| i + 1 + p);
+    lines.insert(at, copy);
+    at
+}
+
+/// A call whose lease committed a body; its index.
+fn committing_call(lines: &[Json]) -> Option<usize> {
+    lines.iter().position(|c| {
+        c["lease"]["settled"] == "committed"
+            && c["lease"]["forwarded"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty())
+    })
+}
+
+type Seeded = fn(&mut Vec<Json>) -> Option<usize>;
+
+const RECORDED_FACTS: [(&str, Seeded, &str); 17] = [
+    (
+        "a termination recorded without its error",
+        |l| {
+            seed_call(
+                l,
+                |c| is_termination(c) && c["error"].is_object(),
+                |c| {
+                    c.as_object_mut().unwrap().remove("error");
+                },
+            )
+        },
+        "TRC-1",
+    ),
+    (
+        "a termination recorded with another error kind",
+        |l| {
+            seed_call(
+                l,
+                |c| is_termination(c) && c["error"].is_object(),
+                |c| {
+                    c["error"]["kind"] = json!("ReducerFailed");
+                },
+            )
+        },
+        "TRC-1",
+    ),
+    (
+        "a success that also records an assembly-phase ReducerFailed",
+        |l| {
+            seed_call(l, is_success, |c| {
+                c["error"] = json!({"kind": "ReducerFailed", "phase": "assembly"});
+            })
+        },
+        "TRC-1",
+    ),
+    (
+        "a success recorded with phase terminated",
+        |l| {
+            seed_call(l, is_success, |c| {
+                c["error"] = json!({"kind": "InvalidOperation", "phase": "terminated"});
+            })
+        },
+        "TRC-1",
+    ),
+    (
+        "a termination recorded as a provider failure",
+        |l| {
+            seed_call(
+                l,
+                |c| is_termination(c) && c["error"].is_object(),
+                |c| {
+                    c["error"]["phase"] = json!("provider");
+                },
+            )
+        },
+        "TRC-1",
+    ),
+    (
+        "a success recorded without diagnostics",
+        |l| {
+            seed_call(
+                l,
+                |c| is_success(c) && c["diagnostics"].is_object(),
+                |c| {
+                    c.as_object_mut().unwrap().remove("diagnostics");
+                },
+            )
+        },
+        "TRC-6",
+    ),
+    (
+        "a success without diagnostics whose events carry other diagnostics",
+        |l| {
+            seed_call(
+                l,
+                |c| is_success(c) && c["diagnostics"].is_object() && has_event(c, "Completed"),
+                |c| {
+                    c.as_object_mut().unwrap().remove("diagnostics");
+                    for e in c["events"].as_array_mut().unwrap() {
+                        if e["kind"] != "Started" {
+                            let n = e["diagnostics"]["attemptCount"].as_i64().unwrap();
+                            e["diagnostics"]["attemptCount"] = json!(n + 1);
+                        }
+                    }
+                },
+            )
+        },
+        "TRC-10",
+    ),
+    (
+        "an extra reducer invocation after the last one",
+        |l| {
+            seed_call(
+                l,
+                |c| {
+                    c["reducer"]
+                        .as_array()
+                        .is_some_and(|r| !r.is_empty() && r.len() < max_attempts(c))
+                        && c["result"].is_object()
+                },
+                |c| {
+                    let r = c["reducer"].as_array_mut().unwrap();
+                    let mut extra = r.last().unwrap().clone();
+                    extra["attempt"] = json!(extra["attempt"].as_i64().unwrap() + 1);
+                    r.push(extra);
+                },
+            )
+        },
+        "TRC-1",
+    ),
+    (
+        "reducer invocations beyond maximumCompactionAttempts",
+        |l| {
+            seed_call(
+                l,
+                |c| {
+                    c["reducer"].as_array().is_some_and(|r| !r.is_empty())
+                        && c["result"].is_object()
+                },
+                |c| {
+                    let max = max_attempts(c);
+                    let r = c["reducer"].as_array_mut().unwrap();
+                    while r.len() <= max {
+                        let mut extra = r.last().unwrap().clone();
+                        extra["attempt"] = json!(r.len() + 1);
+                        r.push(extra);
+                    }
+                },
+            )
+        },
+        "TRC-1",
+    ),
+    (
+        "an extra capture with a new version",
+        |l| {
+            seed_call(l, is_success, |c| {
+                let s = c["snapshots"].as_array_mut().unwrap();
+                let v = s.last().unwrap()["version"].as_i64().unwrap();
+                s.push(json!({"version": v + 1}));
+            })
+        },
+        "TRC-1",
+    ),
+    (
+        "a call refused at the gate that records a result",
+        |l| {
+            let result = l.iter().find(|c| c["result"].is_object())?["result"].clone();
+            seed_call(
+                l,
+                |c| c["error"]["phase"] == "gate",
+                |c| {
+                    c["result"] = result.clone();
+                },
+            )
+        },
+        "TRC-1",
+    ),
+    (
+        "a reducer attempt number off by one",
+        |l| {
+            seed_call(
+                l,
+                |c| {
+                    c["reducer"].as_array().is_some_and(|r| !r.is_empty())
+                        && c["result"].is_object()
+                },
+                |c| {
+                    let a = c["reducer"][0]["attempt"].as_i64().unwrap();
+                    c["reducer"][0]["attempt"] = json!(a + 1);
+                },
+            )
+        },
+        "TRC-1",
+    ),
+    (
+        "a sequence number repeated within a call",
+        |l| {
+            seed_call(
+                l,
+                |c| c["events"].as_array().is_some_and(|e| e.len() >= 2),
+                |c| {
+                    let s = c["events"][0]["sequence"].clone();
+                    c["events"][1]["sequence"] = s;
+                },
+            )
+        },
+        "TRC-11",
+    ),
+    (
+        "a later call without a lease re-forwarding a delivered body",
+        |l| {
+            let i = committing_call(l)?;
+            Some(repeat_call(l, i, |_| {}))
+        },
+        "TRC-8",
+    ),
+    (
+        "two calls of a run sharing a call id",
+        |l| {
+            let i = l.iter().position(|c| c["type"] == "call")?;
+            let j = l
+                .iter()
+                .skip(i + 1)
+                .position(|c| c["type"] == "call" && c["run"] == l[i]["run"])?
+                + i
+                + 1;
+            let id = l[i]["call"].clone();
+            l[j]["call"] = id;
+            Some(j)
+        },
+        "TRC-12",
+    ),
+    (
+        "a delivered body captured again by a later call whose provider failed",
+        |l| {
+            let i = committing_call(l)?;
+            Some(repeat_call(l, i, |c| {
+                c["error"] = json!({"kind": "InvalidOperation", "phase": "provider"});
+                c["lease"] = json!({"settled": "released", "forwarded": []});
+            }))
+        },
+        "TRC-12",
+    ),
+    (
+        "the same, its record written before the delivering call's",
+        |l| {
+            let i = committing_call(l)?;
+            let mut copy = l[i].clone();
+            copy["call"] = json!("written-early");
+            copy["admitted"] = json!(l[i]["admitted"].as_u64()? + 100);
+            copy["error"] = json!({"kind": "InvalidOperation", "phase": "provider"});
+            copy["lease"] = json!({"settled": "released", "forwarded": []});
+            if let Some(evs) = copy["events"].as_array_mut() {
+                for e in evs {
+                    e["assemblyId"] = json!("another-attempt");
+                }
+            }
+            l.insert(i, copy);
+            // Found when the delivering call's record arrives: it names the call that captured it.
+            Some(i + 1)
+        },
+        "TRC-12",
+    ),
+];
+
+/// SPEC TRC-1, TRC-6, TRC-8, TRC-10, TRC-11, TRC-12: every recorded fact is judged. Each class
+/// of fault, seeded into the first generated run it fits, is flagged with its clause at the run,
+/// call and line it was seeded into (the untouched run checks clean).
+#[test]
+fn trc_1_trc_6_trc_8_trc_10_trc_11_trc_12_every_recorded_fact_is_judged() {
+    for (name, fault, clause) in RECORDED_FACTS {
+        let mut hit = false;
+        for seed in 0..600 {
+            let clean = run_lines(seed);
+            let mut lines = clean.clone();
+            let Some(i) = fault(&mut lines) else {
+                continue;
+            };
+            assert!(
+                check_text(&to_text(&clean), &Model, 1)
+                    .violations
+                    .is_empty(),
+                "seed {seed} is clean"
+            );
+            for imp in [&Model as &dyn Implementation, &Engine] {
+                let r = check_text(&to_text(&lines), imp, 1);
+                let at = &lines[i];
+                assert!(
+                    r.violations.iter().any(|v| v.clause == clause
+                        && v.line == i + 2
+                        && v.run == at["run"].as_str().unwrap()
+                        && v.call == at["call"].as_str().unwrap()),
+                    "{name} (seed {seed}, {}) should break {clause} at line {}: {:?}",
+                    imp.name(),
+                    i + 2,
+                    r.violations
+                );
+            }
+            hit = true;
+            break;
+        }
+        assert!(hit, "no generated run fits the fault {name:?}");
+    }
+}
+
+/// SPEC TRC-8, LSE-9: a call whose snapshot holds one body under two ids forwards it twice, as
+/// the node does and TRC-7 requires it to be recorded, and that is one delivery: the generated
+/// runs that do so check clean (on both implementations).
+#[test]
+fn trc_8_one_body_under_two_ids_is_one_delivery() {
+    let mut found = 0;
+    for seed in 0..300 {
+        let lines = run_lines(seed);
+        let twice = lines.iter().any(|c| {
+            c["lease"]["forwarded"]
+                .as_array()
+                .is_some_and(|f| f.iter().enumerate().any(|(i, d)| f[..i].contains(d)))
+        });
+        if !twice {
+            continue;
+        }
+        for imp in [&Model as &dyn Implementation, &Engine] {
+            let r = check_text(&to_text(&lines), imp, 1);
+            assert!(r.violations.is_empty(), "seed {seed}: {:?}", r.violations);
+        }
+        found += 1;
+    }
+    assert!(
+        found >= 3,
+        "only {found} generated runs forward one body twice"
+    );
 }

@@ -403,6 +403,10 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         cancel: &CancellationToken,
         trace: &mut Option<Recorder>,
     ) -> Result<Composed, NodeError> {
+        // The lease the gate handed out: its run's admission order (SPEC LSE-7), recorded.
+        if let Some(t) = trace.as_mut() {
+            t.admitted(slot.lease());
+        }
         // 1. check cancellation, then revalidate (SPEC TRU-3; a failure: no event).
         if cancel.is_cancelled() {
             return Err(NodeError::Cancelled);

@@ -42,7 +42,7 @@ use hybrid_compaction_model::snapshot::{Snapshot, SnapshotError, SnapshotProvide
 use super::call::NodeError;
 use super::events::CompactionEvent;
 use crate::engine::assemble::Assembler;
-use crate::lease::Run;
+use crate::lease::{LeaseId, Run};
 
 /// Receives one record per provider call (SPEC TRC). Called on the calling thread after the call
 /// ended; must not block for long.
@@ -119,6 +119,10 @@ pub struct ReducerCall {
 pub struct CallTrace {
     /// The run the call belonged to (compare with [`Run::same_run`]).
     pub run: Option<Run>,
+    /// The lease the run's gate handed the call (`None`: the gate refused it). Leases are the
+    /// run's admission counter (SPEC LSE-7), so they order the calls of a run as the gate
+    /// admitted them, whatever order their records are written in.
+    pub lease: Option<LeaseId>,
     /// The policy in force.
     pub policy: Policy,
     /// The snapshots the assembler captured, in order (lease-filtered, effective versions).
@@ -161,6 +165,7 @@ impl Recorder {
         observer.map(|_| Recorder {
             trace: CallTrace {
                 run: None,
+                lease: None,
                 policy: policy.clone(),
                 snapshots: Vec::new(),
                 reducer: Vec::new(),
@@ -184,6 +189,10 @@ impl Recorder {
     }
 
     /// The attempt drew its AssemblyId (NODE-3 step 6), with or without a reporter.
+    pub(super) fn admitted(&mut self, lease: LeaseId) {
+        self.trace.lease = Some(lease);
+    }
+
     pub(super) fn began(&mut self) {
         self.started = true;
     }

@@ -1,19 +1,32 @@
-//! Cross-call checks (SPEC TRC-8, TRC-11 across calls) with memory bounded by the open runs.
+//! Cross-call checks (SPEC TRC-8, TRC-11 across calls, TRC-12) with memory bounded by the open
+//! runs.
 //!
 //! The state of a run is what later calls of the same run can contradict: the bodies already
-//! delivered (SPEC LSE-9: at most once per run) and the AssemblyIds already seen (SPEC EVT-5:
-//! distinct across attempts). A `runEnd` record drops it, so memory follows the number of runs
-//! open at once, not the trace length.
+//! delivered (SPEC LSE-9: at most once per run; LSE-8: never captured again), the AssemblyIds
+//! already seen (SPEC EVT-5: distinct across attempts) and the call ids (distinct). Sequence
+//! numbers are not compared across calls (SPEC TRC-11 says why). A `runEnd` record drops it, so memory
+//! follows the number of runs open at once, not the trace length.
 
 use std::collections::{HashMap, HashSet};
 
-use super::format::{CallRecord, Settlement};
-use super::invariants::Finding;
+use super::format::CallRecord;
+use super::invariants::{Finding, RunFacts};
 
 #[derive(Debug, Default)]
 struct RunState {
     delivered: HashSet<String>,
     assembly_ids: HashSet<String>,
+    calls: HashSet<String>,
+    /// Calls seen so far: the admission order of a call that records none (line order).
+    lines: u64,
+    /// Digest -> the earliest admission of a call that committed it.
+    committed_at: HashMap<String, u64>,
+    /// Digest -> the latest admission of a call that captured it, and that call.
+    captured_at: HashMap<String, (u64, String)>,
+}
+
+fn short(d: &str) -> String {
+    d.chars().take(12).collect()
 }
 
 /// The per-run state of every open run.
@@ -26,7 +39,7 @@ pub struct Cross {
 
 impl Cross {
     /// Checks one call against its run's history, then adds it to that history.
-    pub fn call(&mut self, rec: &CallRecord) -> Vec<Finding> {
+    pub fn call(&mut self, rec: &CallRecord, facts: &RunFacts) -> Vec<Finding> {
         let mut out = Vec::new();
         let state = match self.runs.get_mut(&rec.run) {
             Some(s) => s,
@@ -35,33 +48,81 @@ impl Cross {
                 self.runs.entry(rec.run.clone()).or_default()
             }
         };
+        let mut find = |clause: &'static str, message: String| {
+            out.push(Finding { clause, message });
+        };
+        // TRC-12: call ids distinct within the run.
+        if !state.calls.insert(rec.call.clone()) {
+            find(
+                "TRC-12",
+                format!(
+                    "call id {:?} was already used by an earlier call of this run",
+                    rec.call
+                ),
+            );
+        }
+        let events = rec.events.as_deref().unwrap_or_default();
         // TRC-11: AssemblyIds distinct across the attempts of a run.
-        if let Some(id) = rec.events.iter().flatten().next().map(|e| &e.assembly_id) {
+        if let Some(id) = events.first().map(|e| &e.assembly_id) {
             if !state.assembly_ids.insert(id.clone()) {
-                out.push(Finding {
-                    clause: "TRC-11",
-                    message: format!(
-                        "AssemblyId {id} was already used by an earlier call of this run"
-                    ),
-                });
+                find(
+                    "TRC-11",
+                    format!("AssemblyId {id} was already used by an earlier call of this run"),
+                );
             }
         }
-        // TRC-8: a body reaches the provider at most once per run.
-        if let Some(l) = rec
-            .lease
-            .as_ref()
-            .filter(|l| l.settled == Settlement::Committed)
+        // TRC-12: a body committed by a call the gate admitted earlier is never captured by a
+        // later one (LSE-8), whichever of the two records comes first.
+        state.lines += 1;
+        let at = rec.admitted.unwrap_or(state.lines);
+        if let Some(d) = facts
+            .captured
+            .iter()
+            .find(|d| state.committed_at.get(*d).is_some_and(|c| *c < at))
         {
-            for d in &l.forwarded {
-                if !state.delivered.insert(d.clone()) {
-                    out.push(Finding {
-                        clause: "TRC-8",
-                        message: format!(
-                            "body {}... was already delivered in this run",
-                            d.chars().take(12).collect::<String>()
-                        ),
-                    });
-                }
+            find(
+                "TRC-12",
+                format!(
+                    "body {}... is captured by this call, admitted after a call that delivered it",
+                    short(d)
+                ),
+            );
+        }
+        if let Some((d, (_, call))) = facts.committed.iter().find_map(|d| {
+            state
+                .captured_at
+                .get(d)
+                .filter(|(c, _)| *c > at)
+                .map(|c| (d, c))
+        }) {
+            find(
+                "TRC-12",
+                format!(
+                    "body {}... delivered by this call is captured by call {call:?}, which the run's gate admitted later",
+                    short(d)
+                ),
+            );
+        }
+        for d in &facts.captured {
+            let c = state
+                .captured_at
+                .entry(d.clone())
+                .or_insert((at, rec.call.clone()));
+            if at > c.0 {
+                *c = (at, rec.call.clone());
+            }
+        }
+        for d in &facts.committed {
+            let c = state.committed_at.entry(d.clone()).or_insert(at);
+            *c = (*c).min(at);
+        }
+        // TRC-8: a body reaches the provider at most once per run.
+        for d in &facts.committed {
+            if !state.delivered.insert(d.clone()) {
+                find(
+                    "TRC-8",
+                    format!("body {}... was already delivered in this run", short(d)),
+                );
             }
         }
         out
@@ -84,12 +145,21 @@ impl Cross {
 mod tests {
     use super::*;
 
-    /// A forwarded "digest" is any string in a trace: the message never splits a character.
+    /// A forwarded "digest" is any string in a trace: the message never splits a character (and
+    /// a second call of the run committing it is a second delivery).
     #[test]
     fn a_repeated_non_ascii_digest_is_reported_without_panicking() {
         let line = r#"{"type":"call","run":"r","call":"c","policy":{"hardLimit":10,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{"kind":"utf8"}},"lease":{"settled":"committed","forwarded":["ééééééééééééé","ééééééééééééé"]}}"#;
         let rec: CallRecord = serde_json::from_str(line).unwrap();
-        let f = Cross::default().call(&rec);
+        let facts = RunFacts {
+            captured: Vec::new(),
+            committed: vec!["ééééééééééééé".to_owned()],
+        };
+        let mut cross = Cross::default();
+        assert!(cross.call(&rec, &facts).is_empty());
+        let mut again = rec.clone();
+        again.call = "d".to_owned();
+        let f = cross.call(&again, &facts);
         assert_eq!(f.len(), 1);
         assert!(
             f[0].message.starts_with("body éééééééééééé..."),

@@ -122,6 +122,12 @@ pub struct CallRecord {
     pub run: String,
     /// The call's id, unique within its run.
     pub call: String,
+    /// The call's admission number in its run: 1 for the first call the run's gate admitted
+    /// (SPEC LSE-7), 2 for the next, ... Absent for a call the gate refused, or when the
+    /// recorder does not know it; the checker then takes a run's line order as its admission
+    /// order (SPEC TRC-12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admitted: Option<u64>,
     /// The policy in force, as in the wire format; its estimator may also be `recorded` (each
     /// entry's recorded `size`).
     pub policy: PolicyInput,

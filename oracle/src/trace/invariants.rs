@@ -78,6 +78,176 @@ fn shorten(mut s: String) -> String {
     s
 }
 
+/// SPEC TRC-1: a call that failed before assembly captured nothing, invoked no reducer and
+/// records no result and no diagnostics.
+fn before_assembly(rec: &CallRecord, phase: Phase, out: &mut Vec<Finding>) {
+    let facts: Vec<&str> = [
+        (!rec.snapshots.is_empty(), "captured snapshots"),
+        (!rec.reducer.is_empty(), "invoked the reducer"),
+        (rec.result.is_some(), "records a result"),
+        (rec.diagnostics.is_some(), "records diagnostics"),
+    ]
+    .into_iter()
+    .filter_map(|(present, what)| present.then_some(what))
+    .collect();
+    if !facts.is_empty() {
+        out.push(finding(
+            "TRC-1",
+            format!(
+                "the call failed before assembly (phase {}), yet it {}",
+                phase_name(phase),
+                facts.join(", ")
+            ),
+        ));
+    }
+}
+
+fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::Gate => "gate",
+        Phase::Prepare => "prepare",
+        Phase::Assembly => "assembly",
+        Phase::Terminated => "terminated",
+        Phase::Provider => "provider",
+        Phase::Commit => "commit",
+    }
+}
+
+/// SPEC TRC-1: every recorded capture and reducer invocation is one the SPEC's assembler makes,
+/// with the same attempt numbers, and none it makes is missing.
+fn facts(rec: &CallRecord, prep: &Prepared, ans: &replay::Answer, out: &mut Vec<Finding>) {
+    if rec.snapshots.len() != ans.captures {
+        out.push(finding(
+            "TRC-1",
+            format!(
+                "the trace records {} capture(s), the SPEC's assembler makes {}",
+                rec.snapshots.len(),
+                ans.captures
+            ),
+        ));
+    }
+    let recorded: Vec<i32> = rec.reducer.iter().map(|r| r.attempt).collect();
+    if recorded.len() != ans.attempts.len() {
+        let budget = prep.policy.maximum_compaction_attempts();
+        let over = if recorded.len() > usize::try_from(budget).unwrap_or(0) {
+            format!(" (MaximumCompactionAttempts is {budget}, ASM-11)")
+        } else {
+            String::new()
+        };
+        out.push(finding(
+            "TRC-1",
+            format!(
+                "the trace records {} reducer invocation(s){over}, the SPEC's assembler makes {}",
+                recorded.len(),
+                ans.attempts.len()
+            ),
+        ));
+    } else if let Some((k, (a, b))) = recorded
+        .iter()
+        .zip(&ans.attempts)
+        .enumerate()
+        .find(|(_, (a, b))| a != b)
+    {
+        out.push(finding(
+            "TRC-1",
+            format!(
+                "reducer invocation {} is recorded as attempt {a}, the SPEC's request is attempt {b}",
+                k + 1
+            ),
+        ));
+    }
+}
+
+/// SPEC TRC-1: the recorded error (kind and phase) is the one the node raises for the SPEC's
+/// answer; after a dispatched success only a provider or commit failure may be recorded.
+fn error(rec: &CallRecord, ans: &replay::Answer, out: &mut Vec<Finding>) {
+    let recorded = rec.error.as_ref().map(|e| (e.kind.as_str(), e.phase));
+    let describe = |e: Option<(&str, Phase)>| match e {
+        None => "no error".to_owned(),
+        Some((k, p)) => format!("error {k} in phase {}", phase_name(p)),
+    };
+    match ans.expected_error() {
+        Some((kind, phase)) => {
+            if recorded != Some((kind.name(), phase)) {
+                out.push(finding(
+                    "TRC-1",
+                    format!(
+                        "the trace records {}, the SPEC's answer raises {}",
+                        describe(recorded),
+                        describe(Some((kind.name(), phase)))
+                    ),
+                ));
+            }
+        }
+        None => {
+            if let Some((k, p)) =
+                recorded.filter(|(_, p)| !matches!(p, Phase::Provider | Phase::Commit))
+            {
+                out.push(finding(
+                    "TRC-1",
+                    format!(
+                        "the trace records {} on a success (only a dispatched call's provider or commit failure may follow)",
+                        describe(Some((k, p)))
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// SPEC TRC-1: the recorded result and diagnostics are the SPEC's.
+fn result(rec: &CallRecord, ans: &replay::Answer, out: &mut Vec<Finding>) {
+    match (&rec.result, &ans.assembly) {
+        (Some(res), None) => out.push(finding(
+            "TRC-1",
+            format!(
+                "the trace records outcome {}, the SPEC answers error {}",
+                res.outcome,
+                ans.error.as_ref().map_or("?", |e| e.kind.as_str())
+            ),
+        )),
+        (None, Some(spec)) => out.push(finding(
+            "TRC-1",
+            format!(
+                "the trace records no result, the SPEC answers outcome {}",
+                spec.outcome
+            ),
+        )),
+        (Some(res), Some(spec)) if spec != res => out.push(finding(
+            "TRC-1",
+            shorten(format!("result{}", first_difference(res, spec))),
+        )),
+        _ => {}
+    }
+    // The diagnostics the node records at step 9 (none when it failed before).
+    match (&rec.diagnostics, ans.recorded_diagnostics()) {
+        (Some(d), Some(sd)) if sd != d => out.push(finding(
+            "TRC-1",
+            shorten(format!("diagnostics{}", first_difference(d, sd))),
+        )),
+        (Some(_), None) if ans.assembly.is_some() => out.push(finding(
+            "TRC-1",
+            format!(
+                "the trace records diagnostics, the SPEC's diagnostics fail with {}",
+                ans.error.as_ref().map_or("?", |e| e.kind.as_str())
+            ),
+        )),
+        (Some(_), None) => out.push(finding(
+            "TRC-1",
+            "the trace records diagnostics, the SPEC's assembler fails before building any",
+        )),
+        (None, Some(_)) if succeeded(rec) => out.push(finding(
+            "TRC-6",
+            "a success is recorded without its diagnostics (DIA-5 builds them for every result)",
+        )),
+        (None, Some(_)) if rec.result.is_some() => out.push(finding(
+            "TRC-1",
+            "the trace records no diagnostics, the SPEC builds them (DIA-5)",
+        )),
+        _ => {}
+    }
+}
+
 /// SPEC TRC-1: the recorded answer equals the implementation's answer for the recorded inputs.
 /// Returns the implementation's answer when the call was replayed.
 pub fn replay(
@@ -86,76 +256,23 @@ pub fn replay(
     imp: &dyn Implementation,
 ) -> (Option<replay::Answer>, Vec<Finding>) {
     let mut out = Vec::new();
-    let phase = rec.error.as_ref().map(|e| e.phase);
-    if prep.cancel.is_err() || matches!(phase, Some(Phase::Gate | Phase::Prepare)) {
-        // Nothing to replay: cancellation at an unrecorded point, or no assembly happened.
-        if matches!(phase, Some(Phase::Gate | Phase::Prepare)) && !rec.snapshots.is_empty() {
-            out.push(finding(
-                "TRC-1",
-                "the call failed before assembly, yet snapshots were captured",
-            ));
-        }
+    if let Some(phase) = rec
+        .error
+        .as_ref()
+        .map(|e| e.phase)
+        .filter(|p| matches!(p, Phase::Gate | Phase::Prepare))
+    {
+        before_assembly(rec, phase, &mut out);
+        return (None, out);
+    }
+    if prep.cancel.is_err() {
+        // Cancellation at an unrecorded point: nothing to replay.
         return (None, out);
     }
     let ans = replay::answer(prep, imp);
-    match (&rec.result, &rec.error) {
-        (Some(res), err) => match &ans.assembly {
-            None => out.push(finding(
-                "TRC-1",
-                format!(
-                    "the trace records outcome {}, the SPEC answers error {}",
-                    res.outcome,
-                    replay::error_kind(&ans).unwrap_or("?")
-                ),
-            )),
-            Some(spec) => {
-                if spec != res {
-                    out.push(finding("TRC-1", shorten(format!("result{}", first_difference(res, spec)))));
-                } else if let Some(d) = &rec.diagnostics {
-                    match &ans.diagnostics {
-                        Some(sd) if sd == d => {}
-                        Some(sd) => out.push(finding(
-                            "TRC-1",
-                            shorten(format!("diagnostics{}", first_difference(d, sd))),
-                        )),
-                        None => out.push(finding(
-                            "TRC-1",
-                            format!(
-                                "the trace records diagnostics, the SPEC's diagnostics fail with {}",
-                                replay::error_kind(&ans).unwrap_or("?")
-                            ),
-                        )),
-                    }
-                } else if let Some(e) = err.as_ref().filter(|e| e.kind != "Cancelled") {
-                    if replay::error_kind(&ans) != Some(e.kind.as_str()) {
-                        out.push(finding(
-                            "TRC-1",
-                            format!("the trace records diagnostics error {}, the SPEC builds diagnostics", e.kind),
-                        ));
-                    }
-                }
-            }
-        },
-        (None, Some(e)) if e.phase == Phase::Assembly => match replay::error_kind(&ans) {
-            Some(k) if k == e.kind => {}
-            Some(k) => out.push(finding(
-                "TRC-1",
-                format!("the trace records error {}, the SPEC answers error {k}", e.kind),
-            )),
-            None => out.push(finding(
-                "TRC-1",
-                format!(
-                    "the trace records error {}, the SPEC answers outcome {}",
-                    e.kind,
-                    ans.assembly.as_ref().map_or("?", |a| a.outcome.as_str())
-                ),
-            )),
-        },
-        (None, _) => out.push(finding(
-            "TRC-1",
-            "the call records no result, yet it reached a phase after assembly (or records no error)",
-        )),
-    }
+    facts(rec, prep, &ans, &mut out);
+    result(rec, &ans, &mut out);
+    error(rec, &ans, &mut out);
     (Some(ans), out)
 }
 
@@ -340,19 +457,35 @@ fn stream_end(rec: &CallRecord, out: &mut Vec<Finding>) {
 /// SPEC TRC-7: the lease is committed exactly on a dispatched success (for a streaming call:
 /// whose stream was read to its end), with the digests of the forwarded recovered bodies in
 /// final order; released on every other path after the gate.
-fn lease(rec: &CallRecord, finals: &[Entry], out: &mut Vec<Finding>) {
-    stream_end(rec, out);
-    let Some(l) = &rec.lease else { return };
-    let phase = rec.error.as_ref().map(|e| e.phase);
-    let expected = match phase {
+/// The settlement the SPEC requires of a call (SPEC TRC-7, NODE-5); `None` when the call failed
+/// committing (its lease was settled by the failed commit).
+fn required_settlement(rec: &CallRecord) -> Option<Settlement> {
+    match rec.error.as_ref().map(|e| e.phase) {
         Some(Phase::Gate) => Some(Settlement::None),
         Some(Phase::Commit) => None,
         Some(_) => Some(Settlement::Released),
         None if rec.streamed == Some(StreamEnd::Abandoned) => Some(Settlement::Released),
         None if succeeded(rec) => Some(Settlement::Committed),
         None => Some(Settlement::Released),
-    };
-    if let Some(want) = expected.filter(|w| *w != l.settled) {
+    }
+}
+
+/// The digests of the recovered bodies among `entries`, in order.
+fn segment_digests<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Vec<String> {
+    entries
+        .into_iter()
+        .filter(|e| e.kind() == EntryKind::RecoverableContextSegment)
+        .filter_map(|e| {
+            e.recoverable_segment()
+                .map(|s| s.reference.digest().to_hex())
+        })
+        .collect()
+}
+
+fn lease(rec: &CallRecord, finals: &[Entry], out: &mut Vec<Finding>) {
+    stream_end(rec, out);
+    let Some(l) = &rec.lease else { return };
+    if let Some(want) = required_settlement(rec).filter(|w| *w != l.settled) {
         out.push(finding(
             "TRC-7",
             format!(
@@ -362,14 +495,7 @@ fn lease(rec: &CallRecord, finals: &[Entry], out: &mut Vec<Finding>) {
         ));
     }
     let bodies: Vec<String> = if l.settled == Settlement::Committed {
-        finals
-            .iter()
-            .filter(|e| e.kind() == EntryKind::RecoverableContextSegment)
-            .filter_map(|e| {
-                e.recoverable_segment()
-                    .map(|s| s.reference.digest().to_hex())
-            })
-            .collect()
+        segment_digests(finals)
     } else {
         Vec::new()
     };
@@ -385,9 +511,45 @@ fn lease(rec: &CallRecord, finals: &[Entry], out: &mut Vec<Finding>) {
     }
 }
 
+/// What the cross-call checks of a run need from one call (SPEC TRC-8, TRC-12): the recovered
+/// bodies its recorded snapshots hold, and the bodies it committed.
+#[derive(Debug, Clone, Default)]
+pub struct RunFacts {
+    /// Digests of the recovered bodies in the recorded (lease-filtered) snapshots.
+    pub captured: Vec<String>,
+    /// Digests the call committed as delivered, each once: its recorded lease, or without one
+    /// what a dispatched success commits (SPEC TRC-8).
+    pub committed: Vec<String>,
+}
+
+/// The run facts of one call.
+pub fn run_facts(rec: &CallRecord, prep: &Prepared) -> RunFacts {
+    let captured = segment_digests(prep.steps.iter().flat_map(|(_, es)| es));
+    let mut committed = match &rec.lease {
+        Some(l) if l.settled == Settlement::Committed => l.forwarded.clone(),
+        Some(_) => Vec::new(),
+        None if required_settlement(rec) == Some(Settlement::Committed) => {
+            final_entries(rec, prep).map_or_else(|_| Vec::new(), |f| segment_digests(&f))
+        }
+        None => Vec::new(),
+    };
+    // One call delivers a body once, however many entries carry it (SPEC LSE-9).
+    let mut seen = std::collections::HashSet::new();
+    committed.retain(|d| seen.insert(d.clone()));
+    RunFacts {
+        captured,
+        committed,
+    }
+}
+
 /// SPEC TRC-9 .. TRC-11 within one call: the events the SPEC prescribes for how the call ended,
-/// identical diagnostics, one AssemblyId, increasing sequence numbers.
-pub fn events(rec: &CallRecord, prep: Option<&Prepared>) -> Vec<Finding> {
+/// the call's diagnostics (the SPEC's for a replayed call, `spec`), one AssemblyId, increasing
+/// sequence numbers.
+pub fn events(
+    rec: &CallRecord,
+    prep: Option<&Prepared>,
+    spec: Option<&replay::Answer>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(evs) = &rec.events else { return out };
     use EventKind::*;
@@ -448,7 +610,10 @@ pub fn events(rec: &CallRecord, prep: Option<&Prepared>) -> Vec<Finding> {
                 ))
             }
             Completed | Terminated | Composed => {
-                if rec.diagnostics.is_some() && e.diagnostics != rec.diagnostics {
+                let call = spec
+                    .and_then(replay::Answer::recorded_diagnostics)
+                    .or(rec.diagnostics.as_ref());
+                if call.is_some_and(|d| e.diagnostics.as_ref() != Some(d)) {
                     out.push(finding(
                         "TRC-10",
                         format!("{:?} carries different diagnostics than the call's", e.kind),

@@ -120,6 +120,7 @@ struct CallOutcome {
     findings: Vec<Finding>,
     replayed: bool,
     counterexample: Option<shrink::Counterexample>,
+    run: invariants::RunFacts,
 }
 
 /// Runs every per-call check on one self-contained (version-1) record.
@@ -145,11 +146,12 @@ fn call_outcome(
                 clause: "TRC-1",
                 message: m,
             }];
-            findings.extend(invariants::events(rec, None));
+            findings.extend(invariants::events(rec, None, None));
             return Ok(CallOutcome {
                 findings,
                 replayed: false,
                 counterexample: None,
+                run: invariants::RunFacts::default(),
             });
         }
     };
@@ -157,7 +159,7 @@ fn call_outcome(
     let replayed = answer.is_some();
     let disagrees = !findings.is_empty();
     findings.extend(invariants::forwarded(rec, &prep, imp));
-    findings.extend(invariants::events(rec, Some(&prep)));
+    findings.extend(invariants::events(rec, Some(&prep), answer.as_ref()));
     let counterexample = match answer {
         Some(_) if cex && disagrees && resolved.compact => {
             shrink::counterexample(&compact::expand(rec, &resolved), &prep, imp)
@@ -169,6 +171,7 @@ fn call_outcome(
         findings,
         replayed,
         counterexample,
+        run: invariants::run_facts(rec, &prep),
     })
 }
 
@@ -205,6 +208,7 @@ fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checke
                         }],
                         replayed: false,
                         counterexample: None,
+                        run: invariants::RunFacts::default(),
                     }
                 }
             };
@@ -334,7 +338,7 @@ pub fn check<R: BufRead>(
                     report.calls += 1;
                     report.replayed += o.replayed as usize;
                     let mut findings = o.findings;
-                    findings.extend(cross.call(&rec));
+                    findings.extend(cross.call(&rec, &o.run));
                     for f in findings {
                         report.violations.push(Violation {
                             clause: f.clause,

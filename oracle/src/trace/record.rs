@@ -477,6 +477,7 @@ impl Writer {
             record_type: None,
             run: String::new(),
             call: String::new(),
+            admitted: c.lease.map(|l| l.0 + 1),
             policy: PolicyInput {
                 hard_limit: policy.hard_limit(),
                 trigger_margin: policy.trigger_margin(),

@@ -19,10 +19,13 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
-use hybrid_compaction_model::assembly::ContractViolation;
+use hybrid_compaction_model::assembly::{
+    ContractViolation, Reducer, ReducerError, ReductionRequest,
+};
 
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind, RecoverableSegment};
+use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::estimator::{Estimator, MeasurementUnit};
 use hybrid_compaction_model::message::{
     FunctionCall, FunctionResult, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL, ROLE_USER,
@@ -33,7 +36,7 @@ use hybrid_compaction_model::snapshot::ScriptedProvider;
 use hybrid_compaction_model::value::Value;
 
 use super::compact::Resolved;
-use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceProposalItem};
+use super::format::{CallRecord, Phase, ReducerAnswer, TraceEntry, TraceProposalItem};
 use crate::wire::convert::{self, CancelPoint};
 use crate::wire::error::CaseError;
 use crate::wire::error::{error_output, ErrorOutput};
@@ -466,7 +469,8 @@ pub fn prepare(
 
 /// What the SPEC answers for a recorded call: the assembly result and its diagnostics, or the
 /// error (SPEC ERR-1); when the diagnostics fail after a successful assembly, both the result
-/// and that error.
+/// and that error. Also the facts the answer rests on: how many captures the SPEC's assembler
+/// made and the attempt number of each reducer invocation (SPEC TRC-1).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Answer {
     /// The assembly result.
@@ -475,6 +479,29 @@ pub struct Answer {
     pub diagnostics: Option<DiagnosticsOutput>,
     /// The error.
     pub error: Option<ErrorOutput>,
+    /// Captures the assembler made.
+    pub captures: usize,
+    /// The 1-based attempt number of each reducer invocation, in order.
+    pub attempts: Vec<i32>,
+    /// The token was cancelled when the assembler returned a result: the node observes it next
+    /// (SPEC NODE-3 step 8) and fails with `Cancelled`.
+    pub cancelled_after: bool,
+}
+
+/// A reducer that notes the attempt number of every request it forwards.
+struct Noting<R> {
+    inner: R,
+    attempts: Vec<i32>,
+}
+
+impl<R: Reducer> Reducer for Noting<R> {
+    fn reduce(
+        &mut self,
+        request: &ReductionRequest<'_>,
+    ) -> Result<Option<Vec<Entry>>, ReducerError> {
+        self.attempts.push(request.attempt_number);
+        self.inner.reduce(request)
+    }
 }
 
 /// What the implementation answers for the recorded inputs: the assembly and diagnostics, or
@@ -490,23 +517,28 @@ pub fn answer(prep: &Prepared, imp: &dyn Implementation) -> Answer {
         provider = provider.cancel_at_capture(k, token.clone());
     }
     let script = ScriptedReducer::new(prep.reducer.clone());
-    let mut reducer = match point {
-        Some(CancelPoint::Reducer(k)) => CancelAtCall::at(script, k, token.clone()),
-        _ => CancelAtCall::never(script),
+    let mut reducer = Noting {
+        inner: match point {
+            Some(CancelPoint::Reducer(k)) => CancelAtCall::at(script, k, token.clone()),
+            _ => CancelAtCall::never(script),
+        },
+        attempts: Vec::new(),
     };
-    let result = match imp.assemble(&prep.policy, &mut provider, &mut reducer, &token) {
-        Ok(r) => r,
-        Err(e) => {
-            return Answer {
-                error: Some(error_output(&e)),
-                ..Answer::default()
-            }
-        }
-    };
+    let assembled = imp.assemble(&prep.policy, &mut provider, &mut reducer, &token);
     let mut out = Answer {
-        assembly: Some(assembly_output(&result)),
+        captures: provider.captures(),
+        attempts: reducer.attempts,
+        cancelled_after: assembled.is_ok() && token.is_cancelled(),
         ..Answer::default()
     };
+    let result = match assembled {
+        Ok(r) => r,
+        Err(e) => {
+            out.error = Some(error_output(&e));
+            return out;
+        }
+    };
+    out.assembly = Some(assembly_output(&result));
     match imp.diagnostics(&result, &prep.policy) {
         Ok(d) => out.diagnostics = Some(diagnostics_output(&d)),
         Err(e) => out.error = Some(error_output(&e)),
@@ -514,7 +546,25 @@ pub fn answer(prep: &Prepared, imp: &dyn Implementation) -> Answer {
     out
 }
 
-/// The error kind of an answer, if it is an error.
-pub fn error_kind(o: &Answer) -> Option<&'static str> {
-    o.error.as_ref().map(|e| e.kind.as_str())
+impl Answer {
+    /// The error the node raises for this answer and where (SPEC NODE-3, NODE-4): the
+    /// assembler's error; else `Cancelled` when the token was cancelled by then (step 8); else a
+    /// diagnostics error (step 9); else a termination's `InvalidOperation` (step 10); else none.
+    pub fn expected_error(&self) -> Option<(ErrorKind, Phase)> {
+        let failed = |e: &ErrorOutput| Some((e.kind.0, Phase::Assembly));
+        match (&self.assembly, &self.error) {
+            (None, Some(e)) => failed(e),
+            (Some(_), _) if self.cancelled_after => Some((ErrorKind::Cancelled, Phase::Assembly)),
+            (Some(_), Some(e)) => failed(e),
+            (Some(a), None) if !a.outcome.0.is_success() => {
+                Some((ErrorKind::InvalidOperation, Phase::Terminated))
+            }
+            _ => None,
+        }
+    }
+
+    /// The diagnostics the node records (built only when it reaches step 9).
+    pub fn recorded_diagnostics(&self) -> Option<&DiagnosticsOutput> {
+        self.diagnostics.as_ref().filter(|_| !self.cancelled_after)
+    }
 }

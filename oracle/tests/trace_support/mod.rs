@@ -6,7 +6,8 @@
 //! fabricate tool content), and 1-4 calls over a growing conversation (system, user, tool call
 //! and result pairs, artifact references). Per call the snapshot integration may append a
 //! recovered body (durable or reference-less), may mutate the history between captures
-//! (version bumps), may cancel during a capture; the reducer may cancel during an invocation;
+//! (version bumps), may cancel during a capture, may hold the body twice under two ids (one
+//! digest); the reducer may cancel during an invocation;
 //! the token may be cancelled before the call; the provider may fail.
 
 #![allow(
@@ -181,6 +182,9 @@ impl ProgressSink for NullSink {
 pub struct Plan {
     /// Append `BODIES[i]`, durable (its reference is in the history) or not.
     pub body: Option<(usize, bool)>,
+    /// Append the same body a second time under another id (identical content, one digest:
+    /// one delivery, SPEC LSE-9, TRC-8).
+    pub twin: bool,
     /// Version bumps: the capture index at which each new version appears.
     pub bumps: Vec<usize>,
     /// Cancel during this capture.
@@ -200,7 +204,17 @@ fn schedule(baseline: Vec<Entry>, plan: &Plan) -> Box<dyn SnapshotProvider> {
             },
         ) {
             if !base.iter().any(|x| x.id() == e.id()) {
-                base.push(e);
+                base.push(e.clone());
+            }
+            if plan.twin {
+                let twin = Entry::recoverable(
+                    format!("body-{i}-twin"),
+                    e.recoverable_segment().cloned().expect("a segment"),
+                )
+                .expect("valid entry");
+                if !base.iter().any(|x| x.id() == twin.id()) {
+                    base.push(twin);
+                }
             }
         }
     }
@@ -345,6 +359,8 @@ pub fn run_records_shaped(
     let run = guard.current().cloned().expect("a run");
     let mut out = Vec::new();
     let mut srng = Rng::new(seed ^ 0x00ab_cdef);
+    // Twins draw from a generator of their own, so the other draws stay as they were.
+    let mut trng = Rng::new(seed ^ 0x7777_0000);
     let drawn = rng.range(1, 5) as usize;
     for turn in 0..calls.unwrap_or(drawn) {
         grow(&mut rng, &mut history, turn);
@@ -357,6 +373,7 @@ pub fn run_records_shaped(
             body: rng
                 .chance(50)
                 .then(|| (rng.range(0, 2) as usize, rng.chance(50))),
+            twin: trng.chance(20),
             ..Plan::default()
         };
         if rng.chance(30) {
