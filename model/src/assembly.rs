@@ -182,9 +182,13 @@ pub enum AssemblyError {
     /// The reducer failed or broke its contract (SPEC ASM-4, BRG-1, BRG-3).
     #[error(transparent)]
     Reducer(#[from] ReducerError),
-    /// A diagnostics invariant failed (SPEC DIA-3, DIA-4); names the invariant.
+    /// A precondition of building diagnostics from a result failed (an internal invariant:
+    /// a success without an accepted verification or final entries); names it.
     #[error("diagnostics invariant violated: {0}")]
     DiagnosticsInvariant(&'static str),
+    /// A rule of the diagnostics record's constructor is broken (SPEC DIA-3, DIA-4).
+    #[error("diagnostics record refused: {}", .0.text())]
+    DiagnosticsRecord(crate::diagnostics::RecordRule),
 }
 
 impl AssemblyError {
@@ -200,6 +204,7 @@ impl AssemblyError {
             AssemblyError::Reducer(ReducerError::Failed(_)) => ErrorKind::ReducerFailed,
             AssemblyError::Reducer(ReducerError::Contract(_)) => ErrorKind::ReducerContract,
             AssemblyError::DiagnosticsInvariant(_) => ErrorKind::InvalidOperation,
+            AssemblyError::DiagnosticsRecord(rule) => rule.kind(),
         }
     }
 

@@ -15,6 +15,7 @@ use crate::assembly::{AssemblyError, AssemblyResult};
 pub use crate::assembly::{CompactionOutcome, StageCategory};
 pub use crate::entry::Category;
 use crate::entry::Entry;
+use crate::error::ErrorKind;
 use crate::estimator::{Estimator, MeasurementUnit};
 use crate::policy::Policy;
 
@@ -54,6 +55,82 @@ pub struct Diagnostics {
     pub final_sequence_valid: Option<bool>,
 }
 
+crate::names::named_enum! {
+    /// A rule of the record's constructor (SPEC DIA-3, DIA-4; C# S66, S67), in check order. A
+    /// violation is an error of the rule's kind ([`RecordRule::kind`]).
+    pub enum RecordRule {
+        /// The outcome is no defined value.
+        UndefinedOutcome,
+        /// The measurement unit is no defined value.
+        UndefinedUnit,
+        /// A size, the threshold, the hard limit or the attempt count is negative.
+        NegativeNumber,
+        /// A termination carries contributions.
+        TerminationContributions,
+        /// A termination carries a final sequence validity.
+        TerminationSequenceValidity,
+        /// A success's final size exceeds the hard limit.
+        FinalSizeOverHardLimit,
+        /// A contribution's category is no defined value.
+        UndefinedCategory,
+        /// Two contributions name one category.
+        DuplicateCategory,
+        /// A contribution's size is negative.
+        NegativeContributionSize,
+        /// A contribution counts fewer than one entry.
+        EntryCountBelowOne,
+        /// The contributions do not sum to the final size.
+        ContributionSumMismatch,
+        /// A success's final sequence validity is not `true`.
+        SuccessSequenceValidity,
+    }
+}
+
+impl RecordRule {
+    /// The kind of a violation (SPEC DIA-3, DIA-4): as the reference implementation's own
+    /// tests pin them where they do (an undefined unit or category, a negative contribution
+    /// size, an entry count below one: .NET `ArgumentOutOfRangeException`; a duplicate
+    /// category: `ArgumentException`), and by the same .NET conventions where they do not
+    /// (DEP-21): a value outside its range or enum is `OutOfRange`, a combination of arguments
+    /// that contradict each other is `InvalidArgument`.
+    pub fn kind(self) -> ErrorKind {
+        match self {
+            RecordRule::UndefinedOutcome
+            | RecordRule::UndefinedUnit
+            | RecordRule::NegativeNumber
+            | RecordRule::FinalSizeOverHardLimit
+            | RecordRule::UndefinedCategory
+            | RecordRule::NegativeContributionSize
+            | RecordRule::EntryCountBelowOne => ErrorKind::OutOfRange,
+            RecordRule::TerminationContributions
+            | RecordRule::TerminationSequenceValidity
+            | RecordRule::DuplicateCategory
+            | RecordRule::ContributionSumMismatch
+            | RecordRule::SuccessSequenceValidity => ErrorKind::InvalidArgument,
+        }
+    }
+
+    /// What the rule requires, in words.
+    pub fn text(self) -> &'static str {
+        match self {
+            RecordRule::UndefinedOutcome => "the outcome must be a defined value",
+            RecordRule::UndefinedUnit => "the measurement unit must be a defined value",
+            RecordRule::NegativeNumber => "numbers must be non-negative",
+            RecordRule::TerminationContributions => "a termination has no contributions",
+            RecordRule::TerminationSequenceValidity => {
+                "a termination has no final sequence validity"
+            }
+            RecordRule::FinalSizeOverHardLimit => "a success's final size is within the hard limit",
+            RecordRule::UndefinedCategory => "a contribution category must be a defined value",
+            RecordRule::DuplicateCategory => "contribution categories must be unique",
+            RecordRule::NegativeContributionSize => "a contribution size must be non-negative",
+            RecordRule::EntryCountBelowOne => "a contribution counts at least one entry",
+            RecordRule::ContributionSumMismatch => "contributions sum to the final size",
+            RecordRule::SuccessSequenceValidity => "a success has a valid final sequence",
+        }
+    }
+}
+
 impl Diagnostics {
     /// The record of `result` under `policy` (SPEC DIA-5), checked against the instance
     /// invariants of SPEC DIA-3 (success) and DIA-4 (termination); a broken invariant is an
@@ -75,12 +152,14 @@ impl Diagnostics {
             || result.attempt_count < 0
             || policy.trigger_threshold() < 0
         {
-            return Err(invariant("numbers must be non-negative"));
+            return Err(AssemblyError::DiagnosticsRecord(RecordRule::NegativeNumber));
         }
         let (category_contributions, final_sequence_valid) = if result.outcome.is_success() {
             // SPEC DIA-3: success instance.
             if result.final_estimated_size > result.hard_limit {
-                return Err(invariant("success final size exceeds the hard limit"));
+                return Err(AssemblyError::DiagnosticsRecord(
+                    RecordRule::FinalSizeOverHardLimit,
+                ));
             }
             if !result
                 .final_verification
@@ -122,18 +201,21 @@ fn check_contributions(
     contributions: &[Contribution],
     final_size: i32,
 ) -> Result<(), AssemblyError> {
-    let invariant = AssemblyError::DiagnosticsInvariant;
+    let broken = AssemblyError::DiagnosticsRecord;
     let mut total: i32 = 0;
     for c in contributions {
-        if c.size < 0 || c.entry_count < 1 {
-            return Err(invariant("contribution size/entry count out of range"));
+        if c.size < 0 {
+            return Err(broken(RecordRule::NegativeContributionSize));
+        }
+        if c.entry_count < 1 {
+            return Err(broken(RecordRule::EntryCountBelowOne));
         }
         total = total
             .checked_add(c.size)
             .ok_or(AssemblyError::SizeOverflow)?;
     }
     if total != final_size {
-        return Err(invariant("contributions do not sum to the final size"));
+        return Err(broken(RecordRule::ContributionSumMismatch));
     }
     Ok(())
 }
@@ -182,15 +264,13 @@ impl RecordFields {
     /// HardLimit`, every contribution with a defined category not seen before, `Size >= 0` and
     /// `EntryCount >= 1`, the checked sum of sizes (overflow: an `Overflow` error) equal to
     /// `FinalSize`, and `FinalSequenceValid = true`; for a termination (SPEC DIA-4) no
-    /// contributions and `FinalSequenceValid` absent. Any other violation is an
-    /// invalid-operation error naming the rule.
+    /// contributions and `FinalSequenceValid` absent. A violation is an error of the broken
+    /// [`RecordRule`]'s kind.
     pub fn validate(&self) -> Result<(), AssemblyError> {
-        let invariant = AssemblyError::DiagnosticsInvariant;
-        let outcome = self
-            .outcome
-            .ok_or(invariant("the outcome is not a defined value"))?;
+        let broken = AssemblyError::DiagnosticsRecord;
+        let outcome = self.outcome.ok_or(broken(RecordRule::UndefinedOutcome))?;
         if self.measurement_unit.is_none() {
-            return Err(invariant("the measurement unit is not a defined value"));
+            return Err(broken(RecordRule::UndefinedUnit));
         }
         let numbers = [
             self.original_size,
@@ -200,30 +280,28 @@ impl RecordFields {
             self.attempt_count,
         ];
         if numbers.iter().any(|n| *n < 0) {
-            return Err(invariant("numbers must be non-negative"));
+            return Err(broken(RecordRule::NegativeNumber));
         }
         // SPEC DIA-2: the mirror has the outcome's order, so the index names the outcome.
         let success = crate::assembly::Outcome::ALL[outcome.index()].is_success();
         if !success {
             if !self.category_contributions.is_empty() {
-                return Err(invariant("a termination has no contributions"));
+                return Err(broken(RecordRule::TerminationContributions));
             }
             if self.final_sequence_valid.is_some() {
-                return Err(invariant("a termination has no final sequence validity"));
+                return Err(broken(RecordRule::TerminationSequenceValidity));
             }
             return Ok(());
         }
         if self.final_size > self.hard_limit {
-            return Err(invariant("success final size exceeds the hard limit"));
+            return Err(broken(RecordRule::FinalSizeOverHardLimit));
         }
         let mut seen = Vec::with_capacity(self.category_contributions.len());
         let mut checked = Vec::with_capacity(self.category_contributions.len());
         for c in &self.category_contributions {
-            let category = c
-                .category
-                .ok_or(invariant("a contribution category is not a defined value"))?;
+            let category = c.category.ok_or(broken(RecordRule::UndefinedCategory))?;
             if seen.contains(&category) {
-                return Err(invariant("contribution categories must be unique"));
+                return Err(broken(RecordRule::DuplicateCategory));
             }
             seen.push(category);
             checked.push(Contribution {
@@ -234,7 +312,7 @@ impl RecordFields {
         }
         check_contributions(&checked, self.final_size)?;
         if self.final_sequence_valid != Some(true) {
-            return Err(invariant("a success has a valid final sequence"));
+            return Err(broken(RecordRule::SuccessSequenceValidity));
         }
         Ok(())
     }
