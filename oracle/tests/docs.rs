@@ -595,6 +595,11 @@ const CRATES: &[(&str, &str, &str)] = &[
         "hybrid-compaction-oracle",
         "oracle",
     ),
+    (
+        "hybrid_compaction_vectors",
+        "hybrid-compaction-vectors",
+        "vectors",
+    ),
 ];
 
 /// Why the module path `token` (`crate::module::...`) does not resolve to a source file, if it

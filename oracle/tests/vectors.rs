@@ -271,6 +271,34 @@ fn committed_corpus_equals_the_generator_output() {
 }
 
 #[test]
+fn the_embedded_corpus_is_the_files_on_disk() {
+    // Compiled into this test as into the binary.
+    let embedded: Vec<(&str, &str)> = hybrid_compaction_vectors::embedded!().to_vec();
+    let on_disk: Vec<(String, String)> = corpus_files(&dir())
+        .expect("vectors/")
+        .iter()
+        .map(|p| {
+            let name = p
+                .file_name()
+                .expect("a file")
+                .to_string_lossy()
+                .into_owned();
+            (name, std::fs::read_to_string(p).expect("readable"))
+        })
+        .collect();
+    let names: Vec<&str> = embedded.iter().map(|(n, _)| *n).collect();
+    let disk_names: Vec<&str> = on_disk.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names, disk_names,
+        "vectors/lib.rs names other files than vectors/*.json: make its list of `embedded!` the \
+         file names of vectors/*.json"
+    );
+    for ((name, text), (_, disk)) in embedded.iter().zip(&on_disk) {
+        assert!(text == disk, "embedded {name} differs from vectors/{name}");
+    }
+}
+
+#[test]
 fn generation_is_reproducible_and_seed_dependent() {
     let a = corpus::build_all(7, 30, Some("generated")).expect("builds");
     let b = corpus::build_all(7, 30, Some("generated")).expect("builds");

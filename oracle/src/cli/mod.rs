@@ -301,15 +301,23 @@ fn usage_error_line(e: &clap::Error) -> String {
     format!("{first} (see --help)")
 }
 
-/// Entry point used by `main.rs`: the process arguments, the process exit code.
-pub fn main() -> ExitCode {
-    ExitCode::from(main_with_args(std::env::args_os()))
+/// The published vector files a build of the command carries, `(file name, text)` sorted by
+/// name: what `vectors` and `vectors check` run when no corpus is named. The binary passes
+/// `hybrid_compaction_vectors::embedded!()`, which compiles the files into the binary's own small
+/// crate (`src/main.rs`), so a regenerated vector file does not rebuild this library.
+pub type Embedded = &'static [(&'static str, &'static str)];
+
+/// Entry point used by `main.rs`: the process arguments and the embedded corpus, the process exit
+/// code.
+pub fn main(embedded: Embedded) -> ExitCode {
+    ExitCode::from(main_with_args(std::env::args_os(), embedded))
 }
 
-/// The command run on `args` (the first one is the program name), returning the exit code of
-/// the table above. For hosts that embed the command, such as the Python package's
-/// `hybrid-compaction` console script; it prints to this process's stdout and stderr.
-pub fn main_with_args<I, T>(args: I) -> u8
+/// The command run on `args` (the first one is the program name) with the embedded corpus
+/// `embedded` (`&[]` for none), returning the exit code of the table above. For hosts that embed
+/// the command, such as the Python package's `hybrid-compaction` console script; it prints to
+/// this process's stdout and stderr.
+pub fn main_with_args<I, T>(args: I, embedded: Embedded) -> u8
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -334,8 +342,8 @@ where
         Command::Verify(a) => cmd_run(&a, true, &mut stdout),
         Command::Vectors(a) => match a.action {
             Some(VectorsAction::Generate(g)) => cmd_generate(&g, &mut stdout),
-            Some(VectorsAction::Check(j)) => judge::cmd_judge(&j, &mut stdout),
-            None => cmd_vectors(&a, &mut stdout),
+            Some(VectorsAction::Check(j)) => judge::cmd_judge(&j, embedded, &mut stdout),
+            None => cmd_vectors(&a, embedded, &mut stdout),
         },
         Command::Schema(a) => cmd_schema(&a, &mut stdout),
         Command::Check(a) => check::cmd_check(&a, &mut stdout),
@@ -568,9 +576,17 @@ fn cmd_run(a: &InputArgs, verify_shorthand: bool, out: &mut Vec<u8>) -> Result<(
 
 /// The corpus to run: the files of `arg` (a directory or one vector file), else the corpus
 /// embedded in the binary. Returns the files and a name for messages.
-fn load_corpus(arg: Option<&Path>) -> Result<(Vec<vectors::VectorFile>, String), Failure> {
+fn load_corpus(
+    arg: Option<&Path>,
+    embedded: Embedded,
+) -> Result<(Vec<vectors::VectorFile>, String), Failure> {
     let Some(dir) = arg else {
-        let files = vectors::embedded_corpus().map_err(|e| invalid(e.to_string()))?;
+        if embedded.is_empty() {
+            return Err(invalid(
+                "this build of the command embeds no corpus: name a vector directory or file",
+            ));
+        }
+        let files = vectors::embedded_corpus(embedded).map_err(|e| invalid(e.to_string()))?;
         return Ok((files, "the embedded corpus".to_owned()));
     };
     // A single vector file is a corpus of one.
@@ -592,8 +608,8 @@ fn load_corpus(arg: Option<&Path>) -> Result<(Vec<vectors::VectorFile>, String),
     Ok((loaded, dir.display().to_string()))
 }
 
-fn cmd_vectors(a: &VectorsArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
-    let (loaded, name) = load_corpus(a.dir.as_deref())?;
+fn cmd_vectors(a: &VectorsArgs, embedded: Embedded, out: &mut Vec<u8>) -> Result<(), Failure> {
+    let (loaded, name) = load_corpus(a.dir.as_deref(), embedded)?;
     if let Err(problems) = corpus::check_corpus(&loaded) {
         return Err(invalid(format!(
             "{name}: malformed corpus: {}",

@@ -143,15 +143,12 @@ pub fn parse_file(name: &str, text: &str) -> Result<VectorFile, LoadError> {
     Ok(file)
 }
 
-/// The corpus compiled into the oracle (`vectors/*.json` when it was built; `oracle/build.rs`).
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/corpus.rs"));
-}
-
-/// The embedded corpus, by file name: `hybrid-compaction vectors` without a directory runs it, so
-/// the command works from any directory and a copied binary carries its corpus.
-pub fn embedded_corpus() -> Result<Vec<VectorFile>, LoadError> {
-    embedded::EMBEDDED
+/// Reads an embedded corpus: `(file name, text)` pairs, as `hybrid_compaction_vectors::embedded!()`
+/// gives them (`vectors/*.json` when the binary was built). `hybrid-compaction vectors` without a
+/// directory runs it, so the command works from any directory and a copied binary carries its
+/// corpus.
+pub fn embedded_corpus(files: &[(&str, &str)]) -> Result<Vec<VectorFile>, LoadError> {
+    files
         .iter()
         .map(|(name, text)| parse_file(&format!("embedded {name}"), text))
         .collect()
