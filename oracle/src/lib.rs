@@ -2,7 +2,7 @@
 //!
 //! The door to the outside for other implementations of hybrid context compaction (ADR-0007,
 //! `docs/SPEC.md`): the JSON wire format ([`wire`]), its JSON Schemas, the vector corpus and its
-//! generator, and the `hybrid-compaction` command ([`cli`]). It runs both implementations side by
+//! generator ([`corpus`]), and the `hybrid-compaction` command ([`cli`]). It runs both implementations side by
 //! side: the executable specification (crate `hybrid-compaction-spec`) and the optimized engine
 //! (crate `hybrid-compaction`).
 //!
@@ -11,7 +11,8 @@
 //!
 //! ```text
 //!  JSON case --wire::case--> vocabulary --exec::{Model | Engine}--> result --wire::output--> JSON
-//!  vectors/*.json --wire::vectors--> cases + expected outputs --> per-topic pass table (cli)
+//!  vectors/source/*.json --corpus (Model)--> vectors/*.json + vectors/pins/PINS.json
+//!  vectors/*.json --corpus::file--> cases + expected outputs --corpus::run--> per-topic table (cli)
 //! ```
 
 // No unsafe code anywhere (forbid: cannot be re-allowed below); every public item documented,
@@ -20,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod corpus;
 pub mod trace;
 pub mod wire;
 pub mod workload;

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use hybrid_compaction_oracle::wire::vectors::{render_table, TopicReport};
+use hybrid_compaction_oracle::corpus::{render_table, TopicReport};
 use hybrid_compaction_oracle::wire::{run_case, Case, Engine, Implementation, Model};
 use serde_json::{json, Value as Json};
 

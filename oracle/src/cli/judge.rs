@@ -17,7 +17,7 @@ use clap::Args;
 use serde_json::Value as Json;
 
 use super::{failed, invalid, load_corpus, Embedded, Failure};
-use crate::wire::vectors::{comparable, first_difference};
+use crate::corpus::{comparable, first_difference};
 
 /// Arguments of `vectors check`.
 #[derive(Debug, Args)]

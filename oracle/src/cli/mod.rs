@@ -6,7 +6,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | every case answered (a typed error is an answer) / every vector passed |
-//! | 1 | a vector failed, or an implementation failed internally |
+//! | 1 | a vector failed, generation was refused, or an implementation failed internally |
 //! | 2 | unreadable or schema-invalid input (one line on stderr naming file, position or JSON path) |
 //!
 //! Nothing is written to stdout unless the whole command succeeded, so stdout never holds a
@@ -20,14 +20,14 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::corpus::{self, corpus_files, load_file, render_table, run_file, VectorFile};
 use crate::wire::case::EstimatorInput;
-use crate::wire::corpus;
 use crate::wire::exec::{run_case_caught, Engine, Implementation, Model, RunError};
-use crate::wire::vectors::{self, corpus_files, load_file, render_table, run_file};
 use crate::wire::{schema, strict, Case};
 
 mod bench;
 mod check;
+mod generate;
 mod judge;
 mod stream;
 mod workload;
@@ -59,16 +59,7 @@ const VECTORS_EXAMPLE: &str = r#"Examples:
   hybrid-compaction vectors vectors/ --implementation model
   hybrid-compaction vectors vectors/verify.json             # one file
   hybrid-compaction vectors generate --topic generated        # print one topic to stdout
-  hybrid-compaction vectors generate --out vectors/           # rewrite every topic file"#;
-
-const GENERATE_EXAMPLE: &str = r#"Examples:
-  hybrid-compaction vectors generate --topic verify             # one topic to stdout
-  hybrid-compaction vectors generate --out /tmp/v               # all topics into a directory
-  hybrid-compaction vectors generate --topic generated --seed 7 --count 50
-
-Expected outputs come from the model; hand-written cases must also match their
-hand-computed partial expectations, or generation fails (exit 1). Review the diff
-before committing regenerated files."#;
+  hybrid-compaction vectors generate --topic verify --out vectors/   # regenerate one topic, pin new tcIds"#;
 
 const SCHEMA_EXAMPLE: &str = r#"Examples:
   hybrid-compaction schema            # {"case": ..., "output": ..., "vectorFile": ...}
@@ -174,9 +165,10 @@ struct VectorsArgs {
 
 #[derive(Debug, Subcommand)]
 enum VectorsAction {
-    /// Write the corpus: hand-written topics plus seeded generated cases, expectations from the model.
-    #[command(after_help = GENERATE_EXAMPLE)]
-    Generate(GenerateArgs),
+    /// Write the corpus from the topic sources (vectors/source/) and the seeded generator,
+    /// expectations from the model, published tcIds pinned (vectors/pins/).
+    #[command(after_help = generate::GENERATE_EXAMPLE)]
+    Generate(generate::GenerateArgs),
     /// Judge another implementation's outputs (JSON Lines `{"tcId": N, "output": {...}}`)
     /// against the corpus' expectations, with the same strict comparison as `vectors`.
     #[command(after_help = JUDGE_EXAMPLE)]
@@ -186,33 +178,6 @@ enum VectorsAction {
 const JUDGE_EXAMPLE: &str = r#"Example:
   my-implementation --run-corpus > outputs.jsonl    # {"tcId": 2001, "output": {...}} per line
   hybrid-compaction vectors check outputs.jsonl     # exit 0: every vector matched"#;
-
-#[derive(Debug, Args)]
-struct GenerateArgs {
-    /// Print only this topic (to stdout unless --out names a file).
-    #[arg(long)]
-    topic: Option<String>,
-    /// Output directory (all topics) or file (with --topic); `-` for stdout.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Seed of the generated topic.
-    #[arg(long, default_value_t = corpus::DEFAULT_SEED)]
-    seed: u64,
-    /// Number of generated cases (1 to 100000: the whole corpus is built in memory).
-    #[arg(long, default_value_t = corpus::DEFAULT_COUNT, value_parser = generated_count)]
-    count: usize,
-}
-
-/// `--count`: a bounded number of generated cases, so a typo cannot exhaust memory.
-fn generated_count(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if (1..=corpus::MAX_COUNT).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "expected a whole number from 1 to {}",
-            corpus::MAX_COUNT
-        )),
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SchemaWhich {
@@ -341,7 +306,7 @@ where
         Command::Run(a) => cmd_run(&a.input, false, &mut stdout),
         Command::Verify(a) => cmd_run(&a, true, &mut stdout),
         Command::Vectors(a) => match a.action {
-            Some(VectorsAction::Generate(g)) => cmd_generate(&g, &mut stdout),
+            Some(VectorsAction::Generate(g)) => generate::cmd_generate(&g, &mut stdout),
             Some(VectorsAction::Check(j)) => judge::cmd_judge(&j, embedded, &mut stdout),
             None => cmd_vectors(&a, embedded, &mut stdout),
         },
@@ -579,14 +544,14 @@ fn cmd_run(a: &InputArgs, verify_shorthand: bool, out: &mut Vec<u8>) -> Result<(
 fn load_corpus(
     arg: Option<&Path>,
     embedded: Embedded,
-) -> Result<(Vec<vectors::VectorFile>, String), Failure> {
+) -> Result<(Vec<VectorFile>, String), Failure> {
     let Some(dir) = arg else {
         if embedded.is_empty() {
             return Err(invalid(
                 "this build of the command embeds no corpus: name a vector directory or file",
             ));
         }
-        let files = vectors::embedded_corpus(embedded).map_err(|e| invalid(e.to_string()))?;
+        let files = corpus::embedded_corpus(embedded).map_err(|e| invalid(e.to_string()))?;
         return Ok((files, "the embedded corpus".to_owned()));
     };
     // A single vector file is a corpus of one.
@@ -661,54 +626,6 @@ fn cmd_vectors(a: &VectorsArgs, embedded: Embedded, out: &mut Vec<u8>) -> Result
     );
     if failures > 0 {
         return Err(failed(format!("{failures} vector run(s) failed")));
-    }
-    Ok(())
-}
-
-fn cmd_generate(g: &GenerateArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
-    let names = corpus::topic_names();
-    if let Some(t) = &g.topic {
-        if !names.contains(&t.as_str()) {
-            return Err(invalid(format!(
-                "unknown topic {t:?}; topics: {}",
-                names.join(", ")
-            )));
-        }
-    } else if g.out.is_none() {
-        return Err(invalid(
-            "choose --topic NAME (printed to stdout) or --out DIR (every topic written there)",
-        ));
-    }
-    let files = quietly(|| corpus::build_all(g.seed, g.count, g.topic.as_deref()))
-        .map_err(|problems| failed(format!("generation refused: {}", problems.join(" | "))))?;
-    let render = |f: &vectors::VectorFile| {
-        let mut s = serde_json::to_string_pretty(f).unwrap_or_default();
-        s.push('\n');
-        s
-    };
-    match (&g.topic, &g.out) {
-        (Some(_), None) => out.extend(render(&files[0]).as_bytes()),
-        (Some(_), Some(p)) if p.as_os_str() == "-" => out.extend(render(&files[0]).as_bytes()),
-        (Some(_), Some(p)) => {
-            std::fs::write(p, render(&files[0]))
-                .map_err(|e| invalid(format!("{}: cannot write: {e}", p.display())))?;
-        }
-        (None, Some(dir)) => {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| invalid(format!("{}: cannot create: {e}", dir.display())))?;
-            for f in &files {
-                let p = dir.join(format!("{}.json", f.topic));
-                std::fs::write(&p, render(f))
-                    .map_err(|e| invalid(format!("{}: cannot write: {e}", p.display())))?;
-            }
-            let n: usize = files.iter().map(|f| f.number_of_tests).sum();
-            eprintln!(
-                "wrote {} files ({n} vectors) to {}; review the diff before committing",
-                files.len(),
-                dir.display()
-            );
-        }
-        (None, None) => unreachable!("checked above"),
     }
     Ok(())
 }
