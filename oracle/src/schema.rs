@@ -13,7 +13,7 @@
 use serde_json::Value as Json;
 
 use crate::ops::{Case, Output};
-use crate::wire::vectors::VectorFile;
+use crate::corpus::VectorFile;
 
 /// The schema of one case.
 pub fn case_schema() -> Json {
