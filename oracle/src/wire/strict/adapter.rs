@@ -41,6 +41,7 @@ impl<'n, 'de, D: Deserializer<'de>> Strict<'n, D, D::Error> {
 
 /// The result of a request to the parser, its error turned back into ours (the parser's own
 /// kept for the caller).
+#[inline]
 fn settle<T, E>(native: Option<&mut Option<E>>, r: Result<T, E>) -> Result<T, Error> {
     r.map_err(|n| {
         let e = recover();
@@ -53,6 +54,7 @@ fn settle<T, E>(native: Option<&mut Option<E>>, r: Result<T, E>) -> Result<T, Er
 
 macro_rules! stated {
     ($($method:ident => $want:expr),* $(,)?) => {$(
+        #[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
             let Strict { de, native } = self;
             settle(native, de.deserialize_any(Wrap::new(visitor, $want)))
@@ -93,6 +95,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D, D::Error> {
         deserialize_map => Want::Map,
     );
 
+    #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let Strict { de, native } = self;
         settle(
@@ -147,6 +150,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D, D::Error> {
     }
 
     /// A struct is an object, never an array of its fields.
+    #[inline]
     fn deserialize_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -197,6 +201,7 @@ impl<V> Wrap<V> {
 
 macro_rules! visit {
     ($($method:ident($ty:ty) => $kind:ident, $got:path);* $(;)?) => {$(
+        #[inline]
         fn $method<E: de::Error>(self, v: $ty) -> Result<Self::Value, E> {
             let want = self.want;
             if !want.admits(Kind::$kind) {
@@ -270,6 +275,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
             .map_err(|e| carry(e.stated(want)))
     }
 
+    #[inline]
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let mut native = None;
         let r = self.visitor.visit_some(Strict::keeping(d, &mut native));
@@ -284,6 +290,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
         r.map_err(|e| raise(e, native))
     }
 
+    #[inline]
     fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         let want = self.want;
         if !want.admits(Kind::Array) {
@@ -295,24 +302,29 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
             native: None,
             done: false,
         };
-        let r = self
-            .visitor
-            .visit_seq(&mut s)
-            .and_then(|v| s.finish().map(|()| v));
-        r.map_err(|e| raise(e.stated(want), s.native.take()))
+        match self.visitor.visit_seq(&mut s) {
+            Ok(v) => match s.finish() {
+                Ok(()) => Ok(v),
+                Err(e) => Err(raise(e.stated(want), s.native.take())),
+            },
+            Err(e) => Err(raise(e.stated(want), s.native.take())),
+        }
     }
 
+    #[inline]
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         let want = self.want;
         if !want.admits(Kind::Object) {
             return Err(carry(Error::mismatch(Got::Object, want)));
         }
         let mut m = MapWrap::new(map);
-        let r = self
-            .visitor
-            .visit_map(&mut m)
-            .and_then(|v| m.finish().map(|()| v));
-        r.map_err(|e| raise(e.stated(want), m.native.take()))
+        match self.visitor.visit_map(&mut m) {
+            Ok(v) => match m.finish() {
+                Ok(()) => Ok(v),
+                Err(e) => Err(raise(e.stated(want), m.native.take())),
+            },
+            Err(e) => Err(raise(e.stated(want), m.native.take())),
+        }
     }
 
     /// The parser never offers an enum (the adapter asks for enums with `deserialize_any`).
@@ -330,6 +342,7 @@ pub(super) struct SeedWrap<S>(pub(super) S);
 impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for SeedWrap<S> {
     type Value = S::Value;
 
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
         let mut native = None;
         let r = self.0.deserialize(Strict::keeping(d, &mut native));
@@ -371,6 +384,7 @@ impl<'de, A: de::SeqAccess<'de>> SeqWrap<A, A::Error> {
 impl<'de, A: de::SeqAccess<'de>> de::SeqAccess<'de> for SeqWrap<A, A::Error> {
     type Error = Error;
 
+    #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(
         &mut self,
         seed: T,
@@ -378,21 +392,17 @@ impl<'de, A: de::SeqAccess<'de>> de::SeqAccess<'de> for SeqWrap<A, A::Error> {
         if self.done {
             return Ok(None);
         }
-        match self.seq.next_element_seed(SeedWrap(seed)) {
-            Ok(Some(v)) => {
-                self.index += 1;
-                Ok(Some(v))
-            }
-            Ok(None) => {
-                self.done = true;
-                Ok(None)
-            }
-            Err(n) => {
-                let e = recover();
-                self.native = Some(n);
-                Err(e.at(Segment::Index(self.index)))
-            }
+        let r = self.seq.next_element_seed(SeedWrap(seed));
+        match &r {
+            Ok(Some(_)) => self.index += 1,
+            Ok(None) => self.done = true,
+            Err(_) => {}
         }
+        r.map_err(|n| {
+            let e = recover();
+            self.native = Some(n);
+            e.at(Segment::Index(self.index))
+        })
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -432,6 +442,7 @@ pub(super) struct KeyDe<'de>(pub(super) Cow<'de, str>);
 impl<'de> KeyDe<'de> {
     /// The key as `want`: a number or a boolean read from the key's text where one is asked
     /// for (as serde_json reads keys), else the string.
+    #[inline]
     fn read<V: Visitor<'de>>(self, visitor: V, want: Want) -> Result<V::Value, Error> {
         let w = Wrap::new(visitor, want);
         let text: &str = &self.0;
@@ -560,14 +571,56 @@ impl<'de> Deserializer<'de> for KeyDe<'de> {
     }
 }
 
-/// Above this many keys an object's duplicate check switches from a scan to a sorted list.
-const SCAN_KEYS: usize = 16;
+/// Keys of an object kept inline for the repeated-key check (an object with more spills into a
+/// hash set).
+const INLINE_KEYS: usize = 8;
+
+/// The keys of one object read so far: the first [`INLINE_KEYS`] borrowed ones in place (a
+/// small object allocates nothing for the check), the others (and keys with escapes, which the
+/// parser had to copy) in a hash set (a map keyed by ids stays linear).
+struct Seen<'de> {
+    inline: [&'de str; INLINE_KEYS],
+    len: usize,
+    rest: std::collections::HashSet<Cow<'de, str>>,
+}
+
+impl<'de> Seen<'de> {
+    #[inline]
+    fn new() -> Seen<'de> {
+        Seen {
+            inline: [""; INLINE_KEYS],
+            len: 0,
+            rest: std::collections::HashSet::new(),
+        }
+    }
+
+    /// Remembers `key`; false if the object already had it.
+    #[inline]
+    #[allow(
+        clippy::ptr_arg,
+        reason = "the Cow is kept: a borrowed key stays borrowed"
+    )]
+    fn first_time(&mut self, key: &Cow<'de, str>) -> bool {
+        let text: &str = key;
+        if self.inline[..self.len].contains(&text) {
+            return false;
+        }
+        match key {
+            Cow::Borrowed(k) if self.len < INLINE_KEYS => {
+                self.inline[self.len] = k;
+                self.len += 1;
+                true
+            }
+            _ => !self.rest.contains(text) && self.rest.insert(key.clone()),
+        }
+    }
+}
 
 /// The members of an object: keys checked for repeats as they are read, values read through
 /// [`Strict`], a failing member noted by its key.
 pub(super) struct MapWrap<'de, A: MapAccess<'de>> {
     map: A,
-    seen: Vec<Cow<'de, str>>,
+    seen: Seen<'de>,
     /// The key whose value is next.
     current: Option<Cow<'de, str>>,
     /// The parser's error of a failed member (see [`Strict`]).
@@ -579,40 +632,15 @@ impl<'de, A: MapAccess<'de>> MapWrap<'de, A> {
     pub(super) fn new(map: A) -> MapWrap<'de, A> {
         MapWrap {
             map,
-            seen: Vec::new(),
+            seen: Seen::new(),
             current: None,
             native: None,
             done: false,
         }
     }
 
-    /// Remembers `key`; false if the object already had it.
-    #[allow(
-        clippy::ptr_arg,
-        reason = "the Cow is kept: a borrowed key stays borrowed"
-    )]
-    fn first_time(&mut self, key: &Cow<'de, str>) -> bool {
-        if self.seen.len() < SCAN_KEYS {
-            if self.seen.iter().any(|k| k == key) {
-                return false;
-            }
-            self.seen.push(key.clone());
-            return true;
-        }
-        // Large objects (maps keyed by id): sort once, then binary search / insert.
-        if self.seen.len() == SCAN_KEYS {
-            self.seen.sort();
-        }
-        match self.seen.binary_search(key) {
-            Ok(_) => false,
-            Err(i) => {
-                self.seen.insert(i, key.clone());
-                true
-            }
-        }
-    }
-
     /// The next key (`None` at the end), refused if the object already had it.
+    #[inline]
     pub(super) fn key(&mut self) -> Result<Option<Cow<'de, str>>, Error> {
         match self.map.next_key::<Key<'de>>() {
             Err(n) => {
@@ -624,7 +652,7 @@ impl<'de, A: MapAccess<'de>> MapWrap<'de, A> {
                 self.done = true;
                 Ok(None)
             }
-            Ok(Some(Key(key))) if !self.first_time(&key) => {
+            Ok(Some(Key(key))) if !self.seen.first_time(&key) => {
                 let e = Error::new(Problem::DuplicateKey(key.clone().into_owned()));
                 Err(e.at(Segment::Key(key.into_owned())))
             }
@@ -633,6 +661,7 @@ impl<'de, A: MapAccess<'de>> MapWrap<'de, A> {
     }
 
     /// The value of the member `key` (just read), through `seed`.
+    #[inline]
     pub(super) fn value<V: DeserializeSeed<'de>>(
         &mut self,
         key: &str,
@@ -670,6 +699,7 @@ impl<'de, A: MapAccess<'de>> MapWrap<'de, A> {
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for MapWrap<'de, A> {
     type Error = Error;
 
+    #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
@@ -686,6 +716,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for MapWrap<'de, A> {
         }
     }
 
+    #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
         let key = self.current.take().unwrap_or_default();
         self.value(&key, seed)
