@@ -1,8 +1,9 @@
 //! `hybrid-compaction check TRACE.jsonl|-`: judge a recorded trace (`docs/TRACE.md`, SPEC
 //! TRC-1 .. TRC-11). Exit 0 conformant, 1 violations, 2 unreadable.
 //!
-//! The trace is read as a stream (a file or stdin), never whole; the report is printed only
-//! when the whole trace was readable, so stdout never holds a partial verdict.
+//! The trace is read as a stream (a file or stdin), never whole, each line up to
+//! `--max-line-bytes`; the report is printed only when the whole trace was readable, so stdout
+//! never holds a partial verdict.
 //!
 //! Counterexamples are written as `DIR/<run>.<call>.json`, each name encoded so that no two
 //! (run, call) pairs share a file ([`file_name`]).
@@ -14,7 +15,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{failed, invalid, quietly, Failure};
-use crate::trace::{self, report, Options};
+use crate::trace::{self, report, Options, DEFAULT_MAX_LINE_BYTES};
 use crate::{Engine, Model};
 use hybrid_compaction_model::seam::Implementation;
 
@@ -23,6 +24,7 @@ pub(super) const CHECK_EXAMPLE: &str = r#"Examples:
   hybrid-compaction check --json --jobs 2 run.jsonl         # one JSON document
   my-agent-tests --trace - | hybrid-compaction check -      # from stdin
   hybrid-compaction check --counterexamples cex/ run.jsonl  # then: hybrid-compaction run cex/*.json
+  hybrid-compaction check --max-line-bytes 268435456 big.jsonl  # lines up to 256 MiB
 
 Exit codes: 0 conformant; 1 violations (each with its TRC clause, run, call and line);
 2 unreadable trace (one line on stderr, nothing on stdout)."#;
@@ -45,6 +47,10 @@ pub(super) struct CheckArgs {
     /// `<run>.<call>.json` (names encoded: see docs/TRACE.md).
     #[arg(long, value_name = "DIR")]
     counterexamples: Option<PathBuf>,
+    /// The longest line read, in bytes (its line break not counted); a longer line makes the
+    /// trace unreadable (exit 2).
+    #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES, value_name = "BYTES")]
+    max_line_bytes: usize,
 }
 
 /// One run or call name in a file name: lowercase ASCII letters, digits, `-` and `_` as they
@@ -120,9 +126,13 @@ pub(super) fn cmd_check(a: &CheckArgs, out: &mut Vec<u8>) -> Result<(), Failure>
     let opts = Options {
         jobs: a.jobs,
         counterexamples: a.counterexamples.is_some() || a.json,
+        max_line_bytes: a.max_line_bytes,
     };
-    let rep =
-        quietly(|| trace::check(reader, imp, &opts)).map_err(|e| invalid(format!("{name}:{e}")))?;
+    // `NAME:LINE:COLUMN: PATH: WHAT`, as `run` names a place in its input.
+    let rep = quietly(|| trace::check(reader, imp, &opts)).map_err(|e| {
+        let at = e.column.map(|c| format!(":{c}")).unwrap_or_default();
+        invalid(format!("{name}:{}{at}: {}", e.line, e.message))
+    })?;
     if let Some(dir) = &a.counterexamples {
         std::fs::create_dir_all(dir)
             .map_err(|e| invalid(format!("{}: cannot create: {e}", dir.display())))?;
