@@ -8,6 +8,10 @@
 //! These types are *syntax* only: turning them into vocabulary values (validating a policy,
 //! constructing entries) happens in [`super::convert`], where SPEC-level rejections become typed
 //! error answers rather than parse failures.
+//!
+//! An enum's serde name is the format's word for its names (`#[serde(rename = "message
+//! part")]`), which the strict reader's refusals use ("unknown message part" and the name); the
+//! `#[schemars(rename)]` beside it keeps the schema's definition names.
 
 use std::collections::BTreeMap;
 

@@ -25,13 +25,13 @@
 //! * **what was there, and what is wrong** arrive as data: the impls below the adapter get the
 //!   reader's own error type ([`Error`]), whose serde constructors (`invalid_type(Unexpected,
 //!   ..)`, `unknown_variant(name, names)`, `missing_field(name)`, ...) keep their arguments;
-//!   [`words`] renders them (`got the string "100"`, `unknown member `x`, expected `a` or
-//!   `b``).
+//!   [`words`] renders them (``got the string "100"``, ``unknown member `x`, expected `a` or
+//!   `b` ``).
 //!
 //! An enum's names are called by the format's word for them when its serde name is one:
-//! `#[serde(rename = "message part")]` on `PartInput` makes an unknown part read `unknown
-//! message part `hi``; a serde name that is a Rust identifier (upper case first) is never
-//! shown (`unknown name ...`).
+//! `#[serde(rename = "message part")]` on `PartInput` makes an unknown part read ``unknown
+//! message part `hi` ``; a serde name that is a Rust identifier (upper case first) is never
+//! shown (``unknown name `hi` ``).
 //!
 //! The one text taken from serde_json is its description of malformed JSON (classified by
 //! `Error::classify()`), which comes with the line and column where the parser stopped.
