@@ -345,6 +345,25 @@ fn every_refusal_names_the_line_and_the_path_in_the_format_words() {
     );
 }
 
+/// The compact profile's own refusals (resolved against the run's table, after reading) name
+/// the line and a path too.
+#[test]
+fn compact_refusals_name_the_line_and_the_path() {
+    let refs = with(call(), "/snapshots/1", json!({"version": 0, "refs": [0]}));
+    let e = check(format!("{{\"trace\": 1}}\n{refs}\n").as_bytes(), &quiet())
+        .expect_err("a compact member under version 1");
+    assert_eq!(e.line, 2);
+    assert!(e.message.starts_with("$: `defs`, `refs`"), "{e}");
+    let both = with(call(), "/resultRefs", call()["result"].clone());
+    let e = check(trace_with(&both.to_string()).as_bytes(), &quiet()).expect_err("both");
+    assert_eq!(e.line, 4);
+    assert!(
+        e.message
+            .starts_with("$.resultRefs: a record has `result` or `resultRefs`, not both"),
+        "{e}"
+    );
+}
+
 /// The base record checks clean, so each row fails for its one change.
 #[test]
 fn the_base_record_is_readable() {
