@@ -30,10 +30,10 @@ mod pyvalue;
 use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
 use hybrid_compaction_oracle::trace;
-use hybrid_compaction_oracle::{run_case_caught, Engine, Implementation, Model};
 use hybrid_compaction_oracle::wire::strict;
-use hybrid_compaction_oracle::{schema, Case, RunError};
 use hybrid_compaction_oracle::workload::{self, Ending};
+use hybrid_compaction_oracle::{run_case_caught, Engine, Implementation, Model};
+use hybrid_compaction_oracle::{schema, Case, RunError};
 use pyo3::prelude::*;
 
 /// The outcome of [`run_json`]: `(status, a, b)`.

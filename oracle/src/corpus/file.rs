@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::wire::input::PolicyInput;
-use crate::ops::Output;
 use crate::ops::Case;
+use crate::ops::Output;
+pub use crate::wire::input::PolicyInput;
 
 /// The `schema` value of every vector file of this format version.
 pub const VECTOR_SCHEMA: &str = "hybrid-compaction-vectors/v1";

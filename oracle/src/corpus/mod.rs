@@ -38,8 +38,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value as Json;
 
 use crate::ops::run_case_caught;
-use crate::Model;
 use crate::wire::strict;
+use crate::Model;
 
 pub mod file;
 pub mod generated;

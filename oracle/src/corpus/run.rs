@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 use serde_json::Value as Json;
 
 use super::file::{PolicyInput, TestVector, VectorFile};
+use crate::ops::Output;
 use crate::ops::{run_case_caught, RunError};
 use hybrid_compaction_model::seam::Implementation;
-use crate::ops::Output;
 
 /// The output as compared: JSON with `error.message` removed.
 pub fn comparable(out: &Output) -> Json {
