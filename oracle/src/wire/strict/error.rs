@@ -24,7 +24,7 @@ use serde::de::{self, Unexpected};
 
 use super::Segment;
 
-/// An error of the strict reader: a [`Problem`] and its JSON path.
+/// An error of the strict reader: a `Problem` and its JSON path.
 #[derive(Debug)]
 pub struct Error(Box<Inner>);
 

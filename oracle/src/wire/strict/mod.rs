@@ -25,7 +25,7 @@
 //! * **what was there, and what is wrong** arrive as data: the impls below the adapter get the
 //!   reader's own error type ([`Error`]), whose serde constructors (`invalid_type(Unexpected,
 //!   ..)`, `unknown_variant(name, names)`, `missing_field(name)`, ...) keep their arguments;
-//!   [`words`] renders them (``got the string "100"``, ``unknown member `x`, expected `a` or
+//!   `words` renders them (``got the string "100"``, ``unknown member `x`, expected `a` or
 //!   `b` ``).
 //!
 //! An enum's names are called by the format's word for them when its serde name is one:
