@@ -22,7 +22,7 @@ use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{CancelAtCall, ScriptedReducer};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
-use hybrid_compaction_oracle::wire::{self, VectorFile};
+use hybrid_compaction_oracle::corpus::{comparable, VectorFile};
 use hybrid_compaction_oracle::{run_case, Case, Engine, Implementation, Model};
 
 use crate::decode::{self, AssembleInput, EstimatorChoice, VerifyInput};
@@ -219,7 +219,7 @@ pub fn check_case(case: &Case) {
     let e = run_case(case, &Engine);
     match (&m, &e) {
         (Ok(a), Ok(b)) => {
-            let (a, b) = (wire::vectors::comparable(a), wire::vectors::comparable(b));
+            let (a, b) = (comparable(a), comparable(b));
             assert!(
                 a == b,
                 "model/engine outputs differ\nmodel:  {a}\nengine: {b}\ncase: {}",

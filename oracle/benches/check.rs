@@ -12,7 +12,8 @@
 //! the benchmark's thread (`/proc/thread-self/schedstat`, nanoseconds on a CPU), which on a
 //! shared, loaded machine is what "calls per second on one core" means: the time the checker
 //! actually ran, not the time it waited for a core. `check-cpu` runs the `--jobs 1` cases only
-//! (with more jobs the work is on other threads).
+//! (with more jobs the work is on other threads). `check-parse` measures reading alone: the
+//! strict reader the checker uses beside plain `serde_json`.
 
 #[path = "../tests/trace_support/mod.rs"]
 mod trace_support;
@@ -139,6 +140,7 @@ fn bench_cpu(c: &mut Criterion<ThreadCpu>) {
         let opts = Options {
             jobs: 1,
             counterexamples: false,
+            ..Options::default()
         };
         g.bench_with_input(
             BenchmarkId::new(format!("{form}/{name}/jobs1"), calls),
@@ -148,6 +150,46 @@ fn bench_cpu(c: &mut Criterion<ThreadCpu>) {
                     let r = trace::check(black_box(t.as_bytes()), imp, &opts).unwrap();
                     assert!(r.violations.is_empty());
                     r.calls
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+/// Reading alone (`check-parse`): every record line of the 100-run traces read as the checker
+/// reads it (`format::parse_record`: the strict reader, a repeated key refused anywhere, paths
+/// in refusals) and, for comparison, by plain `serde_json` (no duplicate check inside values),
+/// in CPU time of the thread. The difference is what strictness costs per call.
+fn bench_parse(c: &mut Criterion<ThreadCpu>) {
+    let mut g = c.benchmark_group("check-parse");
+    g.sample_size(10).measurement_time(Duration::from_secs(4));
+    for form in ["expanded", "compact"] {
+        let (text, calls) = recorded(100, 100, None, form == "compact");
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        g.throughput(Throughput::Elements(calls as u64));
+        g.bench_with_input(
+            BenchmarkId::new(format!("{form}/strict"), calls),
+            &lines,
+            |b, ls| {
+                b.iter(|| {
+                    ls.iter()
+                        .map(|l| trace::format::parse_record(black_box(l)).is_ok() as usize)
+                        .sum::<usize>()
+                })
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new(format!("{form}/plain-serde"), calls),
+            &lines,
+            |b, ls| {
+                b.iter(|| {
+                    ls.iter()
+                        .map(|l| {
+                            serde_json::from_str::<trace::format::Record>(black_box(l)).is_ok()
+                                as usize
+                        })
+                        .sum::<usize>()
                 })
             },
         );
@@ -180,6 +222,7 @@ fn bench(c: &mut Criterion) {
         let opts = Options {
             jobs,
             counterexamples: false,
+            ..Options::default()
         };
         g.bench_with_input(
             BenchmarkId::new(format!("{form}/{name}/jobs{jobs}"), calls),
@@ -203,7 +246,7 @@ mod group {
     criterion_group! {
         name = cpu;
         config = Criterion::default().with_measurement(ThreadCpu);
-        targets = bench_cpu
+        targets = bench_cpu, bench_parse
     }
 }
 criterion_main!(group::benches, group::cpu);

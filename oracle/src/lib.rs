@@ -2,7 +2,7 @@
 //!
 //! The door to the outside for other implementations of hybrid context compaction (ADR-0007,
 //! `docs/SPEC.md`): the JSON wire format ([`wire`]), its JSON Schemas, the vector corpus and its
-//! generator, and the `hybrid-compaction` command ([`cli`]). It runs both implementations side by
+//! generator ([`corpus`]), and the `hybrid-compaction` command ([`cli`]). It runs both implementations side by
 //! side: the executable specification (crate `hybrid-compaction-spec`) and the optimized engine
 //! (crate `hybrid-compaction`).
 //!
@@ -13,7 +13,8 @@
 //!  JSON case --ops::Case (one module per operation)--> vocabulary values (wire::convert)
 //!      --> &dyn Implementation: Model (hybrid_compaction_spec) | Engine (hybrid_compaction::seam)
 //!      --> answer --ops::Output--> JSON
-//!  vectors/*.json --corpus--> cases + expected outputs --> per-topic pass table (cli)
+//!  vectors/source/*.json --corpus (Model)--> vectors/*.json + vectors/pins/PINS.json
+//!  vectors/*.json --corpus::file--> cases + expected outputs --corpus::run--> per-topic table (cli)
 //!  trace JSONL --trace--> replay each recorded call through the seam --> TRC-n violations
 //! ```
 //!
@@ -32,6 +33,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod corpus;
 pub mod ops;
 pub mod schema;
 pub mod trace;

@@ -12,8 +12,8 @@
 
 use serde_json::Value as Json;
 
+use crate::corpus::VectorFile;
 use crate::ops::{Case, Output};
-use crate::wire::vectors::VectorFile;
 
 /// The schema of one case.
 pub fn case_schema() -> Json {

@@ -29,7 +29,7 @@ use std::fmt;
 use hybrid_compaction::transcript::TranscriptFormat;
 use serde_json::{json, Map, Value as Json};
 
-use crate::wire::corpus::generated::SplitMix64;
+use crate::corpus::generated::SplitMix64;
 
 /// The fewest messages a conversation can have: the system message and the longest ending.
 pub const MIN_MESSAGES: usize = 7;

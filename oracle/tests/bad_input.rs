@@ -228,7 +228,7 @@ fn table() -> Vec<Bad> {
         bad("unknown part key", parts(json!([{"image": "x"}])), "$.entries[0].parts[0]", "unknown message part `image`", Rejects),
         bad("part with two keys", parts(json!([{"text": "x", "call": {"callId": "c", "name": "f"}}])), "$.entries[0].parts[0]", "exactly one key", Rejects),
         bad("empty part", parts(json!([{}])), "$.entries[0].parts[0]", "exactly one key, got an empty object", Rejects),
-        bad("part a number", parts(json!([5])), "$.entries[0].parts[0]", "expected a message part: an object with one key", Rejects),
+        bad("part a number", parts(json!([5])), "$.entries[0].parts[0]", "expected a message part: `text`, `call`, `result` or `unsupported`, as a name or as the one key of an object, got the number 5", Rejects),
         bad("text part a number", parts(json!([{"text": 5}])), "$.entries[0].parts[0].text", "expected a string", Rejects),
         bad("call without callId", parts(json!([{"call": {"name": "f"}}])), "$.entries[0].parts[0].call", "missing member `callId`", Rejects),
         bad("call arguments an array", parts(json!([{"call": {"callId": "c", "name": "f", "arguments": [1]}}])), "$.entries[0].parts[0].call.arguments", "expected an object, got an array", Rejects),
@@ -317,6 +317,43 @@ fn table() -> Vec<Bad> {
         bad("transcript ids a number", text(json!({"op": "entry", "transcript": {"format": "openai-chat", "messages": [], "ids": 1}})), "$.transcript.ids", "expected an array", Rejects),
         bad("transcript override key 01", text(json!({"op": "entry", "transcript": {"format": "openai-chat", "messages": [{"role": "user", "content": "x"}], "overrides": {"01": "Summary"}}})), "$.transcript.overrides[\"01\"]", "without sign or leading zeros", Rejects),
         bad("augment without id", text(json!({"op": "entry", "entries": [], "augment": {"segment": {"body": "x"}}})), "$.augment", "missing member `id`", Rejects),
+        // ---- each kind of refusal of the reader, at several depths (its own words, built from
+        // what it was asked to read: never serde's sentences)
+        // wrong type (serde's invalid_type)
+        bad("a number for a string, six levels down", reducer(json!({"kind": "scripted", "steps": [{"propose": [{"new": {"id": "s", "kind": "Summary", "parts": [{"call": {"callId": "c", "name": 1}}]}}]}]})), "$.reducer.steps[0].propose[0].new.parts[0].call.name", "expected a string, got the number 1", Rejects),
+        bad("true for an id in a later snapshot", assemble(json!({"entries": null, "snapshots": [{"version": 0, "entries": []}, {"version": 1, "entries": [{"id": true, "kind": "Summary"}]}]})), "$.snapshots[1].entries[0].id", "expected a string, got true", Rejects),
+        bad("an array for a string", entry(json!({"id": "a", "kind": "Summary", "role": ["user"]})), "$.entries[0].role", "expected a string, got an array", Rejects),
+        bad("null for a required integer", policy_raw("hardLimit", "null"), "$.policy.hardLimit", "expected a signed 32-bit integer (-2147483648 to 2147483647), got null", Rejects),
+        bad("an object for an array, deep", reducer(json!({"kind": "upstream", "steps": [{"return": [{"role": "user", "parts": {"text": "x"}}]}]})), "$.reducer.steps[0].return[0].parts", "expected an array, got an object", Rejects),
+        bad("an array for an object, in a schedule", assemble(json!({"entries": null, "snapshots": [[0, []]]})), "$.snapshots[0]", "expected an object, got an array", Rejects),
+        bad("a unit step given a value", reducer(json!({"kind": "scripted", "steps": [{"echo": 1}]})), "$.reducer.steps[0].echo", "expected null, got the number 1", Rejects),
+        bad("a plain enum given a number", text(json!({"op": "entry", "transcript": {"format": 5, "messages": []}})), "$.transcript.format", "expected a transcript format: `openai-chat`, `anthropic-messages` or `langchain`, as a name or as the one key of an object, got the number 5", Rejects),
+        // integer out of each range (serde's invalid_value, stated by the adapter)
+        bad("u32 at 2^32", estimator(json!({"kind": "memo", "estimator": {"kind": "utf8"}, "capacity": 4_294_967_296u64})), "$.policy.estimator.capacity", "expected an unsigned 32-bit integer (0 to 4294967295), got the number 4294967296", Rejects),
+        bad("u32 negative, deep", reducer(json!({"kind": "messageCounting", "targetCount": -5})), "$.reducer.targetCount", "expected an unsigned 32-bit integer (0 to 4294967295), got the number -5", Rejects),
+        bad("i32 fraction in a table size", estimator(json!({"kind": "table", "sizes": {"a": 0.5}, "default": 1})), "$.policy.estimator.sizes.a", "expected a signed 32-bit integer (-2147483648 to 2147483647), got the number 0.5", Rejects),
+        bad("i64 below -2^63", raw_case(&format!(r#"{{"op":"assemble","policy":{p},"snapshots":[{{"version":-9223372036854775809,"entries":[]}}]}}"#)), "$.snapshots[0].version", "expected a signed 64-bit integer (-9223372036854775808 to 9223372036854775807), got the number -9.223372036854776e18", Cannot("64-bit bounds")),
+        bad("u64 negative in a value map", text(json!({"op": "leases", "steps": [{"beginRun": {"revisions": {"b": -1}}}]})), "$.steps[0].beginRun.revisions.b", "expected an unsigned 64-bit integer (0 to 18446744073709551615), got the number -1", Rejects),
+        bad("u64 past 2^64", raw_case(r#"{"op":"leases","steps":[{"beginRun":{"revisions":{"b":18446744073709551616}}}]}"#), "$.steps[0].beginRun.revisions.b", "expected an unsigned 64-bit integer (0 to 18446744073709551615), got the number 1.8446744073709552e19", Cannot("64-bit bounds")),
+        // unknown member (serde's unknown_field)
+        bad("unknown member of a proposed entry", reducer(json!({"kind": "scripted", "steps": [{"propose": [{"new": {"id": "s", "kind": "Summary", "txt": "x"}}]}]})), "$.reducer.steps[0].propose[0].new.txt", "unknown member `txt`, expected one of `id`, `kind`, `role`, `author`, `text`, `parts`, `segment`", Rejects),
+        bad("unknown member of a segment", entry(json!({"id": "a", "kind": "RecoverableContextSegment", "segment": {"body": "x", "ref": "y"}})), "$.entries[0].segment.ref", "unknown member `ref`, expected `reference` or `body`", Rejects),
+        bad("unknown member before the tag", raw_case(r#"{"op":"policy","policy":{"hardLimit":1,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{"sizes":{},"kind":"constant"}}}"#), "$.policy.estimator.sizes", "unknown member `sizes`, expected `size`", Rejects),
+        // unknown name (serde's unknown_variant) of a tagged union and of plain enums
+        bad("unknown tagged name, tag last", raw_case(&format!(r#"{{"op":"assemble","policy":{p},"entries":[],"reducer":{{"steps":[],"kind":"smart"}}}}"#)), "$.reducer.kind", "unknown reducer kind \"smart\", expected one of `scripted`, `upstream`, `messageCounting`", Rejects),
+        bad("unknown name of an enum with a word, as a key", reducer(json!({"kind": "upstream", "steps": [{"yield": []}]})), "$.reducer.steps[0]", "unknown upstream step `yield`, expected one of `echo`, `null`, `fail`, `return`", Rejects),
+        bad("unknown name of an enum without a word", text(json!({"op": "leases", "steps": ["jump"]})), "$.steps[0]", "unknown name `jump`, expected one of `beginRun`, `ensureRun`", Rejects),
+        bad("unknown name of an enum without a word, as a key", text(json!({"op": "leases", "steps": [{"jump": {}}]})), "$.steps[0]", "unknown name `jump`, expected one of `beginRun`", Rejects),
+        // missing member (serde's missing_field)
+        bad("missing member of a proposed entry", reducer(json!({"kind": "scripted", "steps": [{"propose": [{"new": {"id": "s"}}]}]})), "$.reducer.steps[0].propose[0].new:", "missing member `kind`", Rejects),
+        bad("missing member of a result part", parts(json!([{"result": {"value": 1}}])), "$.entries[0].parts[0].result:", "missing member `callId`", Rejects),
+        bad("missing member of a later snapshot", assemble(json!({"entries": null, "snapshots": [{"version": 0, "entries": []}, {"entries": []}]})), "$.snapshots[1]:", "missing member `version`", Rejects),
+        // duplicate key (the adapter's check; serde's duplicate_field)
+        bad("duplicate key in a table's sizes", raw_case(r#"{"op":"policy","policy":{"hardLimit":1,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{"kind":"table","sizes":{"a":1,"a":2},"default":0}}}"#), "$.policy.estimator.sizes.a", "duplicate key \"a\": an object may name each member once", Cannot("duplicate keys")),
+        bad("duplicate policy member", raw_case(r#"{"op":"policy","policy":{"hardLimit":1,"hardLimit":2,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1}}"#), "$.policy.hardLimit", "duplicate key \"hardLimit\"", Cannot("duplicate keys")),
+        bad("duplicate key in a provider message", raw_case(r#"{"op":"entry","transcript":{"format":"openai-chat","messages":[{"role":"user","role":"user","content":"x"}]}}"#), "$.transcript.messages[0].role", "duplicate key \"role\"", Cannot("duplicate keys")),
+        bad("duplicate key of a one-key part", raw_case(r#"{"op":"entry","entries":[{"id":"a","kind":"Summary","parts":[{"text":"a","text":"b"}]}]}"#), "$.entries[0].parts[0].text", "duplicate key \"text\"", Cannot("duplicate keys")),
+        bad("duplicate tag, tag last", raw_case(r#"{"op":"policy","policy":{"hardLimit":1,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{"size":1,"kind":"constant","kind":"constant"}}}"#), "$.policy.estimator.kind", "duplicate key \"kind\"", Cannot("duplicate keys")),
         // ---- select / evaluate / analyze
         bad("select with neither entries nor transcript", text(json!({"op": "select", "policy": p})), "$:", "missing member `entries` (or `transcript`)", Rejects),
         bad("evaluate with entries and transcript", text(json!({"op": "evaluate", "policy": p, "entries": [], "transcript": {"format": "langchain", "messages": []}})), "$:", "mutually exclusive", Rejects),
@@ -620,4 +657,129 @@ fn the_wire_fuzz_seeds_are_refused_in_the_format_words() {
         }
     }
     assert!(refused >= 2, "only {refused} seeds refused");
+}
+
+/// Every serde error constructor a `Deserialize` impl can call (`invalid_type`, `invalid_value`,
+/// `invalid_length`, `unknown_variant`, `unknown_field`, `missing_field`, a repeated key, an
+/// enum's shapes), through the reader on small types of the test's own: each refusal names the
+/// JSON path and says, in the format's words, what the adapter was asked to read (never the
+/// Rust type: `u8`, `tuple`, `enum Shape`). The same rows read from a parsed value give the
+/// same path and words.
+#[test]
+fn the_reader_words_every_serde_error_without_rust_names() {
+    use std::collections::BTreeMap;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code, reason = "read, never used")]
+    struct S {
+        a: u8,
+        #[serde(default)]
+        b: Option<i16>,
+        #[serde(default)]
+        t: Option<(u8, u8)>,
+        #[serde(default)]
+        c: Option<char>,
+        #[serde(default)]
+        e: Option<Shape>,
+        #[serde(default)]
+        w: Option<Worded>,
+        #[serde(default)]
+        m: Option<BTreeMap<u8, bool>>,
+        #[serde(default)]
+        f: Option<f64>,
+        #[serde(default)]
+        u: Option<()>,
+        #[serde(default)]
+        l: Option<Vec<i64>>,
+    }
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code, reason = "read, never used")]
+    enum Shape {
+        Unit,
+        Pair(u8, u8),
+        Named { x: u16 },
+    }
+    /// An enum whose serde name is the format's word for its names.
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(rename = "colour", rename_all = "lowercase")]
+    #[allow(dead_code, reason = "read, never used")]
+    enum Worded {
+        Red,
+        Green,
+    }
+
+    let rows: &[(&str, &str, &str)] = &[
+        (r#"{"a": 256}"#, "$.a", "expected an unsigned 8-bit integer (0 to 255), got the number 256"),
+        (r#"{"a": "1"}"#, "$.a", "expected an unsigned 8-bit integer (0 to 255), got the string \"1\""),
+        (r#"{"a": -0}"#, "$.a", "got -0 (a negative zero is not an integer: write 0)"),
+        (r#"{"a": 1.5}"#, "$.a", "expected an unsigned 8-bit integer (0 to 255), got the number 1.5"),
+        (r#"{"a": 1, "b": -40000}"#, "$.b", "expected a signed 16-bit integer (-32768 to 32767), got the number -40000"),
+        (r#"{"a": 1, "t": [1, 2, 3]}"#, "$.t", "expected an array of 2 elements, got 3 elements"),
+        (r#"{"a": 1, "t": [1]}"#, "$.t", "expected an array of 2 elements, got 1 element"),
+        (r#"{"a": 1, "t": {}}"#, "$.t", "expected an array of 2 elements, got an object"),
+        (r#"{"a": 1, "t": [1, "x"]}"#, "$.t[1]", "expected an unsigned 8-bit integer (0 to 255), got the string \"x\""),
+        (r#"{"a": 1, "c": "ab"}"#, "$.c", "expected a string of one character, got the string \"ab\""),
+        (r#"{"a": 1, "e": "Other"}"#, "$.e", "unknown name `Other`, expected one of `Unit`, `Pair`, `Named`"),
+        (r#"{"a": 1, "e": {"Other": 1}}"#, "$.e", "unknown name `Other`, expected one of `Unit`, `Pair`, `Named`"),
+        (r#"{"a": 1, "e": {"Pair": [1]}}"#, "$.e.Pair", "expected an array of 2 elements, got 1 element"),
+        (r#"{"a": 1, "e": {"Named": [1]}}"#, "$.e.Named", "expected an object, got an array"),
+        (r#"{"a": 1, "e": {"Named": {"x": -1}}}"#, "$.e.Named.x", "expected an unsigned 16-bit integer (0 to 65535), got the number -1"),
+        (r#"{"a": 1, "e": {"Named": {}}}"#, "$.e.Named", "missing member `x`"),
+        (r#"{"a": 1, "e": {"Unit": null, "Pair": [1, 2]}}"#, "$.e.Unit", "expected an object with exactly one key, got another key \"Pair\""),
+        (r#"{"a": 1, "e": {}}"#, "$.e", "expected an object with exactly one key, got an empty object"),
+        (r#"{"a": 1, "e": "Pair"}"#, "$.e", "`Pair` takes a value: write {\"Pair\": ...}"),
+        (r#"{"a": 1, "e": 3}"#, "$.e", "expected `Unit`, `Pair` or `Named`, as a name or as the one key of an object, got the number 3"),
+        (r#"{"a": 1, "w": "blue"}"#, "$.w", "unknown colour `blue`, expected `red` or `green`"),
+        (r#"{"a": 1, "w": true}"#, "$.w", "expected a colour: `red` or `green`, as a name or as the one key of an object, got true"),
+        (r#"{"a": 1, "m": {"x": true}}"#, "$.m.x", "expected an unsigned 8-bit integer (0 to 255), got the string \"x\""),
+        (r#"{"a": 1, "m": {"300": true}}"#, "$.m[\"300\"]", "expected an unsigned 8-bit integer (0 to 255), got the number 300"),
+        (r#"{"a": 1, "m": {"1": 0}}"#, "$.m[\"1\"]", "expected true or false, got the number 0"),
+        (r#"{"a": 1, "f": "x"}"#, "$.f", "expected a number, got the string \"x\""),
+        (r#"{"a": 1, "u": 0}"#, "$.u", "expected null, got the number 0"),
+        (r#"{"a": 1, "l": [1, 2, 9223372036854775808]}"#, "$.l[2]", "expected a signed 64-bit integer (-9223372036854775808 to 9223372036854775807), got the number 9223372036854775808"),
+        (r#"{"a": 1, "l": [[]]}"#, "$.l[0]", "expected a signed 64-bit integer (-9223372036854775808 to 9223372036854775807), got an array"),
+        (r#"{"a": 1, "z": 0}"#, "$.z", "unknown member `z`, expected one of `a`, `b`, `t`, `c`, `e`, `w`, `m`, `f`, `u`, `l`"),
+        (r#"{}"#, "$", "missing member `a`"),
+        (r#"{"b": 1}"#, "$", "missing member `a`"),
+        (r#"[1]"#, "$", "expected an object, got an array"),
+        (r#""s""#, "$", "expected an object, got the string \"s\""),
+        (r#"{"a": 1, "a": 2}"#, "$.a", "duplicate key \"a\": an object may name each member once"),
+        (r#"{"a": 1, "m": {"1": true, "1": false}}"#, "$.m[\"1\"]", "duplicate key \"1\""),
+    ];
+    let mut problems = Vec::new();
+    for (text, path, words) in rows {
+        match strict::read::<S>(text) {
+            Ok(v) => problems.push(format!("{text}: accepted as {v:?}")),
+            Err(e) => {
+                let ok = e.path == *path
+                    && e.message.contains(words)
+                    && !e.syntax
+                    && e.position.is_some()
+                    && rust_words(&e.message).is_empty();
+                if !ok {
+                    problems.push(format!("{text}: got {e:?}, want {path} {words:?}"));
+                }
+                // A parsed value (no repeated keys left in it, its keys sorted) reads the same.
+                let same_value = !text.contains(r#""a": 1, "a""#)
+                    && !text.contains(r#""1": true, "1""#)
+                    && !text.contains(r#""Unit": null, "#);
+                if same_value {
+                    let value: Json = serde_json::from_str(text).expect("JSON");
+                    match strict::read_value::<S>(value) {
+                        Ok(_) => problems.push(format!("{text}: accepted as a value")),
+                        Err(v)
+                            if (v.path.as_str(), v.message.as_str(), v.position)
+                                != (e.path.as_str(), e.message.as_str(), None) =>
+                        {
+                            problems.push(format!("{text}: as a value {v:?}, as text {e:?}"));
+                        }
+                        Err(_) => {}
+                    }
+                }
+            }
+        }
+    }
+    assert!(rows.len() >= 30, "{} rows", rows.len());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -327,6 +327,220 @@ fn vectors_generate_reproduces_the_committed_files() {
     );
 }
 
+/// A corpus directory of two topics (policy, verify) copied from the repository's, with the
+/// whole pin ledger.
+fn corpus_copy(name: &str) -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+    let d = tmpdir(name);
+    for sub in ["source", "pins"] {
+        std::fs::create_dir_all(d.join(sub)).expect("mkdir");
+    }
+    for rel in [
+        "policy.json",
+        "verify.json",
+        "source/policy.json",
+        "source/verify.json",
+        "pins/PINS.json",
+        "pins/RETIRED.json",
+    ] {
+        std::fs::copy(repo.join(rel), d.join(rel)).expect("copy");
+    }
+    d
+}
+
+fn read_json(path: &Path) -> Json {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json")
+}
+
+fn write_json(path: &Path, v: &Json) {
+    std::fs::write(path, serde_json::to_string_pretty(v).expect("json")).expect("write");
+}
+
+fn tc_ids(vector_file: &Json) -> Vec<u64> {
+    vector_file["testGroups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .flat_map(|g| g["tests"].as_array().expect("tests").iter())
+        .map(|t| t["tcId"].as_u64().expect("tcId"))
+        .collect()
+}
+
+#[test]
+fn vectors_generate_pins_new_tc_ids_and_never_changes_a_published_one() {
+    let d = corpus_copy("pins");
+    let at = |rel: &str| d.join(rel);
+    let generate = |extra: &[&str]| {
+        let mut args = vec!["vectors", "generate", "--corpus", d.to_str().expect("path")];
+        args.extend_from_slice(extra);
+        run(&args, b"")
+    };
+    let into_corpus = ["--topic", "policy", "--out", d.to_str().expect("path")];
+    let pins_before = std::fs::read_to_string(at("pins/PINS.json")).expect("pins");
+    let verify_before = std::fs::read(at("verify.json")).expect("verify");
+    let verify_mtime = std::fs::metadata(at("verify.json"))
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let policy_before = read_json(&at("policy.json"));
+
+    // Nothing changed: nothing is written.
+    let o = generate(&into_corpus);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stderr.contains("0 of 1 topic files"), "{}", o.stderr);
+
+    // A test inserted in the middle of the source: one new vector, one new pin, nothing renumbered.
+    let mut source = read_json(&at("source/policy.json"));
+    let mut inserted = source["testGroups"][0]["tests"][0].clone();
+    let limit = inserted["case"]["policy"]["hardLimit"]
+        .as_i64()
+        .expect("hardLimit")
+        + 1;
+    inserted["tcId"] = json!(2999);
+    inserted["comment"] = json!("an inserted test");
+    inserted["case"]["policy"]["hardLimit"] = json!(limit);
+    inserted["expect"] = json!({"policy": {"hardLimit": limit}});
+    assert!(!pins_before.contains("\"2999\""), "2999 is already pinned");
+    source["testGroups"][0]["tests"]
+        .as_array_mut()
+        .expect("tests")
+        .insert(1, inserted);
+    write_json(&at("source/policy.json"), &source);
+    let o = generate(&into_corpus);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("pinned 1 new tcId(s): 2999"),
+        "{}",
+        o.stderr
+    );
+    let policy_after = read_json(&at("policy.json"));
+    let mut ids = tc_ids(&policy_before);
+    ids.insert(1, 2999);
+    assert_eq!(tc_ids(&policy_after), ids);
+    let mut tests_after: Vec<Json> = policy_after["testGroups"][0]["tests"]
+        .as_array()
+        .expect("tests")
+        .clone();
+    tests_after.remove(1);
+    assert_eq!(
+        Json::Array(tests_after),
+        policy_before["testGroups"][0]["tests"],
+        "an existing vector changed"
+    );
+    let pins_after = std::fs::read_to_string(at("pins/PINS.json")).expect("pins");
+    let added: Vec<&str> = pins_after
+        .lines()
+        .filter(|l| {
+            !pins_before
+                .lines()
+                .any(|b| b.trim_end_matches(',') == l.trim_end_matches(','))
+        })
+        .collect();
+    assert_eq!(added.len(), 1, "{added:?}");
+    assert!(added[0].contains("\"2999\""));
+    assert_eq!(
+        std::fs::read(at("verify.json")).expect("verify"),
+        verify_before
+    );
+    assert_eq!(
+        std::fs::metadata(at("verify.json"))
+            .and_then(|m| m.modified())
+            .expect("mtime"),
+        verify_mtime,
+        "--topic policy rewrote verify.json"
+    );
+
+    // A published vector whose case (and so its expected output) changes: refused, nothing written.
+    let mut changed = source.clone();
+    let t = &mut changed["testGroups"][0]["tests"][0];
+    let limit = t["case"]["policy"]["hardLimit"]
+        .as_i64()
+        .expect("hardLimit")
+        + 5;
+    t["case"]["policy"]["hardLimit"] = json!(limit);
+    t["expect"] = json!({"policy": {"hardLimit": limit}});
+    let tc = t["tcId"].as_u64().expect("tcId");
+    write_json(&at("source/policy.json"), &changed);
+    let written = std::fs::read(at("policy.json")).expect("policy");
+    let o = generate(&into_corpus);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    for needle in [
+        &format!("tcId {tc} [policy]"),
+        "changed",
+        "retire",
+        "RETIRED.json",
+    ] {
+        assert!(o.stderr.contains(needle), "{needle:?}: {}", o.stderr);
+    }
+    assert_eq!(std::fs::read(at("policy.json")).expect("policy"), written);
+    // The same to stdout: refused too.
+    assert_eq!(generate(&["--topic", "policy"]).code, 1);
+
+    // A test dropped without being retired: refused.
+    let mut dropped = source.clone();
+    dropped["testGroups"][0]["tests"]
+        .as_array_mut()
+        .expect("tests")
+        .remove(0);
+    write_json(&at("source/policy.json"), &dropped);
+    let o = generate(&into_corpus);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains(&format!("tcId {tc} [policy]: would disappear")),
+        "{}",
+        o.stderr
+    );
+
+    // Retired: its test leaves the source, its tcId goes into RETIRED.json, its pin stays.
+    write_json(
+        &at("pins/RETIRED.json"),
+        &json!({tc.to_string(): "a SPEC change (test)"}),
+    );
+    let o = generate(&into_corpus);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(!tc_ids(&read_json(&at("policy.json"))).contains(&tc));
+    assert!(std::fs::read_to_string(at("pins/PINS.json"))
+        .expect("pins")
+        .contains(&format!("\"{tc}\"")));
+    // ... and is never used again.
+    write_json(&at("source/policy.json"), &source);
+    let o = generate(&into_corpus);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains(&format!("tcId {tc} [policy]: the tcId is retired")),
+        "{}",
+        o.stderr
+    );
+
+    // A bad source is invalid input (exit 2), named by file, tcId and JSON path.
+    let mut bad = source.clone();
+    bad["testGroups"][0]["tests"][1]["clauses"] = json!("POL-1");
+    write_json(&at("source/policy.json"), &bad);
+    let o = generate(&into_corpus);
+    assert_invalid(&o, "a malformed source");
+    assert!(o.stderr.contains("source/policy.json:"), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("tcId 2999: $.testGroups[0].tests[1].clauses: expected an array"),
+        "{}",
+        o.stderr
+    );
+
+    // The generated topic with another seed is a scratch set: never into the corpus directory.
+    assert_invalid(
+        &generate(&[
+            "--topic",
+            "generated",
+            "--seed",
+            "3",
+            "--out",
+            d.to_str().expect("path"),
+        ]),
+        "a scratch generated topic into the corpus",
+    );
+}
+
 #[test]
 fn run_stream_answers_line_by_line_and_a_bad_line_does_not_stop_the_rest() {
     let good = json!({"op": "policy", "policy": policy()}).to_string();

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use hybrid_compaction_oracle::wire::vectors::{render_table, TopicReport};
+use hybrid_compaction_oracle::corpus::{render_table, TopicReport};
 use hybrid_compaction_oracle::{run_case, Case, Engine, Implementation, Model};
 use serde_json::{json, Value as Json};
 
@@ -599,6 +599,11 @@ const CRATES: &[(&str, &str, &str)] = &[
         "hybrid_compaction_loom",
         "hybrid-compaction-loom",
         "tests/loom",
+    ),
+    (
+        "hybrid_compaction_vectors",
+        "hybrid-compaction-vectors",
+        "vectors",
     ),
 ];
 

@@ -50,6 +50,7 @@ fn check_text(text: &str, imp: &dyn Implementation, jobs: usize) -> Report {
     let opts = Options {
         jobs,
         counterexamples: false,
+        ..Options::default()
     };
     trace::check(text.as_bytes(), imp, &opts).expect("readable trace")
 }
@@ -122,7 +123,7 @@ fn trc_9_check_exit_codes() {
     let (code, out, err) = bin(&["check", "-"], "{\"v\": 2}\n");
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(
-        err.contains("line 1") && err.contains("$.v: unknown member `v`"),
+        err.contains("<stdin>:1:") && err.contains("$.v: unknown member `v`"),
         "{err}"
     );
 }
@@ -566,6 +567,7 @@ fn trc_1_a_disagreeing_call_yields_a_shrunk_case_that_run_reproduces() {
         let opts = Options {
             jobs: 1,
             counterexamples: true,
+            ..Options::default()
         };
         let r = trace::check(text.as_bytes(), &Model, &opts).unwrap();
         assert!(
@@ -804,6 +806,7 @@ fn trc_1_compact_and_expanded_records_check_identically() {
         let opts = Options {
             jobs: 1,
             counterexamples: true,
+            ..Options::default()
         };
         let a = trace::check(texts[0].as_bytes(), &Model, &opts).unwrap();
         let b = trace::check(texts[1].as_bytes(), &Model, &opts).unwrap();
@@ -830,7 +833,7 @@ fn trc_1_compact_and_expanded_records_check_identically() {
     let (code, out, err) = bin(&["check", "-"], &bad);
     assert_eq!(code, 2, "{out}{err}");
     assert!(
-        err.contains(":line ") && err.contains("refs: table index 99999 is not defined yet"),
+        err.contains("<stdin>:") && err.contains("refs: table index 99999 is not defined yet"),
         "{err}"
     );
 }

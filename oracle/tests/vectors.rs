@@ -1,6 +1,7 @@
 //! The shipped vector corpus: schema validity, SPEC clause coverage, outcome / reason / error
-//! coverage, reproducibility of the generator, and agreement of the model and the engine with
-//! every expected output.
+//! coverage, reproducibility of the generator from the topic sources, pinned tcIds (every rule of
+//! `corpus::pins`, and that inserting a test renumbers nothing), and agreement of the model and
+//! the engine with every expected output.
 
 #![allow(clippy::cast_possible_truncation, reason = "test data: small counts")]
 
@@ -9,14 +10,27 @@ mod schema_support;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use hybrid_compaction_oracle::corpus::pins::{self, Ledger, PinStatus};
+use hybrid_compaction_oracle::corpus::{
+    self, corpus_files, load_file, run_file, Source, TestVector, VectorFile,
+};
 use hybrid_compaction_oracle::schema;
-use hybrid_compaction_oracle::wire::corpus;
-use hybrid_compaction_oracle::wire::vectors::{corpus_files, load_file, run_file, VectorFile};
 use hybrid_compaction_oracle::{Engine, Implementation, Model, Output};
 use serde_json::Value as Json;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors")
+}
+
+fn sources() -> Vec<Source> {
+    corpus::load_sources(&dir().join(corpus::SOURCE_DIR)).unwrap_or_else(|p| {
+        let lines: Vec<String> = p.iter().map(ToString::to_string).collect();
+        panic!("{}", lines.join("\n"))
+    })
+}
+
+fn ledger() -> Ledger {
+    Ledger::load(&dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn corpus_files_loaded() -> Vec<(PathBuf, VectorFile)> {
@@ -41,9 +55,7 @@ fn raw_files() -> Vec<(PathBuf, Json)> {
         .collect()
 }
 
-fn all_tests(
-    files: &[(PathBuf, VectorFile)],
-) -> impl Iterator<Item = &hybrid_compaction_oracle::wire::TestVector> {
+fn all_tests(files: &[(PathBuf, VectorFile)]) -> impl Iterator<Item = &TestVector> {
     files
         .iter()
         .flat_map(|(_, f)| f.test_groups.iter().flat_map(|g| g.tests.iter()))
@@ -248,9 +260,14 @@ fn every_check_site_of_asm_10_has_a_restart_and_a_churn_vector() {
 #[test]
 fn committed_corpus_equals_the_generator_output() {
     // A changed expectation must be a reviewed diff of vectors/*.json, never a silent change:
-    // regenerate with `hybrid-compaction vectors generate --out vectors` and review.
-    let built = corpus::build_all(corpus::DEFAULT_SEED, corpus::DEFAULT_COUNT, None)
-        .unwrap_or_else(|p| panic!("generation refused:\n{}", p.join("\n")));
+    // regenerate with `hybrid-compaction vectors generate --out vectors/` and review.
+    let built = corpus::build_all(
+        &sources(),
+        corpus::DEFAULT_SEED,
+        corpus::DEFAULT_COUNT,
+        None,
+    )
+    .unwrap_or_else(|p| panic!("generation refused:\n{}", p.join("\n")));
     let files = corpus_files_loaded();
     assert_eq!(
         built.len(),
@@ -258,7 +275,7 @@ fn committed_corpus_equals_the_generator_output() {
         "topic count differs from vectors/"
     );
     for f in &built {
-        let (_, shipped) = files
+        let (path, shipped) = files
             .iter()
             .find(|(_, s)| s.topic == f.topic)
             .unwrap_or_else(|| panic!("topic {} missing from vectors/", f.topic));
@@ -267,17 +284,399 @@ fn committed_corpus_equals_the_generator_output() {
             "vectors/{}.json differs from the generator output; regenerate and review",
             f.topic
         );
+        // Byte for byte, as `generate` writes it.
+        let mut text = serde_json::to_string_pretty(f).expect("serializes");
+        text.push('\n');
+        assert!(
+            std::fs::read_to_string(path).expect("readable") == text,
+            "vectors/{}.json is not byte-identical to the generator output",
+            f.topic
+        );
     }
 }
 
 #[test]
 fn generation_is_reproducible_and_seed_dependent() {
-    let a = corpus::build_all(7, 30, Some("generated")).expect("builds");
-    let b = corpus::build_all(7, 30, Some("generated")).expect("builds");
-    let c = corpus::build_all(8, 30, Some("generated")).expect("builds");
+    let a = corpus::build_generated(7, 30).expect("builds");
+    let b = corpus::build_generated(7, 30).expect("builds");
+    let c = corpus::build_generated(8, 30).expect("builds");
     assert_eq!(a, b);
     assert_ne!(a, c);
-    assert_eq!(a[0].number_of_tests, 30);
+    assert_eq!(a.number_of_tests, 30);
+}
+
+#[test]
+fn the_embedded_corpus_is_the_files_on_disk() {
+    // Compiled into this test as into the binary.
+    let embedded: Vec<(&str, &str)> = hybrid_compaction_vectors::embedded!().to_vec();
+    let on_disk: Vec<(String, String)> = corpus_files(&dir())
+        .expect("vectors/")
+        .iter()
+        .map(|p| {
+            let name = p
+                .file_name()
+                .expect("a file")
+                .to_string_lossy()
+                .into_owned();
+            (name, std::fs::read_to_string(p).expect("readable"))
+        })
+        .collect();
+    let names = |v: &[(&str, &str)]| v.iter().map(|(n, _)| (*n).to_owned()).collect::<Vec<_>>();
+    let disk_names: Vec<String> = on_disk.iter().map(|(n, _)| n.clone()).collect();
+    assert_eq!(
+        names(&embedded),
+        disk_names,
+        "vectors/lib.rs names other files than vectors/*.json: make its list of `embedded!` the \
+         file names of vectors/*.json"
+    );
+    for ((name, text), (_, disk)) in embedded.iter().zip(&on_disk) {
+        assert!(text == disk, "embedded {name} differs from vectors/{name}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pinned tcIds
+
+#[test]
+fn every_published_tc_id_is_pinned_to_its_vector_and_no_promise_is_broken() {
+    let files: Vec<VectorFile> = corpus_files_loaded().into_iter().map(|(_, f)| f).collect();
+    let problems = pins::check(&files, &sources(), &ledger());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The committed corpus, its sources and its ledger, for mutation.
+fn committed() -> (Vec<VectorFile>, Vec<Source>, Ledger) {
+    let files = corpus_files_loaded().into_iter().map(|(_, f)| f).collect();
+    (files, sources(), ledger())
+}
+
+fn assert_one_problem(problems: &[String], needles: &[&str]) {
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    for n in needles {
+        assert!(problems[0].contains(n), "{:?} lacks {n:?}", problems[0]);
+    }
+}
+
+#[test]
+fn a_pinned_tc_id_whose_case_or_expectation_changes_is_refused_with_what_to_do() {
+    let (mut files, sources, ledger) = committed();
+    let f = files
+        .iter_mut()
+        .find(|f| f.topic == "policy")
+        .expect("topic");
+    let t = &mut f.test_groups[0].tests[0];
+    let tc = t.tc_id;
+    let Output::Policy(p) = &mut t.expected else {
+        panic!("a policy answer")
+    };
+    p.policy.trigger_threshold += 1;
+    let problems = pins::check(&files, &sources, &ledger);
+    assert_one_problem(
+        &problems,
+        &[
+            &format!("tcId {tc} [policy]"),
+            "changed",
+            "retire",
+            "RETIRED.json",
+            "unused tcId",
+        ],
+    );
+    // The comment, the clauses and the flags are not pinned: they may be improved.
+    let (mut files, sources, ledger) = committed();
+    let t = &mut files[0].test_groups[0].tests[0];
+    t.comment.push_str(" (reworded)");
+    t.clauses.push("ENT-1".to_owned());
+    assert!(pins::check(&files, &sources, &ledger).is_empty());
+    // error.message is informative, never compared, never pinned.
+    let (mut files, sources, ledger) = committed();
+    let e = files
+        .iter_mut()
+        .flat_map(|f| f.test_groups.iter_mut().flat_map(|g| g.tests.iter_mut()))
+        .find_map(|t| match &mut t.expected {
+            Output::Error(e) => Some(&mut e.error),
+            _ => None,
+        })
+        .expect("a typed error");
+    e.message = "another wording".to_owned();
+    assert!(pins::check(&files, &sources, &ledger).is_empty());
+}
+
+#[test]
+fn a_published_tc_id_without_a_pin_and_a_pin_without_a_vector_are_refused() {
+    let (files, sources, mut ledger) = committed();
+    let tc = files[0].test_groups[0].tests[0].tc_id;
+    let digest = ledger.pins.remove(&tc).expect("pinned");
+    assert_one_problem(
+        &pins::check(&files, &sources, &ledger),
+        &[
+            &format!("tcId {tc}"),
+            "not pinned",
+            "vectors generate --topic",
+        ],
+    );
+    ledger.pins.insert(tc, digest);
+    ledger.pins.insert(999_999, "0".repeat(64));
+    assert_one_problem(
+        &pins::check(&files, &sources, &ledger),
+        &["tcId 999999", "names no published and no retired vector"],
+    );
+}
+
+#[test]
+fn a_retired_tc_id_is_never_used_again_and_retiring_keeps_the_corpus_valid() {
+    // Retired while still published (in its vector file and its source): refused twice.
+    let (files, sources, mut ledger) = committed();
+    let tc = files[0].test_groups[0].tests[0].tc_id;
+    ledger.retired.insert(tc, "SPEC change".to_owned());
+    let problems = pins::check(&files, &sources, &ledger);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems
+        .iter()
+        .all(|p| p.contains(&format!("tcId {tc}")) && p.contains("retired")));
+    assert!(
+        problems.iter().any(|p| p.contains("vectors/source/")),
+        "{problems:#?}"
+    );
+    // Retired properly: its test leaves the source and the vector file, its pin stays.
+    let (mut files, mut sources, _) = committed();
+    files[0].test_groups[0].tests.remove(0);
+    files[0].number_of_tests -= 1;
+    let source = sources
+        .iter_mut()
+        .find(|s| s.file.topic == files[0].topic)
+        .expect("a source");
+    source.file.test_groups[0].tests.remove(0);
+    assert!(pins::check(&files, &sources, &ledger).is_empty());
+}
+
+#[test]
+fn a_tc_id_used_twice_is_refused() {
+    // Twice in the published files.
+    let (mut files, sources, ledger) = committed();
+    let tc = files[0].test_groups[0].tests[0].tc_id;
+    files[1].test_groups[0].tests[0].tc_id = tc;
+    let problems = pins::check(&files, &sources, &ledger);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains(&format!("tcId {tc}")) && p.contains("duplicates")),
+        "{problems:#?}"
+    );
+    // Twice in the sources (two files).
+    let (files, mut sources, ledger) = committed();
+    let tc = sources[0].file.test_groups[0].tests[0].tc_id;
+    sources[1].file.test_groups[0].tests[0].tc_id = tc;
+    let problems = pins::check(&files, &sources, &ledger);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains(&format!("tcId {tc}")) && p.contains("already used")),
+        "{problems:#?}"
+    );
+    // Twice in one source, and twice in the pin file: refused on reading.
+    let text = std::fs::read_to_string(dir().join("source/policy.json")).expect("source");
+    let policy = corpus::parse_source("policy.json", &text).expect("reads");
+    let (a, b) = (
+        policy.file.test_groups[0].tests[0].tc_id,
+        policy.file.test_groups[0].tests[1].tc_id,
+    );
+    let twice = text.replacen(&format!("\"tcId\": {b}"), &format!("\"tcId\": {a}"), 1);
+    let e = corpus::parse_source("policy.json", &twice).expect_err("refused");
+    assert!(
+        e.to_string().contains(&format!("tcId {a}")) && e.to_string().contains("already used"),
+        "{e}"
+    );
+    let e = pins::parse_pins(
+        "PINS.json",
+        &format!("{{\"5\": \"{0}\", \"5\": \"{0}\"}}", "a".repeat(64)),
+    )
+    .expect_err("refused");
+    assert!(e.contains("PINS.json") && e.contains("5"), "{e}");
+}
+
+/// The acceptance test of pinned ids: a test inserted in the middle of a source (here: the
+/// second test of the verify topic's first group) takes a new tcId, and every other vector keeps
+/// its tcId, its case, its expected output and its pin.
+#[test]
+fn inserting_a_test_in_the_middle_of_a_source_renumbers_nothing() {
+    let ledger = ledger();
+    let sources = sources();
+    let verify = sources
+        .iter()
+        .find(|s| s.file.topic == "verify")
+        .expect("the verify source");
+    let before = corpus::build_source(verify).expect("builds");
+    let mut edited = verify.clone();
+    let unused = (4001..5000)
+        .find(|id| !ledger.pins.contains_key(id) && !ledger.retired.contains_key(id))
+        .expect("an unused tcId in the verify range");
+    let mut new_test = edited.file.test_groups[0].tests[0].clone();
+    new_test.tc_id = unused;
+    new_test.comment = "an inserted test".to_owned();
+    new_test.case = serde_json::from_value(serde_json::json!({
+        "op": "verify",
+        "original": [{"id": "s", "kind": "SystemInstruction", "text": "rules"},
+                     {"id": "u", "kind": "ConversationalMessage", "text": "last"}],
+        "proposed": ["u"]
+    }))
+    .expect("a case");
+    new_test.expect = serde_json::json!({"verification": {"outcome": "Rejected",
+        "rejectionReasons": ["MissingRequiredEntry"], "missingRequiredEntryIds": ["s"]}});
+    edited.file.test_groups[0].tests.insert(1, new_test);
+    let after = corpus::build_source(&edited).expect("builds");
+
+    let vectors = |f: &VectorFile| -> Vec<(TestVector, String)> {
+        f.test_groups
+            .iter()
+            .flat_map(|g| {
+                g.tests
+                    .iter()
+                    .map(|t| (t.clone(), pins::digest(t, g.policy.as_ref())))
+            })
+            .collect()
+    };
+    let (old, new) = (vectors(&before), vectors(&after));
+    assert_eq!(new.len(), old.len() + 1);
+    assert_eq!(new[1].0.tc_id, unused);
+    let mut rest = new.clone();
+    rest.remove(1);
+    assert_eq!(rest, old, "a vector other than the inserted one changed");
+    for (t, digest) in &rest {
+        assert_eq!(
+            ledger.status(t.tc_id, digest),
+            PinStatus::Pinned,
+            "tcId {}",
+            t.tc_id
+        );
+    }
+    assert_eq!(ledger.status(unused, &new[1].1), PinStatus::New);
+    // The corpus with the new file breaks exactly one promise: the new tcId is not pinned yet
+    // (`vectors generate --topic verify --out vectors/` pins it).
+    let (mut files, mut all, _) = committed();
+    *files
+        .iter_mut()
+        .find(|f| f.topic == "verify")
+        .expect("topic") = after;
+    *all.iter_mut()
+        .find(|s| s.file.topic == "verify")
+        .expect("source") = edited;
+    assert_one_problem(
+        &pins::check(&files, &all, &ledger),
+        &[&format!("tcId {unused} [verify]"), "not pinned"],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources: a bad one is named by file, tcId and JSON path, in plain words
+
+fn source_error(text: &str) -> String {
+    match corpus::parse_source("vectors/source/policy.json", text) {
+        Err(e) => e.to_string(),
+        Ok(s) => match corpus::build_source(&s) {
+            Err(p) => p.join("\n"),
+            Ok(_) => panic!("accepted: {text}"),
+        },
+    }
+}
+
+#[test]
+fn a_bad_source_is_reported_by_file_tc_id_and_json_path_in_plain_words() {
+    let text = std::fs::read_to_string(dir().join("source/policy.json")).expect("source");
+    let v: Json = serde_json::from_str(&text).expect("JSON");
+    let tc = v["testGroups"][0]["tests"][0]["tcId"]
+        .as_u64()
+        .expect("tcId");
+    let edit = |f: &dyn Fn(&mut Json)| {
+        let mut v = v.clone();
+        f(&mut v);
+        serde_json::to_string_pretty(&v).expect("JSON")
+    };
+    let first = "$.testGroups[0].tests[0]";
+    let cases: Vec<(String, Vec<String>)> = vec![
+        (
+            edit(&|v| v["testGroups"][0]["tests"][0]["expekt"] = serde_json::json!({})),
+            vec![
+                format!("tcId {tc}"),
+                format!("{first}.expekt"),
+                "unknown".into(),
+            ],
+        ),
+        (
+            edit(&|v| {
+                v["testGroups"][0]["tests"][0]["case"]["policy"]["hardLimit"] =
+                    serde_json::json!("ten")
+            }),
+            vec![
+                format!("tcId {tc}"),
+                format!("{first}.case.policy.hardLimit"),
+                "integer".into(),
+            ],
+        ),
+        (
+            edit(&|v| v["testGroups"][0]["tests"][0]["flags"] = serde_json::json!(["TypedError"])),
+            vec![
+                format!("tcId {tc}"),
+                format!("{first}.flags[0]"),
+                "added by generation".into(),
+            ],
+        ),
+        (
+            edit(&|v| v["testGroups"][0]["tests"][0]["flags"] = serde_json::json!(["Boundry"])),
+            vec![
+                format!("{first}.flags[0]"),
+                "unknown flag".into(),
+                "Boundary".into(),
+            ],
+        ),
+        (
+            edit(&|v| {
+                v["testGroups"][0]["tests"][0]["expect"] =
+                    serde_json::json!({"policy": {"triggerThreshold": -5}})
+            }),
+            vec![
+                format!("tcId {tc}"),
+                format!("{first}.expect.policy.triggerThreshold"),
+                "hand-computed expectation is -5".into(),
+            ],
+        ),
+        (
+            edit(&|v| v["topic"] = serde_json::json!("generated")),
+            vec!["$.topic".into(), "generator".into()],
+        ),
+        (
+            edit(&|v| v["schema"] = serde_json::json!("v0")),
+            vec![
+                "$.schema".into(),
+                "hybrid-compaction-vector-source/v1".into(),
+            ],
+        ),
+        (
+            text.replacen("\"tcId\"", "\"tcId\": 1, \"tcId\"", 1),
+            vec![":".into(), "tcId".into()],
+        ),
+        (
+            text.chars().take(text.chars().count() / 2).collect(),
+            vec!["vectors/source/policy.json:".into(), "invalid JSON".into()],
+        ),
+    ];
+    for (text, needles) in cases {
+        let e = source_error(&text);
+        assert!(e.starts_with("vectors/source/policy.json"), "{e}");
+        for n in &needles {
+            assert!(e.contains(n.as_str()), "{e:?} lacks {n:?}");
+        }
+        for rust in [
+            "struct ",
+            "enum ",
+            "PolicyInput",
+            "SourceTest",
+            "u32",
+            "i32",
+            "panicked",
+        ] {
+            assert!(!e.contains(rust), "{e:?} names a Rust type ({rust})");
+        }
+    }
 }
 
 fn run_all(imp: &dyn Implementation) {
@@ -386,7 +785,7 @@ fn mutate(v: &mut Json, r: &mut corpus::generated::SplitMix64) {
 /// answer (error messages aside). `WIRE_MUTATIONS` sets the count (default 3000).
 #[test]
 fn mutated_cases_never_panic_and_model_and_engine_agree() {
-    use hybrid_compaction_oracle::wire::vectors::comparable;
+    use hybrid_compaction_oracle::corpus::comparable;
     use hybrid_compaction_oracle::{run_case_caught, RunError};
     let n: usize = std::env::var("WIRE_MUTATIONS")
         .ok()

@@ -30,10 +30,10 @@ mod pyvalue;
 use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
 use hybrid_compaction_oracle::trace;
-use hybrid_compaction_oracle::{run_case_caught, Engine, Implementation, Model};
 use hybrid_compaction_oracle::wire::strict;
-use hybrid_compaction_oracle::{schema, Case, RunError};
 use hybrid_compaction_oracle::workload::{self, Ending};
+use hybrid_compaction_oracle::{run_case_caught, Engine, Implementation, Model};
+use hybrid_compaction_oracle::{schema, Case, RunError};
 use pyo3::prelude::*;
 
 /// The outcome of [`run_json`]: `(status, a, b)`.
@@ -149,11 +149,15 @@ fn schema_json(which: Option<String>) -> Option<String> {
     serde_json::to_string(&v).ok()
 }
 
+/// The published vector files the console script runs when no corpus is named, compiled into
+/// this crate (as into the binary).
+static CORPUS: &[(&str, &str)] = hybrid_compaction_vectors::embedded!();
+
 /// The `hybrid-compaction` command on `argv` (program name first); returns its exit code.
 /// Reads this process's stdin and writes its stdout/stderr, like the binary.
 #[pyfunction]
 fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
-    py.detach(move || hybrid_compaction_oracle::cli::main_with_args(argv))
+    py.detach(move || hybrid_compaction_oracle::cli::main_with_args(argv, CORPUS))
 }
 
 /// A seeded agent conversation (`hybrid-compaction workload`) as transcript JSON text:

@@ -39,7 +39,7 @@ use crate::wire::convert;
 use crate::wire::error::CaseError;
 use crate::wire::input::{EntryInput, EstimatorInput, PolicyInput, TranscriptInput};
 use crate::wire::output::AssemblyOutput;
-use crate::wire::strict::strip_position;
+use crate::wire::strict;
 use crate::Engine;
 use hybrid_compaction_model::seam::Implementation;
 
@@ -121,7 +121,8 @@ fn case_error(name: &str, e: CaseError) -> Failure {
     }
 }
 
-/// `obj[key]` read as `T`; an array is read element by element so the error names the index.
+/// `obj[key]` read as `T` by the strict reader (a refusal names the JSON path, in the format's
+/// words).
 fn member<T: serde::de::DeserializeOwned>(
     name: &str,
     obj: &serde_json::Map<String, Json>,
@@ -130,37 +131,22 @@ fn member<T: serde::de::DeserializeOwned>(
     let Some(v) = obj.get(key).filter(|v| !v.is_null()) else {
         return Ok(None);
     };
-    let refuse = |path: String, e: serde_json::Error| {
-        let message = strip_position(&e.to_string());
-        // serde names the Rust type it expected; say what the JSON should be instead.
-        let message = match message.find("expected struct") {
-            Some(i) => format!("{}expected an object", &message[..i]),
-            None => message,
-        };
-        invalid(format!("{name}: {path}: {message}"))
-    };
-    if let Json::Array(items) = v {
-        for (i, item) in items.iter().enumerate() {
-            // `T` is a list: a list of this one element fails exactly where the element does.
-            if let Err(e) = serde_json::from_value::<T>(Json::Array(vec![item.clone()])) {
-                return Err(refuse(format!("$.{key}[{i}]"), e));
-            }
-        }
-    }
-    serde_json::from_value(v.clone())
-        .map(Some)
-        .map_err(|e| refuse(format!("$.{key}"), e))
+    strict::read_value(v.clone()).map(Some).map_err(|e| {
+        let within = e.path.strip_prefix('$').unwrap_or(&e.path);
+        invalid(format!("{name}: $.{key}{within}: {}", e.message))
+    })
+}
+
+/// The JSON text of an input (strictly: a repeated key is refused too).
+fn json_text(name: &str, text: &str) -> Result<Json, Failure> {
+    strict::read::<Json>(text).map_err(|e| match e.position {
+        Some((l, c)) if e.syntax => invalid(format!("{name}:{l}:{c}: invalid JSON: {}", e.message)),
+        _ => invalid(format!("{name}: {e}")),
+    })
 }
 
 fn read(name: &str, text: &str) -> Result<Input, Failure> {
-    let value: Json = serde_json::from_str(text).map_err(|e| {
-        invalid(format!(
-            "{name}:{}:{}: invalid JSON: {}",
-            e.line(),
-            e.column(),
-            strip_position(&e.to_string())
-        ))
-    })?;
+    let value = json_text(name, text)?;
     let Json::Object(obj) = &value else {
         return Err(invalid(format!(
             "{name}: expected a transcript object or a wire case"
@@ -188,12 +174,8 @@ trait DeserializeFrom: Sized {
 
 impl DeserializeFrom for TranscriptInput {
     fn deserialize_from(name: &str, v: &Json) -> Result<Self, Failure> {
-        serde_json::from_value(v.clone()).map_err(|e| {
-            invalid(format!(
-                "{name}: invalid transcript: {}",
-                strip_position(&e.to_string())
-            ))
-        })
+        strict::read_value(v.clone())
+            .map_err(|e| invalid(format!("{name}: invalid transcript: {e}")))
     }
 }
 
@@ -251,12 +233,7 @@ fn policy_argument(text: &str) -> Result<PolicyInput, Failure> {
         ),
         None => ("--policy".to_owned(), text.to_owned()),
     };
-    let value: Json = serde_json::from_str(&json).map_err(|e| {
-        invalid(format!(
-            "{name}: invalid JSON: {}",
-            strip_position(&e.to_string())
-        ))
-    })?;
+    let value = json_text(&name, &json)?;
     let mut obj = serde_json::Map::new();
     obj.insert("policy".into(), value);
     member(&name, &obj, "policy").map(|p| p.expect("present"))

@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::Value as Json;
 
-use super::{failed, invalid, load_corpus, Failure};
-use crate::wire::vectors::{comparable, first_difference};
+use super::{failed, invalid, load_corpus, Embedded, Failure};
+use crate::corpus::{comparable, first_difference};
 
 /// Arguments of `vectors check`.
 #[derive(Debug, Args)]
@@ -75,9 +75,13 @@ fn read_outputs(a: &JudgeArgs) -> Result<BTreeMap<u64, Json>, Failure> {
 }
 
 /// Runs `vectors check`.
-pub(super) fn cmd_judge(a: &JudgeArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
+pub(super) fn cmd_judge(
+    a: &JudgeArgs,
+    embedded: Embedded,
+    out: &mut Vec<u8>,
+) -> Result<(), Failure> {
     let mut outputs = read_outputs(a)?;
-    let (files, corpus) = load_corpus(a.corpus.as_deref())?;
+    let (files, corpus) = load_corpus(a.corpus.as_deref(), embedded)?;
     let (mut total, mut matched) = (0usize, 0usize);
     let mut problems = Vec::new();
     for file in &files {

@@ -6,7 +6,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | every case answered (a typed error is an answer) / every vector passed |
-//! | 1 | a vector failed, or an implementation failed internally |
+//! | 1 | a vector failed, generation was refused, or an implementation failed internally |
 //! | 2 | unreadable or schema-invalid input (one line on stderr naming file, position or JSON path) |
 //!
 //! Nothing is written to stdout unless the whole command succeeded, so stdout never holds a
@@ -20,18 +20,18 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::corpus::{self, corpus_files, load_file, render_table, run_file, VectorFile};
 use crate::ops::Case;
 use crate::ops::{run_case_caught, RunError};
 use crate::schema;
-use crate::wire::corpus;
 use crate::wire::input::EstimatorInput;
 use crate::wire::strict;
-use crate::wire::vectors::{self, corpus_files, load_file, render_table, run_file};
 use crate::{Engine, Model};
 use hybrid_compaction_model::seam::Implementation;
 
 mod bench;
 mod check;
+mod generate;
 mod judge;
 mod stream;
 mod workload;
@@ -63,16 +63,7 @@ const VECTORS_EXAMPLE: &str = r#"Examples:
   hybrid-compaction vectors vectors/ --implementation model
   hybrid-compaction vectors vectors/verify.json             # one file
   hybrid-compaction vectors generate --topic generated        # print one topic to stdout
-  hybrid-compaction vectors generate --out vectors/           # rewrite every topic file"#;
-
-const GENERATE_EXAMPLE: &str = r#"Examples:
-  hybrid-compaction vectors generate --topic verify             # one topic to stdout
-  hybrid-compaction vectors generate --out /tmp/v               # all topics into a directory
-  hybrid-compaction vectors generate --topic generated --seed 7 --count 50
-
-Expected outputs come from the model; hand-written cases must also match their
-hand-computed partial expectations, or generation fails (exit 1). Review the diff
-before committing regenerated files."#;
+  hybrid-compaction vectors generate --topic verify --out vectors/   # regenerate one topic, pin new tcIds"#;
 
 const SCHEMA_EXAMPLE: &str = r#"Examples:
   hybrid-compaction schema            # {"case": ..., "output": ..., "vectorFile": ...}
@@ -178,9 +169,10 @@ struct VectorsArgs {
 
 #[derive(Debug, Subcommand)]
 enum VectorsAction {
-    /// Write the corpus: hand-written topics plus seeded generated cases, expectations from the model.
-    #[command(after_help = GENERATE_EXAMPLE)]
-    Generate(GenerateArgs),
+    /// Write the corpus from the topic sources (vectors/source/) and the seeded generator,
+    /// expectations from the model, published tcIds pinned (vectors/pins/).
+    #[command(after_help = generate::GENERATE_EXAMPLE)]
+    Generate(generate::GenerateArgs),
     /// Judge another implementation's outputs (JSON Lines `{"tcId": N, "output": {...}}`)
     /// against the corpus' expectations, with the same strict comparison as `vectors`.
     #[command(after_help = JUDGE_EXAMPLE)]
@@ -190,33 +182,6 @@ enum VectorsAction {
 const JUDGE_EXAMPLE: &str = r#"Example:
   my-implementation --run-corpus > outputs.jsonl    # {"tcId": 2001, "output": {...}} per line
   hybrid-compaction vectors check outputs.jsonl     # exit 0: every vector matched"#;
-
-#[derive(Debug, Args)]
-struct GenerateArgs {
-    /// Print only this topic (to stdout unless --out names a file).
-    #[arg(long)]
-    topic: Option<String>,
-    /// Output directory (all topics) or file (with --topic); `-` for stdout.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Seed of the generated topic.
-    #[arg(long, default_value_t = corpus::DEFAULT_SEED)]
-    seed: u64,
-    /// Number of generated cases (1 to 100000: the whole corpus is built in memory).
-    #[arg(long, default_value_t = corpus::DEFAULT_COUNT, value_parser = generated_count)]
-    count: usize,
-}
-
-/// `--count`: a bounded number of generated cases, so a typo cannot exhaust memory.
-fn generated_count(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if (1..=corpus::MAX_COUNT).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "expected a whole number from 1 to {}",
-            corpus::MAX_COUNT
-        )),
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SchemaWhich {
@@ -305,15 +270,23 @@ fn usage_error_line(e: &clap::Error) -> String {
     format!("{first} (see --help)")
 }
 
-/// Entry point used by `main.rs`: the process arguments, the process exit code.
-pub fn main() -> ExitCode {
-    ExitCode::from(main_with_args(std::env::args_os()))
+/// The published vector files a build of the command carries, `(file name, text)` sorted by
+/// name: what `vectors` and `vectors check` run when no corpus is named. The binary passes
+/// `hybrid_compaction_vectors::embedded!()`, which compiles the files into the binary's own small
+/// crate (`src/main.rs`), so a regenerated vector file does not rebuild this library.
+pub type Embedded = &'static [(&'static str, &'static str)];
+
+/// Entry point used by `main.rs`: the process arguments and the embedded corpus, the process exit
+/// code.
+pub fn main(embedded: Embedded) -> ExitCode {
+    ExitCode::from(main_with_args(std::env::args_os(), embedded))
 }
 
-/// The command run on `args` (the first one is the program name), returning the exit code of
-/// the table above. For hosts that embed the command, such as the Python package's
-/// `hybrid-compaction` console script; it prints to this process's stdout and stderr.
-pub fn main_with_args<I, T>(args: I) -> u8
+/// The command run on `args` (the first one is the program name) with the embedded corpus
+/// `embedded` (`&[]` for none), returning the exit code of the table above. For hosts that embed
+/// the command, such as the Python package's `hybrid-compaction` console script; it prints to
+/// this process's stdout and stderr.
+pub fn main_with_args<I, T>(args: I, embedded: Embedded) -> u8
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -337,9 +310,9 @@ where
         Command::Run(a) => cmd_run(&a.input, false, &mut stdout),
         Command::Verify(a) => cmd_run(&a, true, &mut stdout),
         Command::Vectors(a) => match a.action {
-            Some(VectorsAction::Generate(g)) => cmd_generate(&g, &mut stdout),
-            Some(VectorsAction::Check(j)) => judge::cmd_judge(&j, &mut stdout),
-            None => cmd_vectors(&a, &mut stdout),
+            Some(VectorsAction::Generate(g)) => generate::cmd_generate(&g, &mut stdout),
+            Some(VectorsAction::Check(j)) => judge::cmd_judge(&j, embedded, &mut stdout),
+            None => cmd_vectors(&a, embedded, &mut stdout),
         },
         Command::Schema(a) => cmd_schema(&a, &mut stdout),
         Command::Check(a) => check::cmd_check(&a, &mut stdout),
@@ -572,9 +545,17 @@ fn cmd_run(a: &InputArgs, verify_shorthand: bool, out: &mut Vec<u8>) -> Result<(
 
 /// The corpus to run: the files of `arg` (a directory or one vector file), else the corpus
 /// embedded in the binary. Returns the files and a name for messages.
-fn load_corpus(arg: Option<&Path>) -> Result<(Vec<vectors::VectorFile>, String), Failure> {
+fn load_corpus(
+    arg: Option<&Path>,
+    embedded: Embedded,
+) -> Result<(Vec<VectorFile>, String), Failure> {
     let Some(dir) = arg else {
-        let files = vectors::embedded_corpus().map_err(|e| invalid(e.to_string()))?;
+        if embedded.is_empty() {
+            return Err(invalid(
+                "this build of the command embeds no corpus: name a vector directory or file",
+            ));
+        }
+        let files = corpus::embedded_corpus(embedded).map_err(|e| invalid(e.to_string()))?;
         return Ok((files, "the embedded corpus".to_owned()));
     };
     // A single vector file is a corpus of one.
@@ -596,8 +577,8 @@ fn load_corpus(arg: Option<&Path>) -> Result<(Vec<vectors::VectorFile>, String),
     Ok((loaded, dir.display().to_string()))
 }
 
-fn cmd_vectors(a: &VectorsArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
-    let (loaded, name) = load_corpus(a.dir.as_deref())?;
+fn cmd_vectors(a: &VectorsArgs, embedded: Embedded, out: &mut Vec<u8>) -> Result<(), Failure> {
+    let (loaded, name) = load_corpus(a.dir.as_deref(), embedded)?;
     if let Err(problems) = corpus::check_corpus(&loaded) {
         return Err(invalid(format!(
             "{name}: malformed corpus: {}",
@@ -649,54 +630,6 @@ fn cmd_vectors(a: &VectorsArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
     );
     if failures > 0 {
         return Err(failed(format!("{failures} vector run(s) failed")));
-    }
-    Ok(())
-}
-
-fn cmd_generate(g: &GenerateArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
-    let names = corpus::topic_names();
-    if let Some(t) = &g.topic {
-        if !names.contains(&t.as_str()) {
-            return Err(invalid(format!(
-                "unknown topic {t:?}; topics: {}",
-                names.join(", ")
-            )));
-        }
-    } else if g.out.is_none() {
-        return Err(invalid(
-            "choose --topic NAME (printed to stdout) or --out DIR (every topic written there)",
-        ));
-    }
-    let files = quietly(|| corpus::build_all(g.seed, g.count, g.topic.as_deref()))
-        .map_err(|problems| failed(format!("generation refused: {}", problems.join(" | "))))?;
-    let render = |f: &vectors::VectorFile| {
-        let mut s = serde_json::to_string_pretty(f).unwrap_or_default();
-        s.push('\n');
-        s
-    };
-    match (&g.topic, &g.out) {
-        (Some(_), None) => out.extend(render(&files[0]).as_bytes()),
-        (Some(_), Some(p)) if p.as_os_str() == "-" => out.extend(render(&files[0]).as_bytes()),
-        (Some(_), Some(p)) => {
-            std::fs::write(p, render(&files[0]))
-                .map_err(|e| invalid(format!("{}: cannot write: {e}", p.display())))?;
-        }
-        (None, Some(dir)) => {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| invalid(format!("{}: cannot create: {e}", dir.display())))?;
-            for f in &files {
-                let p = dir.join(format!("{}.json", f.topic));
-                std::fs::write(&p, render(f))
-                    .map_err(|e| invalid(format!("{}: cannot write: {e}", p.display())))?;
-            }
-            let n: usize = files.iter().map(|f| f.number_of_tests).sum();
-            eprintln!(
-                "wrote {} files ({n} vectors) to {}; review the diff before committing",
-                files.len(),
-                dir.display()
-            );
-        }
-        (None, None) => unreachable!("checked above"),
     }
     Ok(())
 }

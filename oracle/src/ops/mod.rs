@@ -2,7 +2,7 @@
 //!
 //! One module per operation (or per family of operations that share inputs), each holding its
 //! case type, its answer type and its run function together, and implementing [`Operation`].
-//! The [`operations!`] list below is the one place that names them all: the case enum
+//! The `operations!` list below is the one place that names them all: the case enum
 //! ([`Case`], read as a tagged union on `op`), the typed output enum ([`Output`]), the dispatch
 //! ([`run_case`]) and both JSON Schemas come from it. Adding an operation is its own module plus
 //! one line here.

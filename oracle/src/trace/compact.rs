@@ -199,7 +199,7 @@ impl Tables {
         }
         if !compact {
             return Err(
-                "`defs`, `refs`, `request`, table indices and `resultRefs` need the header {\"trace\": 2}"
+                "$: `defs`, `refs`, `request`, table indices and `resultRefs` need the header {\"trace\": 2}"
                     .to_owned(),
             );
         }
@@ -254,7 +254,9 @@ impl Tables {
         }
         if let Some(r) = rec.result_refs.take() {
             if rec.result.is_some() {
-                return Err("a record has `result` or `resultRefs`, not both".to_owned());
+                return Err(
+                    "$.resultRefs: a record has `result` or `resultRefs`, not both".to_owned(),
+                );
             }
             rec.result = Some(result(table, r)?);
         }

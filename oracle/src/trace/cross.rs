@@ -33,7 +33,8 @@ fn short(d: &str) -> String {
 #[derive(Debug, Default)]
 pub struct Cross {
     runs: HashMap<String, RunState>,
-    /// Runs seen so far (open or ended).
+    /// Runs that call records named so far (a run is counted when a call opens it: a run named
+    /// again after its `runEnd` counts again, one only a `runEnd` names does not count).
     pub runs_seen: usize,
 }
 
@@ -130,9 +131,7 @@ impl Cross {
 
     /// Forgets a run that ended.
     pub fn end(&mut self, run: &str) {
-        if self.runs.remove(run).is_none() {
-            self.runs_seen += 1;
-        }
+        self.runs.remove(run);
     }
 
     /// Runs open now.
@@ -144,6 +143,25 @@ impl Cross {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run is counted when a call opens it: a run only a `runEnd` names is not one; a run
+    /// named again after its end counts again (its state was forgotten).
+    #[test]
+    fn runs_are_counted_by_their_calls() {
+        let line = r#"{"type":"call","run":"r","call":"c","policy":{"hardLimit":10,"triggerMargin":1,"recentMessageRetentionCount":1,"maximumCompactionAttempts":1,"preservationLabel":"l","preservationVersion":1,"estimator":{"kind":"utf8"}}}"#;
+        let rec: CallRecord = serde_json::from_str(line).unwrap();
+        let mut cross = Cross::default();
+        cross.end("never-called");
+        assert_eq!(cross.runs_seen, 0);
+        cross.call(&rec, &RunFacts::default());
+        cross.call(&rec, &RunFacts::default());
+        assert_eq!(cross.runs_seen, 1);
+        cross.end("r");
+        cross.end("r");
+        assert_eq!((cross.runs_seen, cross.open()), (1, 0));
+        cross.call(&rec, &RunFacts::default());
+        assert_eq!(cross.runs_seen, 2);
+    }
 
     /// A forwarded "digest" is any string in a trace: the message never splits a character (and
     /// a second call of the run committing it is a second delivery).

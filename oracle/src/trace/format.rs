@@ -20,17 +20,24 @@
 //! index keeps, `{"new": index}` adds) and result id lists (`resultRefs`). [`super::compact`]
 //! resolves those references against the run's table.
 //!
+//! Every line is read by the wire's strict reader ([`crate::wire::strict`]), as every case is:
+//! a repeated key is refused in any object (also inside values: a tool call's `arguments`, a
+//! table estimator's `sizes`), and a refusal names the JSON path of the value and says what was
+//! expected in the format's words. An enum's serde name is the format's word for its names
+//! (`#[serde(rename = "phase")]`), which the reader's refusals use ("unknown phase" and the name).
+//!
 //! Like the wire types, these are syntax only: [`super::replay`] turns them into vocabulary.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use hybrid_compaction_model::assembly::{Outcome, Stage};
 use hybrid_compaction_model::verification::{RejectionReason, VerificationOutcome};
 
-use crate::wire::input::{KindInput, PartInput, PolicyInput, SegmentInput};
+use crate::wire::input::{unlisted, KindInput, PartInput, PolicyInput, SegmentInput};
 use crate::wire::names::Name;
 use crate::wire::output::{AssemblyOutput, DiagnosticsOutput};
+use crate::wire::strict::{self, ReadError, TaggedUnion};
 
 /// The trace format version this crate writes (version 1 plus the compact profile).
 pub const TRACE_VERSION: u32 = 2;
@@ -52,8 +59,9 @@ pub struct Header {
     pub producer: Option<String>,
 }
 
-/// One line after the header.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// One line after the header: an object whose `type` selects the record (a [`TaggedUnion`]:
+/// when `type` comes first, as writers put it, the rest streams straight into the record).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Record {
     /// One provider call.
@@ -62,43 +70,40 @@ pub enum Record {
     RunEnd(RunEnd),
 }
 
-/// The `type` of a call line.
+impl TaggedUnion for Record {
+    const TAG: &'static str = "type";
+    const NAMES: &'static [&'static str] = &["call", "runEnd"];
+    const WHAT: &'static str = "record type";
+
+    fn read_as<'de, D: Deserializer<'de>>(name: &str, rest: D) -> Result<Self, D::Error> {
+        Ok(match name {
+            "call" => Record::Call(Box::new(CallRecord::deserialize(rest)?)),
+            "runEnd" => Record::RunEnd(RunEnd::deserialize(rest)?),
+            _ => return Err(unlisted(name)),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Record {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        strict::tagged(d)
+    }
+}
+
+/// The `type` of a call record read on its own (as a [`CallRecord`], not a [`Record`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename = "record type")]
+#[schemars(rename = "CallTag")]
 pub enum CallTag {
     /// `"call"`.
     #[serde(rename = "call")]
     Call,
 }
 
-/// The `type` of a run-end line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub enum RunEndTag {
-    /// `"runEnd"`.
-    #[serde(rename = "runEnd")]
-    RunEnd,
-}
-
-/// A run-end line parsed directly (the fast path of the checker).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunEndLine {
-    /// `"runEnd"`.
-    #[serde(rename = "type")]
-    pub record_type: RunEndTag,
-    /// The run that ended.
-    pub run: String,
-}
-
-/// Parses one record line. Call lines (the bulk) are parsed straight into a [`CallRecord`];
-/// any failure is reported as parsing the line as a [`Record`] reports it.
-pub fn parse_record(line: &str) -> Result<Record, serde_json::Error> {
-    if let Ok(end) = serde_json::from_str::<RunEndLine>(line) {
-        return Ok(Record::RunEnd(RunEnd { run: end.run }));
-    }
-    match serde_json::from_str::<CallRecord>(line) {
-        Ok(c) if c.record_type == Some(CallTag::Call) => Ok(Record::Call(Box::new(c))),
-        _ => serde_json::from_str::<Record>(line),
-    }
+/// Parses one record line with the strict reader: the JSON path and the format's words in
+/// every refusal, a repeated key refused in any object.
+pub fn parse_record(line: &str) -> Result<Record, ReadError> {
+    strict::read(line)
 }
 
 /// `{"type": "runEnd", "run": ...}`.
@@ -113,8 +118,8 @@ pub struct RunEnd {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CallRecord {
-    /// `"call"`: written by [`Record`]'s tag, accepted here so that a call line parses directly
-    /// as a `CallRecord` (without the buffering an internally tagged enum needs).
+    /// `"call"`: written by [`Record`]'s tag (which a [`Record`] reads itself), accepted here so
+    /// that a call line also reads on its own as a `CallRecord`.
     #[serde(rename = "type", default, skip_serializing)]
     #[schemars(skip)]
     pub record_type: Option<CallTag>,
@@ -178,7 +183,8 @@ pub struct CallRecord {
 
 /// How a streamed response ended (SPEC NODE-5: only a stream read to its end commits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename = "stream ending", rename_all = "camelCase")]
+#[schemars(rename = "StreamEnd")]
 pub enum StreamEnd {
     /// Read to its end (zero updates count).
     Completed,
@@ -213,7 +219,12 @@ impl Serialize for RefItem {
 
 /// `u32` from a JSON number, or a domain error.
 fn index<E: serde::de::Error>(v: u64) -> Result<u32, E> {
-    u32::try_from(v).map_err(|_| E::custom(format!("table index {v} is too large")))
+    u32::try_from(v).map_err(|_| {
+        E::custom(format!(
+            "table index {v} is too large (at most {})",
+            u32::MAX
+        ))
+    })
 }
 
 impl<'de> Deserialize<'de> for RefItem {
@@ -238,11 +249,24 @@ impl<'de> Deserialize<'de> for RefItem {
                 mut a: A,
             ) -> Result<RefItem, A::Error> {
                 use serde::de::Error;
-                let bad = || A::Error::custom("a range is [first, last], two table indices");
-                let first: u32 = a.next_element()?.ok_or_else(bad)?;
-                let last: u32 = a.next_element()?.ok_or_else(bad)?;
-                if a.next_element::<serde::de::IgnoredAny>()?.is_some() || last < first {
-                    return Err(bad());
+                let bad = |n: usize| {
+                    A::Error::custom(format!(
+                        "a range is [first, last], two table indices; got {n} element(s)"
+                    ))
+                };
+                let first: u32 = a.next_element()?.ok_or_else(|| bad(0))?;
+                let last: u32 = a.next_element()?.ok_or_else(|| bad(1))?;
+                let mut n = 2;
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                if n > 2 {
+                    return Err(bad(n));
+                }
+                if last < first {
+                    return Err(A::Error::custom(format!(
+                        "a range [first, last] needs first <= last, got [{first}, {last}]"
+                    )));
                 }
                 Ok(RefItem::Range([first, last]))
             }
@@ -391,7 +415,12 @@ pub struct ReducerStep {
 
 /// What the reducer answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename = "reducer answer",
+    rename_all = "camelCase",
+    deny_unknown_fields
+)]
+#[schemars(rename = "ReducerAnswer")]
 pub enum ReducerAnswer {
     /// A proposal: request entries kept by id, or new entries.
     Propose(Vec<TraceProposalItem>),
@@ -443,29 +472,26 @@ impl<'de> Deserialize<'de> for TraceProposalItem {
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
-                mut a: A,
+                a: A,
             ) -> Result<TraceProposalItem, A::Error> {
-                use serde::de::Error;
-                let item = match a.next_key::<String>()?.as_deref() {
-                    Some("new") => match a.next_value::<NewValue>()? {
-                        NewValue::Index(i) => TraceProposalItem::NewRef(NewRef { new: i }),
-                        NewValue::Entry(e) => {
-                            TraceProposalItem::New(Box::new(NewTraceEntry { new: *e }))
-                        }
-                    },
-                    Some(k) => return Err(A::Error::unknown_field(k, &["new"])),
-                    None => return Err(A::Error::missing_field("new")),
-                };
-                match a.next_key::<String>()? {
-                    Some(k) => Err(A::Error::custom(format!(
-                        "unexpected member `{k}` beside `new`"
-                    ))),
-                    None => Ok(item),
-                }
+                let item = NewItem::deserialize(serde::de::value::MapAccessDeserializer::new(a))?;
+                Ok(match item.new {
+                    NewValue::Index(i) => TraceProposalItem::NewRef(NewRef { new: i }),
+                    NewValue::Entry(e) => {
+                        TraceProposalItem::New(Box::new(NewTraceEntry { new: *e }))
+                    }
+                })
             }
         }
         d.deserialize_any(V)
     }
+}
+
+/// `{"new": entry or table index}` as read (an object with that one member).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewItem {
+    new: NewValue,
 }
 
 /// The value of `new`: an entry, or a table index.
@@ -504,7 +530,8 @@ pub struct NewTraceEntry {
 
 /// Where a call failed (which decides the events the SPEC allows, EVT-2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename = "phase", rename_all = "camelCase")]
+#[schemars(rename = "Phase")]
 pub enum Phase {
     /// Entering the run's gate (SPEC LSE-7): no lease, no event.
     Gate,
@@ -532,6 +559,8 @@ pub struct TraceError {
 
 /// The four event kinds (SPEC EVT-2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename = "event kind")]
+#[schemars(rename = "EventKind")]
 #[allow(missing_docs)]
 pub enum EventKind {
     Started,
@@ -566,7 +595,8 @@ pub struct TraceEvent {
 
 /// How a call's lease ended (SPEC NODE-5, LSE-3, LSE-4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename = "lease settlement", rename_all = "camelCase")]
+#[schemars(rename = "Settlement")]
 pub enum Settlement {
     /// Committed with the forwarded digests.
     Committed,
@@ -588,8 +618,9 @@ pub struct TraceLease {
 }
 
 /// Any line of a trace: the header (first line) or a record (every later line). Exists for the
-/// published JSON Schema (`hybrid-compaction schema trace`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// published JSON Schema (`hybrid-compaction schema trace`); lines are read as [`Header`] and
+/// [`Record`].
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Line {
     /// The first line.

@@ -23,6 +23,12 @@
 //! 2, [`compact`]), the per-call work runs in parallel, and the cross-call state is then
 //! advanced sequentially in line order, so the output does not depend on the number of jobs.
 //! Memory is one batch plus the state (and entry table) of the open runs.
+//!
+//! Reading: a line is read up to [`Options::max_line_bytes`] bytes and no further (a longer
+//! line is refused before the rest of it is read), must be UTF-8, and is parsed by the wire's
+//! strict reader ([`crate::wire::strict`]): a repeated key anywhere is refused, and every
+//! refusal ([`Unreadable`]) names the line, the column where reading stopped and the JSON path
+//! of the value, in the format's words.
 
 pub mod compact;
 pub mod cross;
@@ -33,7 +39,8 @@ pub mod replay;
 pub mod report;
 pub mod shrink;
 
-use std::io::BufRead;
+use std::fmt;
+use std::io::{BufRead, Read};
 
 use rayon::prelude::*;
 
@@ -43,10 +50,14 @@ use self::format::{
 };
 use self::invariants::Finding;
 use self::replay::PrepareError;
+use crate::wire::strict;
 use hybrid_compaction_model::seam::Implementation;
 
 /// Records per batch (the unit of parallel work).
 pub const BATCH: usize = 1024;
+
+/// The default cap on one line of a trace (`--max-line-bytes`): 64 MiB, the cap on a case.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// How to check.
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +66,9 @@ pub struct Options {
     pub jobs: usize,
     /// Write a shrunk counterexample for each call whose replay disagrees (SPEC TRC-1).
     pub counterexamples: bool,
+    /// The longest line read, in bytes (its line break not counted); a longer line makes the
+    /// trace unreadable.
+    pub max_line_bytes: usize,
 }
 
 impl Default for Options {
@@ -62,6 +76,7 @@ impl Default for Options {
         Options {
             jobs: 1,
             counterexamples: true,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         }
     }
 }
@@ -88,7 +103,8 @@ pub struct Violation {
 pub struct Report {
     /// Call records read.
     pub calls: usize,
-    /// Distinct runs seen.
+    /// Runs that call records name (a run named again after its `runEnd` counts again; a run
+    /// only a `runEnd` names does not count).
     pub runs: usize,
     /// Calls replayed through the implementation (TRC-1).
     pub replayed: usize,
@@ -101,13 +117,101 @@ pub struct Report {
 }
 
 /// The trace cannot be read (exit 2).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: {message}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unreadable {
     /// The 1-based line.
     pub line: usize,
-    /// What is wrong.
+    /// The 1-based column (byte) of the line where reading stopped, when known.
+    pub column: Option<usize>,
+    /// What is wrong: the JSON path of the value (`$` the record), then why.
     pub message: String,
+}
+
+impl fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.column {
+            Some(c) => write!(f, "line {}, column {c}: {}", self.line, self.message),
+            None => write!(f, "line {}: {}", self.line, self.message),
+        }
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+impl Unreadable {
+    fn at(line: usize, message: impl Into<String>) -> Unreadable {
+        Unreadable {
+            line,
+            column: None,
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a line cannot be read, before its line number is known to the caller: the column and
+/// the message of an [`Unreadable`].
+type Refusal = (Option<usize>, String);
+
+/// A strict reader's refusal of one line: the column where it stopped, the path, the words.
+fn refusal(e: &strict::ReadError) -> Refusal {
+    let column = e.position.map(|(_, c)| c);
+    let message = if e.syntax {
+        format!("{}: invalid JSON: {}", e.path, e.message)
+    } else {
+        format!("{}: {}", e.path, e.message)
+    };
+    (column, message)
+}
+
+/// The lines of a trace, each read up to a cap: a longer line is refused after reading one
+/// byte past the cap, never whole.
+struct Lines<R> {
+    input: R,
+    cap: usize,
+    number: usize,
+}
+
+impl<R: BufRead> Lines<R> {
+    /// The next line (1-based number, text without its line break), `None` at the end.
+    fn next_line(&mut self) -> Result<Option<(usize, String)>, Unreadable> {
+        let mut buf = Vec::new();
+        // The cap, plus "\r\n": enough to see the end of a line of exactly `cap` bytes.
+        let limit = u64::try_from(self.cap)
+            .unwrap_or(u64::MAX)
+            .saturating_add(2);
+        let n = (&mut self.input)
+            .take(limit)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Unreadable::at(self.number + 1, format!("cannot read: {e}")))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.number += 1;
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+        }
+        if buf.len() > self.cap {
+            return Err(Unreadable::at(
+                self.number,
+                format!(
+                    "the line is longer than {} bytes, the cap on a line (raise it with --max-line-bytes)",
+                    self.cap
+                ),
+            ));
+        }
+        let text = String::from_utf8(buf).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            Unreadable {
+                line: self.number,
+                column: Some(at + 1),
+                message: "$: invalid JSON: invalid UTF-8".to_owned(),
+            }
+        })?;
+        Ok(Some((self.number, text)))
+    }
 }
 
 /// What checking one line produced.
@@ -218,13 +322,21 @@ fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checke
 }
 
 /// Reads the header line; returns the version.
-fn header(line: &str) -> Result<u32, String> {
-    let h: Header = crate::wire::strict::read(line)
-        .map_err(|e| format!("expected the header {{\"trace\": {TRACE_VERSION}}}: {e}"))?;
+fn header(line: &str) -> Result<u32, Refusal> {
+    let h: Header = strict::read(line).map_err(|e| {
+        let (column, message) = refusal(&e);
+        (
+            column,
+            format!("expected the header {{\"trace\": {TRACE_VERSION}}}: {message}"),
+        )
+    })?;
     if !SUPPORTED_VERSIONS.contains(&h.trace) {
-        return Err(format!(
-            "trace format version {} is not supported (this checker reads versions 1 and 2)",
-            h.trace
+        return Err((
+            None,
+            format!(
+                "$.trace: trace format version {} is not supported (this checker reads versions 1 and 2)",
+                h.trace
+            ),
         ));
     }
     Ok(h.trace)
@@ -235,8 +347,8 @@ fn parse_batch(
     pool: &rayon::ThreadPool,
     batch: &[(usize, String)],
     jobs: usize,
-) -> Vec<Result<Record, String>> {
-    let parse = |(_, l): &(usize, String)| format::parse_record(l).map_err(|e| e.to_string());
+) -> Vec<Result<Record, Refusal>> {
+    let parse = |(_, l): &(usize, String)| format::parse_record(l).map_err(|e| refusal(&e));
     if jobs <= 1 {
         batch.iter().map(parse).collect()
     } else {
@@ -253,10 +365,7 @@ pub fn check<R: BufRead>(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
-        .map_err(|e| Unreadable {
-            line: 0,
-            message: format!("cannot start workers: {e}"),
-        })?;
+        .map_err(|e| Unreadable::at(0, format!("cannot start workers: {e}")))?;
     let mut report = Report {
         implementation: imp.name().to_owned(),
         ..Report::default()
@@ -264,29 +373,30 @@ pub fn check<R: BufRead>(
     let mut cross = cross::Cross::default();
     let mut tables = Tables::default();
     let mut compact = false;
-    let mut lines = input.lines().enumerate();
+    let mut lines = Lines {
+        input,
+        cap: opts.max_line_bytes,
+        number: 0,
+    };
     let mut saw_header = false;
     let mut batch: Vec<(usize, String)> = Vec::with_capacity(BATCH);
     loop {
         batch.clear();
-        for (i, l) in lines.by_ref() {
-            let l = l.map_err(|e| Unreadable {
-                line: i + 1,
-                message: format!("cannot read: {e}"),
-            })?;
+        while let Some((number, l)) = lines.next_line()? {
             if l.trim().is_empty() {
                 continue;
             }
             if !saw_header {
-                let version = header(&l).map_err(|message| Unreadable {
-                    line: i + 1,
+                let version = header(&l).map_err(|(column, message)| Unreadable {
+                    line: number,
+                    column,
                     message,
                 })?;
                 compact = version >= COMPACT_VERSION;
                 saw_header = true;
                 continue;
             }
-            batch.push((i + 1, l));
+            batch.push((number, l));
             if batch.len() == BATCH {
                 break;
             }
@@ -296,7 +406,7 @@ pub fn check<R: BufRead>(
         }
         // Table references are resolved in line order; the first unreadable line ends the
         // batch (the lines before it are still checked, so errors are reported in line order).
-        let mut parsed: Vec<Result<Parsed, String>> = Vec::with_capacity(batch.len());
+        let mut parsed: Vec<Result<Parsed, Refusal>> = Vec::with_capacity(batch.len());
         for r in parse_batch(&pool, &batch, opts.jobs) {
             let p = r.and_then(|rec| match rec {
                 Record::RunEnd(e) => {
@@ -304,7 +414,9 @@ pub fn check<R: BufRead>(
                     Ok(Parsed::RunEnd(e.run))
                 }
                 Record::Call(mut rec) => {
-                    let resolved = tables.resolve(&mut rec, compact, opts.counterexamples)?;
+                    let resolved = tables
+                        .resolve(&mut rec, compact, opts.counterexamples)
+                        .map_err(|m| (None, m))?;
                     Ok(Parsed::Call(rec, resolved))
                 }
             });
@@ -315,22 +427,18 @@ pub fn check<R: BufRead>(
             }
         }
         let cex = opts.counterexamples;
-        let checked: Vec<Result<Checked, String>> = if opts.jobs <= 1 {
-            parsed
-                .into_iter()
-                .map(|p| p.and_then(|p| check_parsed(p, imp, cex)))
-                .collect()
+        let check = |p: Result<Parsed, Refusal>| {
+            p.and_then(|p| check_parsed(p, imp, cex).map_err(|m| (None, m)))
+        };
+        let checked: Vec<Result<Checked, Refusal>> = if opts.jobs <= 1 {
+            parsed.into_iter().map(check).collect()
         } else {
-            pool.install(|| {
-                parsed
-                    .into_par_iter()
-                    .map(|p| p.and_then(|p| check_parsed(p, imp, cex)))
-                    .collect()
-            })
+            pool.install(|| parsed.into_par_iter().map(check).collect())
         };
         for ((line, _), c) in batch.iter().zip(checked) {
-            match c.map_err(|message| Unreadable {
+            match c.map_err(|(column, message)| Unreadable {
                 line: *line,
+                column,
                 message,
             })? {
                 Checked::RunEnd(run) => cross.end(&run),
@@ -359,10 +467,10 @@ pub fn check<R: BufRead>(
         }
     }
     if !saw_header {
-        return Err(Unreadable {
-            line: 1,
-            message: format!("empty trace: expected the header {{\"trace\": {TRACE_VERSION}}}"),
-        });
+        return Err(Unreadable::at(
+            1,
+            format!("$: empty trace: expected the header {{\"trace\": {TRACE_VERSION}}}"),
+        ));
     }
     report.runs = cross.runs_seen;
     Ok(report)

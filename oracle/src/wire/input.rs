@@ -8,6 +8,10 @@
 //! These types are *syntax* only: turning them into vocabulary values (validating a policy,
 //! constructing entries) happens in [`super::convert`], where SPEC-level rejections become typed
 //! error answers rather than parse failures.
+//!
+//! An enum's serde name is the format's word for its names (`#[serde(rename = "message
+//! part")]`), which the strict reader's refusals use ("unknown message part" and the name); the
+//! `#[schemars(rename)]` beside it keeps the schema's definition names.
 
 use std::collections::BTreeMap;
 
@@ -184,7 +188,8 @@ pub struct TokensEstimatorInput {
 
 /// A bundled BPE encoding (SPEC EST-6), by its tiktoken name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(expecting = "an encoding: `o200k_base` or `cl100k_base`")]
+#[serde(rename = "encoding")]
+#[schemars(rename = "EncodingInput")]
 pub enum EncodingInput {
     /// `o200k_base`.
     #[serde(rename = "o200k_base")]
@@ -320,11 +325,8 @@ pub struct MessageInput {
 
 /// One message part (SPEC ENT-3): exactly one key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(
-    rename_all = "camelCase",
-    deny_unknown_fields,
-    expecting = "a message part: an object with one key, `text`, `call`, `result` or `unsupported`"
-)]
+#[serde(rename = "message part", rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "PartInput")]
 pub enum PartInput {
     /// A text part.
     Text(String),
@@ -492,11 +494,8 @@ pub struct MessageCountingInput {
 
 /// One entry-level reducer step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(
-    rename_all = "camelCase",
-    deny_unknown_fields,
-    expecting = "a reducer step: `echo`, `nothing`, {\"fail\": message} or {\"propose\": [...]}"
-)]
+#[serde(rename = "reducer step", rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "StepInput")]
 pub enum StepInput {
     /// Return the request entries unchanged.
     Echo,
@@ -548,10 +547,11 @@ pub struct NewItemInput {
 /// One upstream reducer step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(
+    rename = "upstream step",
     rename_all = "camelCase",
-    deny_unknown_fields,
-    expecting = "an upstream step: `echo`, `null`, {\"fail\": message} or {\"return\": [...]}"
+    deny_unknown_fields
 )]
+#[schemars(rename = "UpstreamStepInput")]
 pub enum UpstreamStepInput {
     /// Return the input messages unchanged.
     Echo,
@@ -636,7 +636,8 @@ pub(crate) fn index_keyed<'de, D: Deserializer<'de>>(
 
 /// A transcript format (SPEC TRN-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(expecting = "a transcript format: `openai-chat`, `anthropic-messages` or `langchain`")]
+#[serde(rename = "transcript format")]
+#[schemars(rename = "TranscriptFormatInput")]
 pub enum TranscriptFormatInput {
     /// OpenAI Chat Completions messages (SPEC TRN-2).
     #[serde(rename = "openai-chat")]

@@ -27,7 +27,6 @@
 //! and answer types. The JSON Schemas ([`crate::schema`]) are derived from the same serde types.
 
 pub mod convert;
-pub mod corpus;
 pub mod error;
 pub mod host;
 pub mod input;
@@ -35,7 +34,5 @@ pub mod names;
 pub mod output;
 pub mod runs;
 pub mod strict;
-pub mod vectors;
 
 pub use error::{CaseError, ErrorOutput, WireError};
-pub use vectors::{TestGroup, TestVector, VectorFile};

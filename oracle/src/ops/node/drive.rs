@@ -1,5 +1,5 @@
 //! Running a `node` scenario: each call converted into a [`CallPlan`] (path-precise wire
-//! errors), the steps run on the implementation's [`NodeWorld`], and the records rendered with
+//! errors), the steps run on the implementation's [`NodeWorld`](hybrid_compaction_model::seam::NodeWorld), and the records rendered with
 //! placeholders for runs and `AssemblyId`s.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,51 +1,81 @@
 //! # Strict, path-tracking JSON reading
 //!
-//! Every case is read from its JSON text in **one pass**, straight into the [`super::case`]
-//! types, through [`Strict`]: a serde `Deserializer` adapter around `serde_json`'s that
+//! Every case (and every trace line) is read from its JSON text in **one pass**, straight into
+//! its serde types, through [`Strict`]: a serde `Deserializer` adapter around `serde_json`'s that
 //!
 //! * refuses a repeated key in any object (`{"a":1,"a":2}` is ambiguous JSON), checked as each
-//!   key is read;
+//!   key is read, at any depth (value maps, tool-call arguments, provider messages);
 //! * reads every struct from a JSON object only (serde would also take an array of its fields in
 //!   order, which the wire format does not allow);
-//! * records, when something fails, the JSON path of the failing value (`$.entries[3].kind`). The
-//!   happy path pays nothing for this: each layer adds its segment only while an error passes
-//!   up through it, into a per-thread list that [`read`] collects.
+//! * records, when something fails, the JSON path of the failing value (`$.entries[3].kind`):
+//!   each layer adds its segment only while an error passes up through it, so the happy path
+//!   pays nothing for it.
 //!
-//! The failure message is then put in the wire format's words by [`humanize`]: serde's
-//! descriptions of Rust types (`invalid type: map, expected struct EntryInput`, `unknown variant`,
-//! `i32`) become the format's (`expected an object`, `unknown message part`, `a signed 32-bit
-//! integer`). The adapter is generic: any type with a serde `Deserialize` read through it gets
-//! the same checks, paths and wording, whatever operation it belongs to.
+//! ## One definition of each message
 //!
-//! Tagged unions (an object whose `op` or `kind` member selects the shape of the rest) use
-//! [`TaggedUnion`] instead of serde's internally tagged enums, which buffer the whole object
-//! before dispatching (losing the path of anything that fails inside). When the tag is the
-//! object's first member, the rest is streamed into the selected type; otherwise the members are
-//! buffered as JSON values (still with paths and duplicate checks) and read after the tag.
+//! The words of a refusal are built from what the reader itself knows, never from serde's or
+//! serde_json's sentences:
+//!
+//! * **what was expected** is stated by the adapter, which knows which `deserialize_*` a
+//!   `Deserialize` impl called: `deserialize_i32` reads "a signed 32-bit integer (-2147483648
+//!   to 2147483647)", `deserialize_struct` "an object", `deserialize_seq` "an array",
+//!   `deserialize_enum(name, variants)` its names. Only an impl that asks for *any* value
+//!   (`deserialize_any`: this crate's own visitors, such as "a request entry id (a string) or
+//!   {"new": entry}") says what it expects itself;
+//! * **what was there, and what is wrong** arrive as data: the impls below the adapter get the
+//!   reader's own error type ([`Error`]), whose serde constructors (`invalid_type(Unexpected,
+//!   ..)`, `unknown_variant(name, names)`, `missing_field(name)`, ...) keep their arguments;
+//!   `words` renders them (``got the string "100"``, ``unknown member `x`, expected `a` or
+//!   `b` ``).
+//!
+//! An enum's names are called by the format's word for them when its serde name is one:
+//! `#[serde(rename = "message part")]` on `PartInput` makes an unknown part read ``unknown
+//! message part `hi` ``; a serde name that is a Rust identifier (upper case first) is never
+//! shown (``unknown name `hi` ``).
+//!
+//! The one text taken from serde_json is its description of malformed JSON (classified by
+//! `Error::classify()`), which comes with the line and column where the parser stopped.
+//!
+//! ## Positions
+//!
+//! A failure inside a value still names the line and column where the parser stopped: the
+//! reader's error crosses serde_json's frames *carried* beside serde_json's own error, which
+//! records the position once, where the failure happened, and is re-raised unchanged up to
+//! the caller (the `error` file says how).
+//!
+//! ## Tagged unions
+//!
+//! Tagged unions (an object whose `op`, `kind` or `type` member selects the shape of the rest)
+//! use [`TaggedUnion`] instead of serde's internally tagged enums, which buffer the whole
+//! object before dispatching (losing the path of anything that fails inside). When the tag is
+//! the object's first member, the rest is streamed into the selected type; otherwise the
+//! members are buffered as JSON values (still with paths and duplicate checks) and read after
+//! the tag.
 //!
 //! Nesting is bounded by `serde_json`'s recursion limit (128 levels), as `docs/WIRE.md` says.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::value::{CowStrDeserializer, MapAccessDeserializer};
-use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, Visitor};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
 mod adapter;
+mod error;
 mod tagged;
 mod words;
 
 pub use adapter::Strict;
+pub use error::Error;
 pub use tagged::{tagged, without_tag, TaggedUnion};
-pub use words::{humanize, strip_position};
+pub use words::strip_position;
 #[allow(
     clippy::wildcard_imports,
-    reason = "the four files share their helpers through this module"
+    reason = "the five files share their helpers through this module"
 )]
-use {adapter::*, words::*};
+use {adapter::*, error::*};
 
 /// One step of a JSON path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,21 +84,8 @@ enum Segment {
     Index(usize),
 }
 
-thread_local! {
-    /// The path of the error being propagated, innermost segment first.
-    static ERROR_PATH: RefCell<Vec<Segment>> = const { RefCell::new(Vec::new()) };
-}
-
-fn note(segment: Segment) {
-    ERROR_PATH.with(|p| p.borrow_mut().push(segment));
-}
-
-fn take_path() -> Vec<Segment> {
-    ERROR_PATH.with(|p| std::mem::take(&mut *p.borrow_mut()))
-}
-
 /// Renders a path, `$` being the root: `$.entries[0]["a b"]`.
-fn render_path(segments: &[Segment]) -> String {
+fn render_path<'a>(segments: impl Iterator<Item = &'a Segment>) -> String {
     let mut out = String::from("$");
     for s in segments {
         match s {
@@ -97,7 +114,8 @@ pub fn key_segment(key: &str) -> String {
 pub struct ReadError {
     /// 1-based line and column of the failure in the text, when the parser knows it.
     pub position: Option<(usize, usize)>,
-    /// JSON path of the failing value (`$` for the root, or for a syntax error).
+    /// JSON path of the failing value (`$` for the root; for a syntax error, the value the
+    /// parser was in).
     pub path: String,
     /// What was expected, in the wire format's words.
     pub message: String,
@@ -131,11 +149,48 @@ impl ReadError {
     }
 }
 
+/// The [`ReadError`] of a read that failed with the parser's error `native` (the carrier of
+/// ours, or the parser's own).
+fn read_error(native: &serde_json::Error, text: &str) -> ReadError {
+    let position = (native.line() > 0).then(|| (native.line(), native.column()));
+    match take_carried() {
+        Some(e) if *e.problem() != Problem::Parser => ReadError {
+            position,
+            path: render_path(e.path()),
+            message: e.to_string(),
+            syntax: false,
+        },
+        carried => {
+            // serde_json's own error: malformed text (its words, which carry the position),
+            // with the path of the value it was in.
+            let path = carried.map_or_else(|| "$".to_owned(), |e| render_path(e.path()));
+            let syntax = matches!(
+                native.classify(),
+                serde_json::error::Category::Syntax
+                    | serde_json::error::Category::Eof
+                    | serde_json::error::Category::Io
+            );
+            let raw = strip_position(&native.to_string());
+            let message = if syntax {
+                words::syntax_message(&raw, position, text)
+            } else {
+                raw
+            };
+            ReadError {
+                position,
+                path,
+                message,
+                syntax,
+            }
+        }
+    }
+}
+
 /// Reads one `T` from `text` (one JSON value, nothing after it) strictly.
 pub fn read<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, ReadError> {
+    error::clear();
     let mut de = serde_json::Deserializer::from_str(text);
-    take_path();
-    let result = T::deserialize(Strict::new(&mut de)).and_then(|t| de.end().map(|()| t));
+    let result = Tracked::<T>::deserialize(&mut de).and_then(|Tracked(t)| de.end().map(|()| t));
     result.map_err(|e| read_error(&e, text))
 }
 
@@ -145,8 +200,10 @@ pub fn read<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, ReadError> {
 pub fn read_value<T: serde::de::DeserializeOwned>(
     value: serde_json::Value,
 ) -> Result<T, ReadError> {
-    take_path();
-    T::deserialize(Strict::new(value)).map_err(|e| read_error(&e, ""))
+    error::clear();
+    Tracked::<T>::deserialize(value)
+        .map(|Tracked(t)| t)
+        .map_err(|e| read_error(&e, ""))
 }
 
 /// A stream of strictly read `T`s from whitespace-separated JSON values (JSON Lines), each with
@@ -161,7 +218,7 @@ pub fn read_many<'de, T: Deserialize<'de> + 'de>(
         if done {
             return None;
         }
-        take_path();
+        error::clear();
         match stream.next()? {
             Ok(Tracked(t)) => {
                 let end = stream.byte_offset();
@@ -177,11 +234,14 @@ pub fn read_many<'de, T: Deserialize<'de> + 'de>(
     })
 }
 
-/// `T` read through [`Strict`] (for `serde_json`'s stream reader).
+/// `T` read through [`Strict`], its error raised as the parser's (so that the caller reads the
+/// position the parser noted).
 struct Tracked<T>(T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tracked<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        T::deserialize(Strict::new(d)).map(Tracked)
+        let mut native = None;
+        let r = T::deserialize(Strict::keeping(d, &mut native));
+        r.map(Tracked).map_err(|e| raise(e, native))
     }
 }

@@ -1,9 +1,10 @@
-//! Tagged unions (`op`, `kind`) read without serde's buffering of internally tagged enums: the
-//! tag selects the type, and the rest of the object is streamed into it when the tag comes first.
+//! Tagged unions (`op`, `kind`, `type`) read without serde's buffering of internally tagged
+//! enums: the tag selects the type, and the rest of the object is streamed into it when the tag
+//! comes first.
 
 #[allow(
     clippy::wildcard_imports,
-    reason = "one module split in four files; the parent holds the shared imports and paths"
+    reason = "one module split in five files; the parent holds the shared imports and paths"
 )]
 use super::*;
 
@@ -20,9 +21,10 @@ pub trait TaggedUnion: Sized {
     fn read_as<'de, D: Deserializer<'de>>(name: &str, rest: D) -> Result<Self, D::Error>;
 }
 
-/// Reads a [`TaggedUnion`] (for its `Deserialize` impl).
+/// Reads a [`TaggedUnion`] (for its `Deserialize` impl). It asks for any value, so a value
+/// that is not an object is refused in its words: `expected an object with `op``.
 pub fn tagged<'de, T: TaggedUnion, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
-    d.deserialize_map(TaggedVisitor(PhantomData::<T>))
+    d.deserialize_any(TaggedVisitor(PhantomData::<T>))
 }
 
 pub(super) struct TaggedVisitor<T>(PhantomData<T>);
@@ -88,9 +90,9 @@ impl<'de, T: TaggedUnion> Visitor<'de> for TaggedVisitor<T> {
         let Some(name) = name else {
             return Err(missing());
         };
-        // Read the buffered members through the adapter, so paths and wording stay the same.
-        T::read_as(&name, Strict::new(serde_json::Value::Object(rest)))
-            .map_err(|e| de::Error::custom(e.to_string()))
+        // Read the buffered members through the adapter, so paths and wording stay the same;
+        // its error (the reader's) is carried up as this map's.
+        T::read_as(&name, Strict::new(serde_json::Value::Object(rest))).map_err(carry)
     }
 }
 
@@ -136,15 +138,22 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for SkipTag<A> {
                 return Ok(None);
             };
             if key != self.tag {
-                return seed.deserialize(key.into_deserializer()).map(Some);
+                // The key read as the reader reads every key, a failing one noted on the path.
+                return match seed.deserialize(KeyDe(key.clone())) {
+                    Ok(v) => Ok(Some(v)),
+                    Err(e) => Err(carry(e.at(Segment::Key(key.into_owned())))),
+                };
             }
             let value: String = self.map.next_value()?;
             if value != self.name {
-                note(Segment::Key(self.tag.to_owned()));
-                return Err(de::Error::custom(format!(
-                    "this command takes `{}` cases only, got {:?}",
-                    self.name, value
-                )));
+                return Err(carry(
+                    Error::message(format!(
+                        "this command takes `{}` cases only, got {}",
+                        self.name,
+                        serde_json::Value::from(value)
+                    ))
+                    .at(Segment::Key(self.tag.to_owned())),
+                ));
             }
         }
     }

@@ -1,37 +1,175 @@
-//! Failure messages in the wire format's words: serde's descriptions of Rust types (`invalid
-//! type: map, expected struct EntryInput`, `unknown variant`, `i32`) become the format's
-//! (`expected an object`, `unknown message part`, `a signed 32-bit integer`), and syntax errors
-//! name their line and column.
+//! The format's words for a [`Problem`]: built from the data the error holds (what the adapter
+//! was asked for, what the text held, the accepted names), never from serde's sentences. The one
+//! text taken from elsewhere is the parser's own description of malformed JSON, which carries
+//! its line and column ([`syntax_message`]).
 
-#[allow(
-    clippy::wildcard_imports,
-    reason = "one module split in four files; the parent holds the shared imports and paths"
-)]
-use super::*;
+use std::fmt;
 
-pub(super) fn read_error(e: &serde_json::Error, text: &str) -> ReadError {
-    let mut segments = take_path();
-    segments.reverse();
-    let syntax = matches!(
-        e.classify(),
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
-    );
-    let position = (e.line() > 0).then(|| (e.line(), e.column()));
-    let raw = strip_position(&e.to_string());
-    let message = if syntax {
-        syntax_message(&raw, position, text)
-    } else {
-        humanize(&raw)
-    };
-    ReadError {
-        position,
-        path: render_path(&segments),
-        message,
-        syntax,
+use super::error::{Expected, Got, Problem, Want};
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Mismatch { got, expected, .. } => {
+                let integer = matches!(expected, Expected::Stated(Want::Int { .. }));
+                write!(f, "expected {expected}, got {}", got_words(got, integer))
+            }
+            Problem::Length { len, expected } => {
+                let s = if *len == 1 { "" } else { "s" };
+                write!(f, "expected {expected}, got {len} element{s}")
+            }
+            Problem::UnknownName {
+                name,
+                accepted,
+                noun,
+            } => {
+                let noun = noun.unwrap_or("name");
+                if accepted.is_empty() {
+                    write!(f, "unknown {noun} `{name}`: none is accepted here")
+                } else {
+                    write!(f, "unknown {noun} `{name}`, expected {}", one_of(accepted))
+                }
+            }
+            Problem::UnknownMember { name, accepted } => {
+                if accepted.is_empty() {
+                    write!(f, "unknown member `{name}`: no member is accepted here")
+                } else {
+                    write!(f, "unknown member `{name}`, expected {}", one_of(accepted))
+                }
+            }
+            Problem::MissingMember(name) => write!(f, "missing member `{name}`"),
+            Problem::DuplicateKey(key) => write!(
+                f,
+                "duplicate key {}: an object may name each member once",
+                serde_json::Value::from(key.as_str())
+            ),
+            Problem::Message(text) => f.write_str(text),
+            Problem::Parser => f.write_str("malformed JSON"),
+        }
     }
 }
 
-/// serde_json appends " at line L column C"; positions are reported separately.
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expected::Stated(want) => fmt::Display::fmt(want, f),
+            Expected::Said(words) => f.write_str(words),
+        }
+    }
+}
+
+/// What a request reads, in JSON's words.
+impl fmt::Display for Want {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Want::Int { bits, signed: true } => {
+                let max = (1i128 << (bits - 1)) - 1;
+                write!(f, "a signed {bits}-bit integer ({} to {max})", -max - 1)
+            }
+            Want::Int {
+                bits,
+                signed: false,
+            } => {
+                let max = if bits >= 128 {
+                    u128::MAX
+                } else {
+                    (1u128 << bits) - 1
+                };
+                write!(f, "an unsigned {bits}-bit integer (0 to {max})")
+            }
+            Want::Bool => f.write_str("true or false"),
+            Want::Float => f.write_str("a number"),
+            Want::Char => f.write_str("a string of one character"),
+            Want::Str => f.write_str("a string"),
+            Want::Bytes => f.write_str("a string or an array of bytes"),
+            Want::Unit => f.write_str("null"),
+            Want::Seq => f.write_str("an array"),
+            Want::Tuple(1) => f.write_str("an array of 1 element"),
+            Want::Tuple(n) => write!(f, "an array of {n} elements"),
+            Want::Map | Want::Struct => f.write_str("an object"),
+            Want::Enum { name, variants } => {
+                let names = or_list(variants);
+                match format_word(name) {
+                    Some(noun) => write!(
+                        f,
+                        "{} {noun}: {names}, as a name or as the one key of an object",
+                        article(noun)
+                    ),
+                    None => write!(f, "{names}, as a name or as the one key of an object"),
+                }
+            }
+            Want::Any | Want::Option | Want::NewtypeStruct | Want::Ignored => {
+                f.write_str("a value")
+            }
+        }
+    }
+}
+
+/// The serde name of an enum as the format's word for its names: a name that starts with a
+/// lowercase letter (`message part`) is one; a Rust identifier (`PartInput`) never is.
+pub(super) fn format_word(name: &'static str) -> Option<&'static str> {
+    name.starts_with(|c: char| c.is_ascii_lowercase())
+        .then_some(name)
+}
+
+fn article(noun: &str) -> &'static str {
+    if noun.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// `` `a` ``, `` `a` or `b` ``, `` one of `a`, `b`, `c` ``.
+fn one_of(names: &[&str]) -> String {
+    match names {
+        [one] => format!("`{one}`"),
+        [a, b] => format!("`{a}` or `{b}`"),
+        _ => {
+            let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            format!("one of {}", quoted.join(", "))
+        }
+    }
+}
+
+/// `` `a`, `b` or `c` ``.
+fn or_list(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        None => "no name (none is accepted here)".to_owned(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// What the text held, in JSON's words.
+fn got_words(got: &Got, integer_expected: bool) -> String {
+    match got {
+        Got::Null => "null".to_owned(),
+        Got::Bool(b) => b.to_string(),
+        Got::Unsigned(n) => format!("the number {n}"),
+        Got::Signed(n) => format!("the number {n}"),
+        Got::Float(x) if *x == 0.0 && x.is_sign_negative() && integer_expected => {
+            "-0 (a negative zero is not an integer: write 0)".to_owned()
+        }
+        // A number read as a float: past 2^53 it is an approximation, written as one.
+        Got::Float(x) if x.abs() >= 1e16 => format!("the number {x:e}"),
+        Got::Float(x) => {
+            let mut text = x.to_string();
+            if x.is_finite() && !text.contains(['.', 'e', 'E']) {
+                text.push_str(".0");
+            }
+            format!("the number {text}")
+        }
+        Got::Str(s) => format!("the string {}", serde_json::Value::from(s.as_str())),
+        Got::Array => "an array".to_owned(),
+        Got::Object => "an object".to_owned(),
+        Got::Other(words) => words.clone(),
+    }
+}
+
+/// serde_json appends " at line L column C" to its messages; the reader reports positions
+/// separately. Used only on the parser's own (syntax) errors.
 pub fn strip_position(msg: &str) -> String {
     match msg.rfind(" at line ") {
         Some(i) => msg[..i].to_owned(),
@@ -39,7 +177,9 @@ pub fn strip_position(msg: &str) -> String {
     }
 }
 
-/// serde_json calls any unpaired `\uDC00`..`\uDFFF` a "leading" surrogate; name it right.
+/// The parser's description of malformed JSON, with two corrections: the nesting limit in the
+/// format's words, and an unpaired `\uDC00`..`\uDFFF` escape (which serde_json calls a
+/// "leading" surrogate) named right.
 pub(super) fn syntax_message(raw: &str, position: Option<(usize, usize)>, text: &str) -> String {
     if raw == "recursion limit exceeded" {
         return "nested deeper than 128 levels".to_owned();
@@ -64,132 +204,5 @@ pub(super) fn syntax_message(raw: &str, position: Option<(usize, usize)>, text: 
             "lone leading surrogate before {esc} in a string: a \\uD800-\\uDBFF escape must be followed by a \\uDC00-\\uDFFF escape"
         ),
         None => "unpaired surrogate escape in a string".to_owned(),
-    }
-}
-
-/// Puts a serde failure message in the wire format's words (no Rust type names).
-pub fn humanize(msg: &str) -> String {
-    if let Some(rest) = msg
-        .strip_prefix("invalid type: ")
-        .or_else(|| msg.strip_prefix("invalid value: "))
-    {
-        if let Some((got, expected)) = rest.split_once(", expected ") {
-            return format!(
-                "expected {}, got {}",
-                expected_words(expected),
-                got_words(got)
-            );
-        }
-    }
-    if let Some(rest) = msg.strip_prefix("invalid length ") {
-        if let Some((n, expected)) = rest.split_once(", expected ") {
-            return format!("expected {}, got {n} elements", expected_words(expected));
-        }
-    }
-    if let Some(rest) = msg.strip_prefix("unknown variant ") {
-        return format!("unknown name {}", names_words(rest));
-    }
-    if let Some(rest) = msg.strip_prefix("unknown field ") {
-        return format!("unknown member {}", names_words(rest));
-    }
-    if let Some(rest) = msg.strip_prefix("missing field ") {
-        return format!("missing member {rest}");
-    }
-    if let Some(rest) = msg.strip_prefix("duplicate field ") {
-        return format!("duplicate key {rest}");
-    }
-    if msg.starts_with("data did not match any variant") {
-        return "the value matches none of the accepted forms".to_owned();
-    }
-    msg.to_owned()
-}
-
-pub(super) fn names_words(rest: &str) -> String {
-    rest.replace("there are no variants", "none is accepted here")
-        .replace("there are no fields", "no member is accepted here")
-}
-
-/// serde's `Unexpected` rendering, in JSON's words.
-pub(super) fn got_words(got: &str) -> String {
-    if got == "unit value" {
-        return "null".to_owned();
-    }
-    if got == "sequence" {
-        return "an array".to_owned();
-    }
-    if got == "map" {
-        return "an object".to_owned();
-    }
-    let inner = |prefix: &str| {
-        got.strip_prefix(prefix)
-            .and_then(|r| r.strip_prefix('`'))
-            .and_then(|r| r.strip_suffix('`'))
-            .map(str::to_owned)
-    };
-    if let Some(x) = inner("floating point ") {
-        if x == "-0.0" || x == "-0" {
-            return "-0 (a negative zero is not an integer: write 0)".to_owned();
-        }
-        return format!("the number {x}");
-    }
-    if let Some(x) = inner("integer ") {
-        return format!("the number {x}");
-    }
-    if let Some(x) = inner("boolean ") {
-        return x;
-    }
-    if let Some(x) = got.strip_prefix("string ") {
-        return format!("the string {x}");
-    }
-    got.to_owned()
-}
-
-/// A visitor's `expecting` text, in JSON's words.
-pub(super) fn expected_words(expected: &str) -> String {
-    let int = |bits: u32, signed: bool| {
-        if signed {
-            let max = (1i128 << (bits - 1)) - 1;
-            format!("a signed {bits}-bit integer ({} to {max})", -max - 1)
-        } else {
-            format!(
-                "an unsigned {bits}-bit integer (0 to {})",
-                (1u128 << bits) - 1
-            )
-        }
-    };
-    match expected {
-        "i8" => int(8, true),
-        "i16" => int(16, true),
-        "i32" => int(32, true),
-        "i64" => int(64, true),
-        "u8" => int(8, false),
-        "u16" => int(16, false),
-        "u32" => int(32, false),
-        "u64" | "usize" => int(64, false),
-        "a sequence" => "an array".to_owned(),
-        "a map" => "an object".to_owned(),
-        "a boolean" => "true or false".to_owned(),
-        "a borrowed string" => "a string".to_owned(),
-        "option" => "a value or null".to_owned(),
-        "unit" => "null".to_owned(),
-        e if e.starts_with("struct ")
-            || e.starts_with("internally tagged enum ")
-            || e.starts_with("tuple struct ") =>
-        {
-            "an object".to_owned()
-        }
-        e if e.starts_with("enum ") || e.starts_with("untagged enum ") => {
-            "one of the documented forms".to_owned()
-        }
-        e => e.to_owned(),
-    }
-}
-
-/// The text a visitor gives as its `expecting`.
-pub(super) struct Expecting<'a, V>(pub(super) &'a V);
-
-impl<'de, V: Visitor<'de>> fmt::Display for Expecting<'_, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.expecting(f)
     }
 }
