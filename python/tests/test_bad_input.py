@@ -289,5 +289,5 @@ def test_big_integers_read_as_their_json_text():
     # 2^64 is not a 64-bit integer: JSON text reads it as a float, and so does the package.
     err = refusal(policy_case(hardLimit=2**64))
     assert err.reason == ("expected a signed 32-bit integer (-2147483648 to 2147483647), "
-                          "got the number 1.8446744073709552e+19")
+                          "got the number 1.8446744073709552e19")
     assert refusal(policy_case(hardLimit=10**400)).reason == "number out of range"
