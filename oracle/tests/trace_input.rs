@@ -211,7 +211,7 @@ fn table() -> Vec<Bad> {
         bad("run a number", with(c(), "/run", json!(5)), "$.run", "expected a string, got the number 5"),
         bad("duplicate run", example_lines()[1].replacen("\"run\":\"r1\",", "\"run\":\"r1\",\"run\":\"r2\",", 1), "$.run", "duplicate key \"run\""),
         bad("no call", without(c(), "call"), "$", "missing member `call`"),
-        bad("unknown member", with(c(), "/extra", json!(1)), "$.extra", "unknown member `extra`, expected one of `type`, `run`, `call`, `policy`"),
+        bad("unknown member", with(c(), "/extra", json!(1)), "$.extra", "unknown member `extra`, expected one of `type`, `run`, `call`, `admitted`, `policy`"),
         // ---- the policy
         bad("hard limit a string", with(c(), "/policy/hardLimit", json!("100")), "$.policy.hardLimit", "expected a signed 32-bit integer (-2147483648 to 2147483647), got the string \"100\""),
         bad("hard limit 2^31", with(c(), "/policy/hardLimit", json!(2_147_483_648u64)), "$.policy.hardLimit", "got the number 2147483648"),

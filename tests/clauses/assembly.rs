@@ -1602,31 +1602,180 @@ fn dia_6_contributions_same_estimator_ordered_and_summing() {
 
 #[test]
 fn dia_3_invariant_violations_are_errors() {
-    // SPEC DIA-3: a success whose final size exceeds H, or whose contributions do not sum to
-    // the final size, is refused with a named invariant error.
+    // SPEC DIA-3, DEP-21: a success whose contributions do not sum to the final size is an
+    // `InvalidArgument` error, one whose final size exceeds H or with a negative number an
+    // `OutOfRange` error, each naming the broken rule.
+    use hybrid_compaction_model::diagnostics::RecordRule;
     let (mut r, _) = ok(&pol(3), vec![(0, long_list())], vec![keep(&["s", "c"])]);
     let good = imp().diagnostics(&r, &pol(3)).unwrap();
     assert_eq!(good.final_size, 15);
     r.final_estimated_size = 16;
     let err = imp().diagnostics(&r, &pol(3)).unwrap_err();
-    assert!(matches!(err, AssemblyError::DiagnosticsInvariant(_)));
-    assert_eq!(err.kind(), ErrorKind::InvalidOperation);
+    assert_eq!(
+        err,
+        AssemblyError::DiagnosticsRecord(RecordRule::ContributionSumMismatch)
+    );
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     r.final_estimated_size = 101;
-    assert!(matches!(
-        imp().diagnostics(&r, &pol(3)).unwrap_err(),
-        AssemblyError::DiagnosticsInvariant(_)
-    ));
+    let err = imp().diagnostics(&r, &pol(3)).unwrap_err();
+    assert_eq!(
+        err,
+        AssemblyError::DiagnosticsRecord(RecordRule::FinalSizeOverHardLimit)
+    );
+    assert_eq!(err.kind(), ErrorKind::OutOfRange);
     // A different estimator than the one that produced the result breaks the sum.
     let (r, _) = ok(&pol(3), vec![(0, long_list())], vec![keep(&["s", "c"])]);
     let other = table_policy(100, 10, 1, 3, &[("s", 11), ("c", 5)]);
-    assert!(matches!(
+    assert_eq!(
         imp().diagnostics(&r, &other).unwrap_err(),
-        AssemblyError::DiagnosticsInvariant(_)
-    ));
+        AssemblyError::DiagnosticsRecord(RecordRule::ContributionSumMismatch)
+    );
     // Negative attempt counts are refused too.
     let (mut r, _) = ok(&pol(3), vec![(0, long_list())], vec![keep(&["s", "c"])]);
     r.attempt_count = -1;
-    assert!(imp().diagnostics(&r, &pol(3)).is_err());
+    let err = imp().diagnostics(&r, &pol(3)).unwrap_err();
+    assert_eq!(
+        err,
+        AssemblyError::DiagnosticsRecord(RecordRule::NegativeNumber)
+    );
+    assert_eq!(err.kind(), ErrorKind::OutOfRange);
+}
+
+/// SPEC DIA-3, DIA-4, DEP-21: a record given field by field is refused with its broken rule,
+/// whose kind is the one the reference implementation's tests pin (negative contribution size,
+/// entry count 0, -1 or `i32::MIN`, an undefined category or unit: `OutOfRange`; a repeated
+/// category: `InvalidArgument`) or the one DEP-21 chooses.
+#[test]
+fn dia_3_dia_4_dep_21_a_refused_record_names_its_rule_and_kind() {
+    use hybrid_compaction_model::diagnostics::{ContributionFields, RecordFields, RecordRule};
+    let contribution = |category, size, entry_count| ContributionFields {
+        category,
+        size,
+        entry_count,
+    };
+    let success = RecordFields {
+        outcome: Some(CompactionOutcome::WithinLimit),
+        measurement_unit: Some(MeasurementUnit::Utf8Bytes),
+        original_size: 10,
+        final_size: 10,
+        trigger_threshold: 80,
+        hard_limit: 100,
+        attempt_count: 0,
+        category_contributions: vec![contribution(Some(Category::ConversationalMessage), 10, 1)],
+        final_sequence_valid: Some(true),
+    };
+    let termination = RecordFields {
+        outcome: Some(CompactionOutcome::Irreducible),
+        category_contributions: Vec::new(),
+        final_sequence_valid: None,
+        final_size: 120,
+        ..success.clone()
+    };
+    assert_eq!(imp().validate_record(&success), Ok(()));
+    assert_eq!(imp().validate_record(&termination), Ok(()));
+    let with = |base: &RecordFields, edit: &dyn Fn(&mut RecordFields)| {
+        let mut r = base.clone();
+        edit(&mut r);
+        r
+    };
+    let cases: Vec<(RecordFields, RecordRule, ErrorKind)> = vec![
+        // Pinned by the reference implementation's tests.
+        (
+            with(&success, &|r| r.category_contributions[0].size = -1),
+            RecordRule::NegativeContributionSize,
+            ErrorKind::OutOfRange,
+        ),
+        (
+            with(&success, &|r| r.category_contributions[0].entry_count = 0),
+            RecordRule::EntryCountBelowOne,
+            ErrorKind::OutOfRange,
+        ),
+        (
+            with(&success, &|r| r.category_contributions[0].entry_count = -1),
+            RecordRule::EntryCountBelowOne,
+            ErrorKind::OutOfRange,
+        ),
+        (
+            with(&success, &|r| {
+                r.category_contributions[0].entry_count = i32::MIN
+            }),
+            RecordRule::EntryCountBelowOne,
+            ErrorKind::OutOfRange,
+        ),
+        (
+            with(&success, &|r| r.category_contributions[0].category = None),
+            RecordRule::UndefinedCategory,
+            ErrorKind::OutOfRange,
+        ),
+        (
+            with(&success, &|r| r.measurement_unit = None),
+            RecordRule::UndefinedUnit,
+            ErrorKind::OutOfRange,
+        ),
+        (
+            with(&termination, &|r| r.measurement_unit = None),
+            RecordRule::UndefinedUnit,
+            ErrorKind::OutOfRange,
+        ),
+        (
+            with(&success, &|r| {
+                r.final_size = 20;
+                r.category_contributions.push(contribution(
+                    Some(Category::ConversationalMessage),
+                    10,
+                    1,
+                ));
+            }),
+            RecordRule::DuplicateCategory,
+            ErrorKind::InvalidArgument,
+        ),
+        // DEP-21: the same conventions where the reference's tests pin nothing.
+        (
+            with(&success, &|r| r.outcome = None),
+            RecordRule::UndefinedOutcome,
+            ErrorKind::OutOfRange,
+        ),
+        (
+            with(&success, &|r| r.trigger_threshold = -1),
+            RecordRule::NegativeNumber,
+            ErrorKind::OutOfRange,
+        ),
+        (
+            with(&success, &|r| {
+                r.final_size = 101;
+                r.category_contributions[0].size = 101;
+            }),
+            RecordRule::FinalSizeOverHardLimit,
+            ErrorKind::OutOfRange,
+        ),
+        (
+            with(&success, &|r| r.final_size = 11),
+            RecordRule::ContributionSumMismatch,
+            ErrorKind::InvalidArgument,
+        ),
+        (
+            with(&success, &|r| r.final_sequence_valid = Some(false)),
+            RecordRule::SuccessSequenceValidity,
+            ErrorKind::InvalidArgument,
+        ),
+        (
+            with(&termination, &|r| {
+                r.category_contributions = success.category_contributions.clone()
+            }),
+            RecordRule::TerminationContributions,
+            ErrorKind::InvalidArgument,
+        ),
+        (
+            with(&termination, &|r| r.final_sequence_valid = Some(true)),
+            RecordRule::TerminationSequenceValidity,
+            ErrorKind::InvalidArgument,
+        ),
+    ];
+    for (fields, rule, kind) in cases {
+        let err = imp().validate_record(&fields).unwrap_err();
+        assert_eq!(err, AssemblyError::DiagnosticsRecord(rule), "{fields:?}");
+        assert_eq!(err.kind(), kind, "{rule}");
+    }
 }
 
 #[test]

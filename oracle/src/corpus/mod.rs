@@ -80,6 +80,7 @@ pub const FLAGS: &[(&str, &str)] = &[
     ("Cancellation", "The cancellation token is set at a named point (SPEC ASM-16)."),
     ("Boundary", "A value exactly at a limit (threshold, hard limit, 32-bit range, attempt budget)."),
     ("Deviation", "Behaviour where the reference implementation goes beyond or differs from the ADR text (docs/SPEC.md, deliberate departures DEP-n); we follow the implementation."),
+    ("OrderChosen", "An output list whose order the reference implementation leaves open; this SPEC fixes it (by position, SPEC EXC-2): another implementation may compare that list as a set."),
     ("Bridge", "The reducer is an upstream (message-level) reducer behind the bridge (SPEC BRG-1 .. BRG-3)."),
     ("NumberRendering", "Exercises the .NET invariant-culture number rendering of the UTF-8 estimator (SPEC EST-2)."),
     ("Multibyte", "A payload with multibyte UTF-8 characters: sizes count UTF-8 bytes (or UTF-16 units where the SPEC says so), never characters (SPEC ATR-1, ARF-1)."),
