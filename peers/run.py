@@ -33,6 +33,7 @@ import multiprocessing
 import os
 import pathlib
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -726,7 +727,10 @@ def main() -> int:
     print(f"peers: wrote {out} ({len(result['records'])} records, "
           f"raw records in {work / 'records.json'})", file=sys.stderr)
     if args.smoke:
-        return smoke_check(result["records"])
+        # The smoke's scratch directory holds nothing anyone reads afterwards.
+        code = smoke_check(result["records"])
+        shutil.rmtree(work, ignore_errors=True)
+        return code
     return 0
 
 

@@ -1,7 +1,6 @@
 //! `hybrid-compaction bench` on generated transcripts: the table's shape and the JSON document's
 //! fields (never timings), the policy it derives, and one-line refusals of bad input.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use hybrid_compaction::transcript::TranscriptFormat;
@@ -10,12 +9,15 @@ use serde_json::{json, Value as Json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hybrid-compaction");
 
-fn write(name: &str, value: &Json) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hc-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let p = dir.join(name);
-    std::fs::write(&p, value.to_string()).expect("write");
-    p
+/// The value in a fresh temporary file, removed when the returned path drops.
+fn write(name: &str, value: &Json) -> tempfile::TempPath {
+    let file = tempfile::Builder::new()
+        .prefix(&format!("hc-bench-{name}-"))
+        .suffix(".json")
+        .tempfile()
+        .expect("tmp file");
+    std::fs::write(file.path(), value.to_string()).expect("write");
+    file.into_temp_path()
 }
 
 fn bench(args: &[&str]) -> Output {

@@ -53,11 +53,13 @@ fn run(args: &[&str], stdin: &[u8]) -> Out {
     )
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hc-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+/// A fresh directory removed when the returned guard drops, so a test run leaves nothing behind
+/// (one of them copies the whole binary).
+fn tmpdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("hc-cli-{name}-"))
+        .tempdir()
+        .expect("temp dir")
 }
 
 fn policy() -> Json {
@@ -150,7 +152,8 @@ fn run_answers_one_case_on_both_implementations() {
 
 #[test]
 fn run_reads_files_arrays_and_jsonl_and_keeps_the_shape() {
-    let d = tmpdir("shapes");
+    let d_dir = tmpdir("shapes");
+    let d = d_dir.path();
     let one = json!({"op": "policy", "policy": policy()});
     let bad_policy = json!({"op": "policy", "policy": {"hardLimit": 0, "triggerMargin": 1, "recentMessageRetentionCount": 1,
         "maximumCompactionAttempts": 1, "preservationLabel": "l", "preservationVersion": 1, "estimator": {"kind": "utf8"}}});
@@ -214,7 +217,8 @@ fn vectors_runs_the_shipped_corpus_and_prints_the_table() {
     assert!(o.stdout.contains("bridge"));
     // From another working directory (no vectors/ there, the binary copied elsewhere) the
     // embedded corpus runs: the same table as the files on disk.
-    let d = tmpdir("elsewhere");
+    let d_dir = tmpdir("elsewhere");
+    let d = d_dir.path();
     let copied = d.join("hybrid-compaction");
     std::fs::copy(BIN, &copied).expect("copy the binary");
     let o = run_in(&d, &["vectors", "--implementation", "model"], b"");
@@ -242,7 +246,8 @@ fn vectors_runs_the_shipped_corpus_and_prints_the_table() {
 
 #[test]
 fn vectors_exits_1_and_names_the_failing_tc_id() {
-    let d = tmpdir("broken");
+    let d_dir = tmpdir("broken");
+    let d = d_dir.path();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors/policy.json");
     let mut v: Json =
         serde_json::from_str(&std::fs::read_to_string(src).expect("read")).expect("json");
@@ -263,20 +268,23 @@ fn vectors_exits_1_and_names_the_failing_tc_id() {
 
 #[test]
 fn vectors_refuses_malformed_corpora_with_exit_2() {
-    let d = tmpdir("malformed");
+    let d_dir = tmpdir("malformed");
+    let d = d_dir.path();
     std::fs::write(d.join("x.json"), "{\"schema\": 1").expect("write");
     assert_invalid(
         &run(&["vectors", d.to_str().expect("path")], b""),
         "truncated vector file",
     );
-    let e = tmpdir("empty-corpus");
+    let e_dir = tmpdir("empty-corpus");
+    let e = e_dir.path();
     assert_invalid(
         &run(&["vectors", e.to_str().expect("path")], b""),
         "no vector files",
     );
     assert_invalid(&run(&["vectors", "/nonexistent/dir"], b""), "missing dir");
     // numberOfTests must match.
-    let f = tmpdir("count");
+    let f_dir = tmpdir("count");
+    let f = f_dir.path();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors/policy.json");
     let mut v: Json =
         serde_json::from_str(&std::fs::read_to_string(src).expect("read")).expect("json");
@@ -297,7 +305,8 @@ fn vectors_generate_reproduces_the_committed_files() {
     )
     .expect("read");
     assert_eq!(o.stdout, shipped);
-    let d = tmpdir("gen");
+    let d_dir = tmpdir("gen");
+    let d = d_dir.path();
     let o = run(
         &[
             "vectors",
@@ -329,9 +338,10 @@ fn vectors_generate_reproduces_the_committed_files() {
 
 /// A corpus directory of two topics (policy, verify) copied from the repository's, with the
 /// whole pin ledger.
-fn corpus_copy(name: &str) -> PathBuf {
+fn corpus_copy(name: &str) -> tempfile::TempDir {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
-    let d = tmpdir(name);
+    let dir = tmpdir(name);
+    let d = dir.path();
     for sub in ["source", "pins"] {
         std::fs::create_dir_all(d.join(sub)).expect("mkdir");
     }
@@ -345,7 +355,7 @@ fn corpus_copy(name: &str) -> PathBuf {
     ] {
         std::fs::copy(repo.join(rel), d.join(rel)).expect("copy");
     }
-    d
+    dir
 }
 
 fn read_json(path: &Path) -> Json {
@@ -368,7 +378,8 @@ fn tc_ids(vector_file: &Json) -> Vec<u64> {
 
 #[test]
 fn vectors_generate_pins_new_tc_ids_and_never_changes_a_published_one() {
-    let d = corpus_copy("pins");
+    let d_dir = corpus_copy("pins");
+    let d = d_dir.path();
     let at = |rel: &str| d.join(rel);
     let generate = |extra: &[&str]| {
         let mut args = vec!["vectors", "generate", "--corpus", d.to_str().expect("path")];
@@ -948,7 +959,8 @@ fn nesting_within_the_parser_limit_is_answered() {
 
 #[test]
 fn oversized_inputs_are_refused_cleanly() {
-    let d = tmpdir("big");
+    let d_dir = tmpdir("big");
+    let d = d_dir.path();
     let big = d.join("big.json");
     {
         let mut f = std::fs::File::create(&big).expect("create");

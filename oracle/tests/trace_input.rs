@@ -542,8 +542,12 @@ fn counterexample_files_never_collide() {
     }
     text.push_str(&disagreeing("a-b", "c"));
     text.push('\n');
-    let dir = std::env::temp_dir().join(format!("hc-cex-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    // The checker creates the directory itself; the guard removes it when the test ends.
+    let scratch = tempfile::Builder::new()
+        .prefix("hc-cex-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = scratch.path().join("counterexamples");
     let (code, out, err) = bin(
         &[
             "check",
