@@ -17,11 +17,11 @@ use std::sync::Arc;
 
 use hybrid_compaction_model::entry::Entry;
 
+use super::entries::entry_at;
 use super::format::{
     CallRecord, ReducerAnswer, RefItem, TraceEntry, TraceProposalItem, TraceResult,
     TraceVerification,
 };
-use super::replay::entry_at;
 use crate::wire::output::{AssemblyOutput, VerificationOutput};
 
 /// One table entry: the entry as recorded, and built.

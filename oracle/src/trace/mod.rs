@@ -32,6 +32,7 @@
 
 pub mod compact;
 pub mod cross;
+pub mod entries;
 pub mod format;
 pub mod invariants;
 pub mod record;
@@ -45,11 +46,11 @@ use std::io::{BufRead, Read};
 use rayon::prelude::*;
 
 use self::compact::{Resolved, Tables};
+use self::entries::PrepareError;
 use self::format::{
     CallRecord, Header, Record, COMPACT_VERSION, SUPPORTED_VERSIONS, TRACE_VERSION,
 };
 use self::invariants::Finding;
-use self::replay::PrepareError;
 use crate::wire::strict;
 use hybrid_compaction_model::seam::Implementation;
 
