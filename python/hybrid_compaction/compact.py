@@ -22,8 +22,8 @@ own trace writer, so ``hybrid-compaction check`` (or :func:`hybrid_compaction.ch
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
-import io
 import json
 import os
 import threading
@@ -155,11 +155,11 @@ def _materialize(rendered: Json, like: Sequence[Any], format: str) -> Any:
     """A message the library rendered (SPEC TRN-6) in the caller's types: a LangChain message
     object when the history held objects (and ``langchain_core`` is installed), else the dict."""
     if format == "langchain" and any(not isinstance(m, Mapping) for m in like):
-        try:
-            from langchain_core.messages import convert_to_messages
+        try:  # langchain_core is optional: imported by name, only here
+            messages = importlib.import_module("langchain_core.messages")
         except ImportError:  # pragma: no cover - only without langchain_core
             return rendered
-        return convert_to_messages([rendered])[0]
+        return messages.convert_to_messages([rendered])[0]
     return rendered
 
 
@@ -210,8 +210,17 @@ class Compactor:
         hits, misses, cached = self._session.memo_stats()
         return {"hits": hits, "misses": misses, "cached": cached}
 
-    def compact(self, messages: Sequence[Any], *, system: Any = None) -> Compaction:
+    def compact(
+        self,
+        messages: Sequence[Any],
+        *,
+        system: Any = None,
+        overrides: Optional[Mapping[int, str]] = None,
+    ) -> Compaction:
         """Compacts ``messages`` (SPEC NODE-2 .. NODE-5) and returns the :class:`Compaction`.
+
+        ``overrides`` maps a message index to an entry kind (CLS-1 step 3), e.g.
+        ``{3: "AuthoritativeSessionState"}`` for a message that must always be kept.
 
         Raises :class:`CompactionTerminated` when nothing may be sent (``Irreducible``,
         ``ConcurrentMutationLimit``), :class:`SpecError` with kind ``ReducerFailed`` when the
@@ -219,9 +228,15 @@ class Compactor:
         messages, ``ReducerContract`` when it answered ``None`` or invented tool content (BRG-1,
         BRG-3), and :class:`TranscriptError` (``.path``) for a message the converters refuse.
         """
-        return self._compact(messages, system, self._reducer)
+        return self._compact(messages, system, overrides, self._reducer)
 
-    async def acompact(self, messages: Sequence[Any], *, system: Any = None) -> Compaction:
+    async def acompact(
+        self,
+        messages: Sequence[Any],
+        *,
+        system: Any = None,
+        overrides: Optional[Mapping[int, str]] = None,
+    ) -> Compaction:
         """:meth:`compact` for an ``async`` reducer (a plain one works too): the node runs in a
         worker thread, the reducer's coroutines on this event loop."""
         loop = asyncio.get_running_loop()
@@ -234,7 +249,7 @@ class Compactor:
             return answer
 
         chosen: Optional[Reducer] = bridge if reducer is not None else None
-        return await loop.run_in_executor(None, self._compact, messages, system, chosen)
+        return await loop.run_in_executor(None, self._compact, messages, system, overrides, chosen)
 
     def close(self) -> None:
         """Ends the run in the trace (a ``runEnd`` record, SPEC TRC) if one is being written."""
@@ -250,11 +265,17 @@ class Compactor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _compact(self, messages: Sequence[Any], system: Any, reducer: Optional[Reducer]) -> Compaction:
+    def _compact(
+        self,
+        messages: Sequence[Any],
+        system: Any,
+        overrides: Optional[Mapping[int, str]],
+        reducer: Optional[Reducer],
+    ) -> Compaction:
         _require_list(messages, "messages")
         objects = list(messages)
         format = self._format or ("anthropic-messages" if system is not None else _detect(objects))
-        t = transcript(objects, format, system=system)
+        t = transcript(objects, format, system=system, overrides=overrides)
         recorder = self._trace._native if self._trace is not None else None
         with self._lock:
             status, text, returned, raised = self._session.compact(
@@ -315,6 +336,7 @@ def compact(
     trace: Optional[TraceWriter] = None,
     format: Optional[str] = None,
     system: Any = None,
+    overrides: Optional[Mapping[int, str]] = None,
 ) -> Compaction:
     """Compacts one provider call's ``messages`` against ``policy`` with ``reducer``: the
     library's per-call path (see the module docs and :meth:`Compactor.compact`). ``system`` is
@@ -322,4 +344,4 @@ def compact(
     is given the messages without it, and the system is kept (it is required content, PRE-1)."""
     return Compactor(
         policy, reducer=reducer, estimator=estimator, trace=trace, format=format, _persistent=False
-    ).compact(messages, system=system)
+    ).compact(messages, system=system, overrides=overrides)

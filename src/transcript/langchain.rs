@@ -16,7 +16,7 @@
 //! | `name` | the author |
 //! | image / audio / file / thinking blocks, `function` and `remove` messages | `UnsupportedContent` |
 //!
-//! The shapes of TRN-7 are first *normalized* to a type name and a field object ([`normalize`]);
+//! The shapes of TRN-7 are first *normalized* to a type name and a field object (`normalize`);
 //! the mapping onto parts then reads fields only, whatever shape they came in.
 
 use std::borrow::Cow;
