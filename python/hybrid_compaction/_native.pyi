@@ -63,9 +63,10 @@ class Session:
         objects: List[Any],
         reducer: Optional[Callable[[List[Any]], Any]],
         serialize: Callable[[Any, str], Any],
-        recorder: Optional[TraceRecorder] = None,
     ) -> Tuple[Literal["ok", "terminated", "failed", "refused"], str, List[List[Any]], Optional[BaseException]]:
         """Compacts one call: ``(status, payload_json, the reducer's answers, its exception)``."""
+    def take_record(self, recorder: TraceRecorder) -> Optional[str]:
+        """The trace line of the last call, once."""
     def memo_stats(self) -> Tuple[int, int, int]: ...
     def end_run(self, recorder: TraceRecorder) -> Optional[str]: ...
 

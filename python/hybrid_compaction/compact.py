@@ -117,6 +117,13 @@ class TraceWriter:
         with self._lock:
             self._stream.write(line + "\n")
 
+    def _record(self, session: Any) -> None:
+        """Writes the session's last call (the recorder names runs and calls in line order)."""
+        with self._lock:
+            line = session.take_record(self._native)
+            if line is not None:
+                self._stream.write(line + "\n")
+
     def flush(self) -> None:
         """Flushes the stream."""
         self._stream.flush()
@@ -254,10 +261,10 @@ class Compactor:
     def close(self) -> None:
         """Ends the run in the trace (a ``runEnd`` record, SPEC TRC) if one is being written."""
         if self._trace is not None:
-            with self._lock:
+            with self._lock, self._trace._lock:
                 line = self._session.end_run(self._trace._native)
-            if line is not None:
-                self._trace._write(line)
+                if line is not None:
+                    self._trace._stream.write(line + "\n")
 
     def __enter__(self) -> "Compactor":
         return self
@@ -276,14 +283,13 @@ class Compactor:
         objects = list(messages)
         format = self._format or ("anthropic-messages" if system is not None else _detect(objects))
         t = transcript(objects, format, system=system, overrides=overrides)
-        recorder = self._trace._native if self._trace is not None else None
         with self._lock:
             status, text, returned, raised = self._session.compact(
-                t, objects, reducer, _serialize_answer, recorder
+                t, objects, reducer, _serialize_answer
             )
+            if self._trace is not None:
+                self._trace._record(self._session)
         payload: Dict[str, Json] = json.loads(text)
-        if payload.get("record") and self._trace is not None:
-            self._trace._write(payload["record"])
         if status == "ok":
             return self._compaction(payload, objects, returned, system, format)
         if status == "terminated":

@@ -49,6 +49,7 @@ use pyo3::types::PyList;
 use serde_json::{json, Value as Json};
 
 use crate::record::TraceRecorder;
+
 use crate::{pyvalue, transcript};
 
 /// The dispatch step of the node (SPEC NODE-2 step 4): nothing leaves the process; the bounded
@@ -180,6 +181,8 @@ pub struct Session {
     memo: Arc<MemoEstimator>,
     scope: RunScope,
     workflow: String,
+    /// The last call's record, until [`Session::take_record`] writes it.
+    last: Option<CallTrace>,
 }
 
 /// The answer of [`Session::compact`]: `(status, JSON payload, the reducer's objects per attempt,
@@ -225,6 +228,7 @@ pub fn new_session(
             memo,
             scope,
             workflow,
+            last: None,
         }),
         String::new(),
         String::new(),
@@ -235,10 +239,10 @@ pub fn new_session(
 impl Session {
     /// Compacts `transcript` (a transcript object whose messages the package has written as
     /// fields) with `reducer`, `objects` being the caller's messages (for Anthropic without the
-    /// system), `serialize` the package's writer of a reducer's answer. Records the call with
-    /// `recorder` if given. See [`Compacted`]; statuses `ok`, `terminated`, `failed` (an error
-    /// of the SPEC: kind and message), `refused` (the transcript: kind, path, reason).
-    #[pyo3(signature = (transcript, objects, reducer, serialize, recorder=None))]
+    /// system), `serialize` the package's writer of a reducer's answer. The call's record is
+    /// kept for [`Session::take_record`] (so no trace writer is borrowed while the node runs).
+    /// See [`Compacted`]; statuses `ok`, `terminated`, `failed` (an error of the SPEC: kind and
+    /// message), `refused` (the transcript: kind, path, reason).
     fn compact(
         &mut self,
         py: Python<'_>,
@@ -246,7 +250,6 @@ impl Session {
         objects: Py<PyList>,
         reducer: Option<Py<PyAny>>,
         serialize: Py<PyAny>,
-        recorder: Option<PyRefMut<'_, TraceRecorder>>,
     ) -> Compacted {
         let t = match transcript::read(transcript) {
             Ok(t) => t,
@@ -294,11 +297,8 @@ impl Session {
         });
         drop(node);
         let record = collector.take().pop();
-        let line = match (recorder, &record) {
-            (Some(mut r), Some(c)) => Some(r.line(c)),
-            _ => None,
-        };
-        let mut payload = answer(&t, record.as_ref(), &outcome, line, offset);
+        let mut payload = answer(&t, record.as_ref(), &outcome, offset);
+        self.last = record;
         let status = match &outcome {
             Ok(()) => "ok",
             Err(NodeError::Terminated(_)) => "terminated",
@@ -313,6 +313,11 @@ impl Session {
             None => None,
         };
         (status, payload.to_string(), reducer.returned, raised)
+    }
+
+    /// The trace line of the last call for `recorder` (`docs/TRACE.md`), once.
+    fn take_record(&mut self, mut recorder: PyRefMut<'_, TraceRecorder>) -> Option<String> {
+        self.last.take().map(|c| recorder.line(&c))
     }
 
     /// The memo's counters: `(hits, misses, cached)` (SPEC EST-7).
@@ -333,7 +338,6 @@ fn answer(
     t: &Transcript,
     record: Option<&CallTrace>,
     outcome: &Result<(), NodeError>,
-    line: Option<String>,
     offset: usize,
 ) -> Json {
     let result = record.and_then(|r| r.result.as_ref());
@@ -343,7 +347,6 @@ fn answer(
         "events": record
             .and_then(|r| r.events.as_ref())
             .map(|evs| evs.iter().map(event).collect::<Vec<_>>()),
-        "record": line,
     });
     match outcome {
         Ok(()) => {
