@@ -75,10 +75,6 @@ def test_valid_proposals_over_the_hard_limit_use_every_attempt_then_fall_back():
     h = history()
     calls = []
 
-    def trim_one(messages):
-        calls.append(len(messages))
-        return [messages[0]] + [m for m in messages[1:] if m.id not in ("h1",)][: len(messages) - 1]
-
     shrink = iter(["x" * 20, "x" * 10, "x" * 5])
 
     def always_over(messages):  # valid and smaller each time (310, 300, 295), never <= 150
