@@ -4,6 +4,7 @@
 //! | Module | What it checks |
 //! |---|---|
 //! | [`independence`] | the library cannot reach the spec, the oracle, clap or schemars; its tests do not build the oracle; a host gets no test doubles |
+//! | [`oracle_modules`] | no import circle among the oracle's modules; imports point from operations to the wire base |
 //! | [`spec_coverage`] | every SPEC clause is named by a test function and cited by a vector |
 //!
 //! Tests keep their names under the module's (`spec_coverage::names_carry_area_number_pairs`).
@@ -13,5 +14,7 @@ mod files;
 
 #[path = "repository/independence.rs"]
 mod independence;
+#[path = "repository/oracle_modules.rs"]
+mod oracle_modules;
 #[path = "repository/spec_coverage.rs"]
 mod spec_coverage;

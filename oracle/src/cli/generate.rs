@@ -14,7 +14,7 @@ use clap::Args;
 
 use super::{failed, invalid, quietly, Failure};
 use crate::corpus::pins::{self, Ledger, PinStatus};
-use crate::corpus::{self, generated, VectorFile};
+use crate::corpus::{self, VectorFile};
 
 pub(super) const GENERATE_EXAMPLE: &str = r#"Examples:
   hybrid-compaction vectors generate --topic verify               # one topic to stdout
@@ -121,7 +121,10 @@ pub(super) fn cmd_generate(g: &GenerateArgs, out: &mut Vec<u8>) -> Result<(), Fa
         }
     };
     let published_generated = g.seed == corpus::DEFAULT_SEED && g.count == corpus::DEFAULT_COUNT;
-    let generated_included = g.topic.as_deref().is_none_or(|t| t == generated::TOPIC);
+    let generated_included = g
+        .topic
+        .as_deref()
+        .is_none_or(|t| t == corpus::GENERATED_TOPIC);
     if into_corpus && generated_included && !published_generated {
         return Err(invalid(format!(
             "{}: the published generated topic uses --seed {} --count {}; write a scratch set \
@@ -133,7 +136,7 @@ pub(super) fn cmd_generate(g: &GenerateArgs, out: &mut Vec<u8>) -> Result<(), Fa
     }
 
     // The sources (not needed for the generated topic alone).
-    let sources = if g.topic.as_deref() == Some(generated::TOPIC) {
+    let sources = if g.topic.as_deref() == Some(corpus::GENERATED_TOPIC) {
         Vec::new()
     } else {
         let dir = g.corpus.join(corpus::SOURCE_DIR);
@@ -151,7 +154,7 @@ pub(super) fn cmd_generate(g: &GenerateArgs, out: &mut Vec<u8>) -> Result<(), Fa
     };
     if let Some(t) = &g.topic {
         let names = corpus::topic_names(&sources);
-        if t != generated::TOPIC && !names.contains(t) {
+        if t != corpus::GENERATED_TOPIC && !names.contains(t) {
             return Err(invalid(format!(
                 "unknown topic {t:?}; topics: {}",
                 names.join(", ")
@@ -172,7 +175,7 @@ pub(super) fn cmd_generate(g: &GenerateArgs, out: &mut Vec<u8>) -> Result<(), Fa
         .map_err(|problems| refused(&problems))?;
 
     // The pins: every published vector keeps its digest; new tcIds are collected.
-    let checks_pins = g.topic.as_deref() != Some(generated::TOPIC) || published_generated;
+    let checks_pins = g.topic.as_deref() != Some(corpus::GENERATED_TOPIC) || published_generated;
     let mut ledger = if checks_pins {
         Some(Ledger::load(&g.corpus).map_err(|e| {
             invalid(format!(
@@ -187,7 +190,7 @@ pub(super) fn cmd_generate(g: &GenerateArgs, out: &mut Vec<u8>) -> Result<(), Fa
     if let Some(ledger) = &ledger {
         let mut problems = Vec::new();
         for f in &files {
-            if f.topic == generated::TOPIC && !published_generated {
+            if f.topic == corpus::GENERATED_TOPIC && !published_generated {
                 continue; // a scratch set: not the published vectors
             }
             for (tc_id, digest) in pins::digests(f) {

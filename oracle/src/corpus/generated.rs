@@ -21,11 +21,9 @@ use hybrid_compaction_model::artifact::ArtifactReference;
 use serde_json::{json, Value as Json};
 
 use super::source::{SourceGroup, SourceTest};
+use super::GENERATED_TOPIC;
 use crate::ops::Case;
 use crate::wire::strict;
-
-/// The topic name (and file stem) of the generated vectors.
-pub const TOPIC: &str = "generated";
 
 /// The generated tcIds are `BASE + 1`, `BASE + 2`, ... in output order.
 pub const BASE: u32 = 10_000;
@@ -450,7 +448,7 @@ pub fn groups(seed: u64, count: usize) -> Result<Vec<SourceGroup>, Vec<String>> 
                         expect: json!({}),
                     }),
                     Err(e) => {
-                        problems.push(format!("{TOPIC}: tcId {tc_id} ({comment}): the generated case does not read: {e}"));
+                        problems.push(format!("{GENERATED_TOPIC}: tcId {tc_id} ({comment}): the generated case does not read: {e}"));
                         None
                     }
                 }

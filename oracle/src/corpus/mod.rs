@@ -54,6 +54,10 @@ pub use file::{
 pub use run::{check, comparable, first_difference, render_table, run_file, TopicReport, Verdict};
 pub use source::{load_sources, parse_source, Source, SourceFile, SourceGroup, SourceTest};
 
+/// The topic name (and file stem) of the generated vectors (built by [`generated`], with no
+/// source file).
+pub const GENERATED_TOPIC: &str = "generated";
+
 /// Version string written into every file header.
 pub const GENERATOR_VERSION: &str = "1.0.0";
 /// Seed of the published generated topic.
@@ -154,7 +158,7 @@ pub fn build_source(source: &Source) -> Result<VectorFile, Vec<String>> {
 pub fn build_generated(seed: u64, count: usize) -> Result<VectorFile, Vec<String>> {
     let groups = generated::groups(seed, count)?;
     build(
-        generated::TOPIC,
+        GENERATED_TOPIC,
         "generated (oracle/src/corpus/generated.rs)",
         &groups,
         true,
@@ -271,10 +275,10 @@ fn build(
     })
 }
 
-/// Every topic name: the sources' and [`generated::TOPIC`], in file-name order.
+/// Every topic name: the sources' and [`GENERATED_TOPIC`], in file-name order.
 pub fn topic_names(sources: &[Source]) -> Vec<String> {
     let mut names: Vec<String> = sources.iter().map(|s| s.file.topic.clone()).collect();
-    names.push(generated::TOPIC.to_owned());
+    names.push(GENERATED_TOPIC.to_owned());
     names.sort_by_key(|n| format!("{n}.json"));
     names
 }
@@ -298,7 +302,7 @@ pub fn build_all(
             Err(p) => problems.extend(p),
         }
     }
-    if only.is_none_or(|o| o == generated::TOPIC) {
+    if only.is_none_or(|o| o == GENERATED_TOPIC) {
         match build_generated(seed, count) {
             Ok(f) => files.push(f),
             Err(p) => problems.extend(p),

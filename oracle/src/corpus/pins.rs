@@ -109,7 +109,7 @@ impl Ledger {
 
     /// Where the tests of `topic` are written: its source, or the generator.
     pub fn source_of(&self, topic: &str) -> String {
-        if topic == super::generated::TOPIC {
+        if topic == super::GENERATED_TOPIC {
             "oracle/src/corpus/generated.rs".to_owned()
         } else {
             Path::new(&self.dir)

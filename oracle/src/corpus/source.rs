@@ -206,13 +206,13 @@ pub fn parse_source(name: &str, text: &str) -> Result<Source, SourceError> {
             ),
         ));
     }
-    if source.file.topic == super::generated::TOPIC {
+    if source.file.topic == super::GENERATED_TOPIC {
         return Err(source.error(
             None,
             Some("$.topic".to_owned()),
             format!(
                 "the topic {:?} is built by the generator (oracle/src/corpus/generated.rs) and has no source",
-                super::generated::TOPIC
+                super::GENERATED_TOPIC
             ),
         ));
     }

@@ -17,11 +17,11 @@ use std::sync::Arc;
 
 use hybrid_compaction_model::entry::Entry;
 
+use super::entries::entry_at;
 use super::format::{
     CallRecord, ReducerAnswer, RefItem, TraceEntry, TraceProposalItem, TraceResult,
     TraceVerification,
 };
-use super::replay::entry_at;
 use crate::wire::output::{AssemblyOutput, VerificationOutput};
 
 /// One table entry: the entry as recorded, and built.
@@ -92,7 +92,7 @@ fn get<'a>(table: &'a [Def], i: u32, path: &dyn Fn() -> String) -> Result<&'a De
 }
 
 /// Every table entry a reference list names, in order.
-fn defs<'t>(
+pub fn defs<'t>(
     table: &'t [Def],
     refs: &[RefItem],
     path: &dyn Fn() -> String,
@@ -184,6 +184,24 @@ impl Tables {
         self.runs.remove(run);
     }
 
+    /// Appends a record's `defs` to its run's table, each built into vocabulary once, and
+    /// returns the table. Errors are unreadable-trace messages (`$.defs[i]: ...`).
+    pub fn define(
+        &mut self,
+        run: &str,
+        defs: Option<Vec<TraceEntry>>,
+    ) -> Result<&mut Vec<Def>, String> {
+        let table = self.runs.entry(run.to_owned()).or_default();
+        for (i, t) in defs.into_iter().flatten().enumerate() {
+            let entry = entry_at(&t, || format!("$.defs[{i}]")).map_err(|e| e.to_string())?;
+            table.push(Def {
+                source: Arc::new(t),
+                entry,
+            });
+        }
+        Ok(table)
+    }
+
     /// Appends `rec`'s `defs` to its run's table and resolves its references; `resultRefs`
     /// becomes `result`. `compact` is false for a version-1 trace, where version-2 members are
     /// refused; `sources` keeps the recorded entries (for counterexamples). Errors are
@@ -203,14 +221,7 @@ impl Tables {
                     .to_owned(),
             );
         }
-        let table = self.runs.entry(rec.run.clone()).or_default();
-        for (i, t) in rec.defs.take().into_iter().flatten().enumerate() {
-            let entry = entry_at(&t, || format!("$.defs[{i}]")).map_err(|e| e.to_string())?;
-            table.push(Def {
-                source: Arc::new(t),
-                entry,
-            });
-        }
+        let table = self.define(&rec.run, rec.defs.take())?;
         let mut out = Resolved {
             compact: true,
             ..Resolved::default()

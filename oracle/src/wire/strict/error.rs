@@ -317,7 +317,7 @@ impl Error {
     pub(super) fn naming(mut self, enum_name: &'static str) -> Error {
         if let Problem::UnknownName { noun, .. } = &mut self.0.problem {
             if self.0.path.is_empty() && noun.is_none() {
-                *noun = super::words::format_word(enum_name);
+                *noun = format_word(enum_name);
             }
         }
         self
@@ -384,4 +384,11 @@ impl de::Error for Error {
     fn duplicate_field(field: &'static str) -> Error {
         Error::new(Problem::DuplicateKey(field.to_owned()))
     }
+}
+
+/// The serde name of an enum as the format's word for its names: a name that starts with a
+/// lowercase letter (`message part`) is one; a Rust identifier (`PartInput`) never is.
+pub(super) fn format_word(name: &'static str) -> Option<&'static str> {
+    name.starts_with(|c: char| c.is_ascii_lowercase())
+        .then_some(name)
 }

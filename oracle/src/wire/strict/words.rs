@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::error::{Expected, Got, Problem, Want};
+use super::error::{format_word, Expected, Got, Problem, Want};
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -103,13 +103,6 @@ impl fmt::Display for Want {
             }
         }
     }
-}
-
-/// The serde name of an enum as the format's word for its names: a name that starts with a
-/// lowercase letter (`message part`) is one; a Rust identifier (`PartInput`) never is.
-pub(super) fn format_word(name: &'static str) -> Option<&'static str> {
-    name.starts_with(|c: char| c.is_ascii_lowercase())
-        .then_some(name)
 }
 
 fn article(noun: &str) -> &'static str {
