@@ -53,7 +53,7 @@ def pytest_configure(config: Any) -> None:
         if config.getoption("--hc-trace-json") is not None:
             raise pytest.UsageError("--hc-trace-json needs --hc-trace DIR")
         return
-    directory = os.path.abspath(directory)
+    shown, directory = directory, os.path.abspath(directory)
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as e:
@@ -61,6 +61,7 @@ def pytest_configure(config: Any) -> None:
     before = {p: os.stat(p).st_mtime_ns for p in _traces(directory)}
     config.stash[_KEY] = {
         "directory": directory,
+        "shown": shown.rstrip("/") or shown,
         "before": before,
         "previous": (_tracedir._directory, os.environ.get(_tracedir.ENV)),
         "report": None,
@@ -152,8 +153,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
     tr = terminalreporter
     tr.section("hybrid-compaction check")
     tr.write_line(
-        f"{len(r['traces'])} trace(s) in {state['directory']}: {r['calls']} call(s) checked, "
-        f"{r['observed']} observed, {len(r['violations'])} violation(s) ({r['seconds']} s)"
+        f"{len(r['traces'])} trace(s) in {state['shown']}: {r['calls']} call(s) checked, "
+        f"{r['observed']} observed, {len(r['violations'])} violation(s)"
     )
     for u in r["unreadable"]:
         tr.write_line(f"unreadable trace {u['trace']}: {u['where']}: {u['reason']}", red=True)
