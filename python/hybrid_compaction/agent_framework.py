@@ -157,7 +157,7 @@ def _ided(
     return written
 
 
-class TraceMiddleware(ChatMiddleware):  # type: ignore[misc]
+class TraceMiddleware(ChatMiddleware):
     """Records every model call of an Agent Framework agent (see the module docs).
 
     ``path`` is the trace file (``None``: the ``pytest --hc-trace DIR`` session's directory),
@@ -226,7 +226,7 @@ class TraceMiddleware(ChatMiddleware):  # type: ignore[misc]
             self.trace.close()
 
 
-class CompactionMiddleware(ChatMiddleware):  # type: ignore[misc]
+class CompactionMiddleware(ChatMiddleware):
     """The ADR's compaction at every model call of an Agent Framework agent (see the module
     docs): ``policy`` a wire policy (validated here), ``reducer`` a callable on LangChain
     message dicts (the instructions first), never trusted; ``trace`` receives every call's

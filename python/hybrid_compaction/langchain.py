@@ -134,7 +134,7 @@ class _Runs:
             return self.names.pop(key, None)
 
 
-class TraceMiddleware(AgentMiddleware):  # type: ignore[misc]
+class TraceMiddleware(AgentMiddleware):
     """Records every model call of a ``create_agent`` agent (see the module docs); list it
     **first** in ``middleware=[...]``.
 
@@ -242,7 +242,7 @@ class TraceMiddleware(AgentMiddleware):  # type: ignore[misc]
             self.trace.flush()
 
 
-class CompactionMiddleware(AgentMiddleware):  # type: ignore[misc]
+class CompactionMiddleware(AgentMiddleware):
     """The ADR's compaction at every model call of a ``create_agent`` agent (see the module
     docs); list it **last** in ``middleware=[...]``.
 
@@ -264,15 +264,17 @@ class CompactionMiddleware(AgentMiddleware):  # type: ignore[misc]
     ) -> None:
         super().__init__()
         Compactor(policy, reducer=reducer, estimator=estimator)  # refuses a bad policy now
-        self._make = lambda: Compactor(
-            policy, reducer=reducer, estimator=estimator, trace=trace, format="langchain",
-            workflow="langchain-agent")
+        self._policy, self._reducer, self._estimator, self._trace = policy, reducer, estimator, trace
         self._compactors: Dict[_Key, Compactor] = {}
         self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
         return "hybrid_compaction.CompactionMiddleware"
+
+    def _make(self) -> Compactor:
+        return Compactor(self._policy, reducer=self._reducer, estimator=self._estimator,
+                         trace=self._trace, format="langchain", workflow="langchain-agent")
 
     def before_agent(self, state: Any, runtime: Any) -> None:
         with self._lock:
