@@ -35,7 +35,6 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Tupl
 
 from agent_framework import ChatContext, ChatMiddleware, Message
 
-from . import _core
 from .compact import UNBOUNDED, Compactor, TraceWriter
 
 __all__ = ["TraceMiddleware", "CompactionMiddleware", "to_langchain"]
@@ -176,7 +175,7 @@ class TraceMiddleware(ChatMiddleware):
         run: str = "agent-framework",
     ) -> None:
         if policy is not None:
-            _core._require_policy(policy)
+            Compactor(policy)  # refuses a policy that does not validate, by its path, now
         self.policy: Mapping[str, Json] = policy if policy is not None else UNBOUNDED
         self.trace = trace if trace is not None else TraceWriter(path, content=content)
         self._owned = trace is None

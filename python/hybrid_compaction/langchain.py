@@ -36,7 +36,6 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from . import _core
 from .compact import UNBOUNDED, Compactor, Reducer, TraceWriter
 
 __all__ = ["TraceMiddleware", "CompactionMiddleware", "pre_model_hook"]
@@ -158,7 +157,7 @@ class TraceMiddleware(AgentMiddleware):
     ) -> None:
         super().__init__()
         if policy is not None:
-            _core._require_policy(policy)
+            Compactor(policy)  # refuses a policy that does not validate, by its path, now
         self.policy: Mapping[str, Json] = policy if policy is not None else UNBOUNDED
         self.trace = trace if trace is not None else TraceWriter(path, content=content)
         self._owned = trace is None

@@ -189,3 +189,20 @@ def test_langgraph_prebuilt_agent_compacts_through_its_pre_model_hook():
     report = hc.check(buffer.getvalue())
     assert (report["calls"], report["violations"]) == (11, [])
     assert state["messages"][-1].content == "Here is what I found."
+
+
+def test_a_recorder_refuses_a_bad_policy_and_a_message_it_cannot_map_by_place():
+    with pytest.raises(hc.InvalidCaseError) as e:
+        TraceMiddleware(trace=hc.TraceWriter(io.StringIO()), policy={**POLICY, "hardLimit": "big"})
+    assert e.value.path.startswith("policy.hardLimit")
+    with pytest.raises(hc.SpecError):
+        TraceMiddleware(trace=hc.TraceWriter(io.StringIO()), policy={**POLICY, "hardLimit": -1})
+    buffer = io.StringIO()
+    image = {"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]}
+    with hc.TraceWriter(buffer) as trace:
+        with pytest.raises(hc.UnsupportedContentError) as u:
+            fake_agents.agent([TraceMiddleware(policy=POLICY, trace=trace)], rounds=1).invoke(image)
+    assert u.value.path == "history.messages[1].content[1]", u.value.path
+    assert len(buffer.getvalue().splitlines()) == 1, "nothing half-written: the header only"
