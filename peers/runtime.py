@@ -85,25 +85,25 @@ def langchain_configs() -> List[Dict[str, Any]]:
         return hook
 
     return [
-        {"name": "none (no compaction)", "framework": "langchain", "middleware": lambda: [],
+        {"name": "none (no compaction)", "framework": "langchain", "middleware": lambda trace: [],
          "setting": "`create_agent(...)` without compaction middleware"},
         {"name": "LangChain `SummarizationMiddleware`", "framework": "langchain",
-         "middleware": lambda: [SummarizationMiddleware(
+         "middleware": lambda trace: [SummarizationMiddleware(
              model=fake_agents.summarizer_model(), trigger=("tokens", TRIGGER), keep=("messages", 6))],
          "setting": f'`trigger=("tokens", {TRIGGER})`, `keep=("messages", 6)`, stub summarizer'},
         {"name": "LangChain `ContextEditingMiddleware(ClearToolUsesEdit)`", "framework": "langchain",
-         "middleware": lambda: [ContextEditingMiddleware(
+         "middleware": lambda trace: [ContextEditingMiddleware(
              edits=[ClearToolUsesEdit(trigger=TRIGGER, keep=2)])],
          "setting": f"`edits=[ClearToolUsesEdit(trigger={TRIGGER}, keep=2)]`"},
         {"name": "LangChain `trim_messages` hook (defaults)", "framework": "langchain",
-         "middleware": lambda: [trim(strategy="last")],
+         "middleware": lambda trace: [trim(strategy="last")],
          "setting": f'`before_model`: `trim_messages(max_tokens={TRIGGER}, strategy="last")`'},
         {"name": "LangChain `trim_messages` hook (documented settings)", "framework": "langchain",
-         "middleware": lambda: [trim(strategy="last", start_on="human", include_system=True,
+         "middleware": lambda trace: [trim(strategy="last", start_on="human", include_system=True,
                                      end_on=("human", "tool"))],
          "setting": '`start_on="human", include_system=True, end_on=("human", "tool")`'},
         {"name": "ours: `CompactionMiddleware` (LangChain)", "framework": "langchain",
-         "middleware": lambda: [CompactionMiddleware(policy())], "ours": True,
+         "middleware": lambda trace: [CompactionMiddleware(policy(), trace=trace)], "ours": True,
          "setting": f"hard limit {HARD_LIMIT} o200k tokens, retention {RETENTION}, no reducer"},
     ]
 
@@ -132,7 +132,7 @@ def agent_framework_configs() -> List[Dict[str, Any]]:
              tokenizer=O200k()),
          "setting": f"`max_context_window_tokens={HARD_LIMIT}, max_output_tokens={HARD_LIMIT - TRIGGER}`"},
         {"name": "ours: `CompactionMiddleware` (Agent Framework)", "framework": "agent-framework",
-         "strategy": lambda: None, "ours": True, "chat": lambda: [CompactionMiddleware(policy())],
+         "strategy": lambda: None, "ours": True, "chat": lambda trace: [CompactionMiddleware(policy(), trace=trace)],
          "setting": f"hard limit {HARD_LIMIT} o200k tokens, retention {RETENTION}, no reducer"},
     ]
 
@@ -148,7 +148,7 @@ def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
             import fake_agents
             from hybrid_compaction.langchain import TraceMiddleware
 
-            middleware = [TraceMiddleware(policy=policy(), trace=trace), *config["middleware"]()]
+            middleware = [TraceMiddleware(policy=policy(), trace=trace), *config["middleware"](trace)]
             state = fake_agents.agent(middleware, rounds=rounds, seed=SEED).invoke(fake_agents.question())
             answered = state["messages"][-1].content == "Here is what I found."
         else:
@@ -156,11 +156,13 @@ def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
             from hybrid_compaction.agent_framework import TraceMiddleware as AfTrace
 
             recorder = AfTrace(policy=policy(), trace=trace)
-            chat = config.get("chat", lambda: [])()
+            chat = config.get("chat", lambda trace: [])(trace)
             agent = fake_af.agent([recorder, *chat], rounds=rounds, seed=SEED,
                                   compaction_strategy=config["strategy"]())
             response = asyncio.run(agent.run(fake_af.QUESTION))
             recorder.end_run()
+            for m in chat:
+                m.close()
             answered = response.messages[-1].text == "Here is what I found."
     seconds = time.perf_counter() - started
     report = hc.check(buffer.getvalue())

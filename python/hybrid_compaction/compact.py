@@ -109,6 +109,7 @@ class TraceWriter:
         from . import _tracedir
 
         self.path: Optional[str] = None
+        session = path_or_stream is None
         if path_or_stream is None:
             path_or_stream = _tracedir.new_path()
             if path_or_stream is None:
@@ -117,7 +118,6 @@ class TraceWriter:
                     "no path or stream was given, and no pytest session with --hc-trace DIR "
                     f"(or ${_tracedir.ENV}) names a trace directory",
                 )
-            _tracedir.register(self)
         if isinstance(path_or_stream, (str, os.PathLike)):
             self.path = os.fspath(path_or_stream)
             try:
@@ -137,6 +137,8 @@ class TraceWriter:
         self._closed = False
         self._calls: Dict[str, int] = {}
         self._write(_native.TraceRecorder.header_line(producer))
+        if session:  # the session closes it before it checks the directory
+            _tracedir.register(self)
 
     @property
     def closed(self) -> bool:
