@@ -480,6 +480,15 @@ fn trc_13_observed_records_match_the_schema() {
     ] {
         assert!(v.errors(&rec).is_empty(), "{:?}", v.errors(&rec));
     }
+    // What the oracle's writer writes (the Python recorders' lines), in every form.
+    use trace::record::Writer;
+    let calls = [(h.clone(), Some(h.clone())), (history(2), None)];
+    for w in [Writer::new(), Writer::with_content().expanded()] {
+        for line in written(w, &calls).lines().skip(1) {
+            let rec: Json = serde_json::from_str(line).unwrap();
+            assert!(v.errors(&rec).is_empty(), "{line}: {:?}", v.errors(&rec));
+        }
+    }
     let mut bad = observed("c", 10, &h, None);
     bad["dispatch"] = json!("lost");
     assert!(!v.errors(&bad).is_empty());
