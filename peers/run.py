@@ -660,8 +660,22 @@ def report(result: Dict[str, Any], out: pathlib.Path, png: pathlib.Path, command
                      f"{pct(sn['over'], sn['judged'])} | {so['rejected']} / {so['over']} / {term} |")
     L.append("")
     text = "\n".join(L) + "\n"
+    text += kept_runtime_section(out)
     out.write_text(text)
     return text
+
+
+def kept_runtime_section(out: pathlib.Path) -> str:
+    """The runtime section ``peers/runtime.py`` wrote into the page (between its markers), kept
+    when this harness rewrites the rest."""
+    from runtime import BEGIN, END
+
+    if not out.exists():
+        return ""
+    page = out.read_text(encoding="utf-8")
+    if BEGIN not in page or END not in page:
+        return ""
+    return "\n" + page[page.index(BEGIN): page.index(END) + len(END)] + "\n"
 
 
 def main() -> int:

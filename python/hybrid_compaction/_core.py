@@ -23,6 +23,7 @@ __all__ = [
     "TranscriptError",
     "UnsupportedContentError",
     "CompactionTerminated",
+    "TraceWriteError",
     "run",
     "policy",
     "verify",
@@ -128,6 +129,18 @@ class CompactionTerminated(HybridCompactionError, RuntimeError):
         self.outcome = outcome
         self.final_size = final_size
         self.hard_limit = hard_limit
+
+
+class TraceWriteError(HybridCompactionError, OSError):
+    """A trace cannot be written: ``path`` names the file (or ``<stream>``, or ``hc-trace`` when
+    no path was given and no ``pytest --hc-trace DIR`` session is running), ``reason`` what went
+    wrong (the file cannot be opened, a write failed, the writer is closed). Nothing
+    half-written is left: every line is written whole, then flushed."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"cannot write the trace {path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 def transcript_error(kind: str, path: str, reason: str) -> TranscriptError:

@@ -53,6 +53,21 @@ class TraceRecorder:
     def __init__(self, content: bool) -> None: ...
     @staticmethod
     def header_line(producer: str) -> str: ...
+    def observed(
+        self,
+        run: str,
+        call: str,
+        policy: Any,
+        history: Any,
+        sent: Optional[Any],
+        dispatch: Optional[str] = None,
+        note: Optional[str] = None,
+    ) -> Tuple[Literal["ok", "invalid", "refused", "transcript"], str, str, str]:
+        """An observed record line (SPEC TRC-13): ``("ok", line, "", "")``, ``("invalid", path,
+        reason, "")``, ``("refused", "kind:field", reason, "")`` or ``("transcript", kind, path,
+        reason)``. Never raises."""
+    def end_observed_run(self, run: str) -> str:
+        """The ``runEnd`` line of an observed run."""
 
 class Session:
     """One compactor's state: the memoized policy and its run scope."""

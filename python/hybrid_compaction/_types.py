@@ -201,6 +201,8 @@ class CheckReport(TypedDict):
     calls: int
     runs: int
     replayed: int
+    #: Observed records among the calls (SPEC TRC-13, trace version 3).
+    observed: int
     implementation: str
     violations: List[Violation]
     counterexamples: List[Dict[str, Any]]

@@ -34,6 +34,7 @@ from ._core import (
     CompactionTerminated,
     InvalidCaseError,
     SpecError,
+    TraceWriteError,
     _require_list,
     _require_policy,
     estimator_object,
@@ -84,23 +85,45 @@ class Compaction:
 
 
 class TraceWriter:
-    """Writes the calls of :func:`compact` and :class:`Compactor` as a trace (``docs/TRACE.md``,
-    version 2, the compact profile), which ``hybrid-compaction check`` judges.
+    """Writes a trace (``docs/TRACE.md``, version 3) that ``hybrid-compaction check`` judges:
+    the calls of :func:`compact` and :class:`Compactor` as full call records, and with
+    :meth:`observe` the provider calls of any system (a framework's own compaction, or none) as
+    observed records (SPEC TRC-13), both in the compact profile (an entry is defined once per
+    run, referred to by index afterwards).
 
-    ``path_or_stream`` is a file path (written, UTF-8) or a text stream (``write`` is enough).
-    By default entries are redacted (sizes, digests and structure, no content); ``content=True``
-    writes the messages too. Use it as a context manager or call :meth:`close`.
+    ``path_or_stream`` is a file path (written, UTF-8), a text stream (``write`` is enough), or
+    ``None``: a file of its own in the trace directory of a ``pytest --hc-trace DIR`` session
+    (refused outside one). By default entries are redacted (sizes, digests and structure, no
+    content); ``content=True`` writes the messages too. Every line is written whole and flushed;
+    a writer that cannot write raises :class:`TraceWriteError` (naming the file and why), also
+    once it is closed. Use it as a context manager or call :meth:`close`.
     """
 
     def __init__(
         self,
-        path_or_stream: Union[str, "os.PathLike[str]", IO[str]],
+        path_or_stream: Union[None, str, "os.PathLike[str]", IO[str]] = None,
         *,
         content: bool = False,
         producer: str = "hybrid-compaction (python)",
     ) -> None:
+        from . import _tracedir
+
+        self.path: Optional[str] = None
+        session = path_or_stream is None
+        if path_or_stream is None:
+            path_or_stream = _tracedir.new_path()
+            if path_or_stream is None:
+                raise TraceWriteError(
+                    "hc-trace",
+                    "no path or stream was given, and no pytest session with --hc-trace DIR "
+                    f"(or ${_tracedir.ENV}) names a trace directory",
+                )
         if isinstance(path_or_stream, (str, os.PathLike)):
-            self._stream: IO[str] = open(path_or_stream, "w", encoding="utf-8")
+            self.path = os.fspath(path_or_stream)
+            try:
+                self._stream: IO[str] = open(self.path, "w", encoding="utf-8")
+            except OSError as e:
+                raise TraceWriteError(self.path, e.strerror or str(e)) from e
             self._owned = True
         elif hasattr(path_or_stream, "write"):
             self._stream = path_or_stream
@@ -111,34 +134,147 @@ class TraceWriter:
             )
         self._native = _native.TraceRecorder(content)
         self._lock = threading.Lock()
+        self._closed = False
+        self._calls: Dict[str, int] = {}
         self._write(_native.TraceRecorder.header_line(producer))
+        if session:  # the session closes it before it checks the directory
+            _tracedir.register(self)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def _where(self) -> str:
+        return self.path if self.path is not None else "<stream>"
+
+    def _emit(self, line: str) -> None:
+        """Writes one whole line and flushes (the caller holds the lock)."""
+        if self._closed:
+            raise TraceWriteError(self._where(), "the trace writer is closed")
+        try:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+        except (OSError, ValueError) as e:
+            raise TraceWriteError(self._where(), str(e)) from e
 
     def _write(self, line: str) -> None:
         with self._lock:
-            self._stream.write(line + "\n")
+            self._emit(line)
 
     def _record(self, session: Any) -> None:
         """Writes the session's last call (the recorder names runs and calls in line order)."""
         with self._lock:
+            if self._closed:
+                raise TraceWriteError(self._where(), "the trace writer is closed")
             line = session.take_record(self._native)
             if line is not None:
-                self._stream.write(line + "\n")
+                self._emit(line)
+
+    def observe(
+        self,
+        history: Sequence[Any],
+        sent: Optional[Sequence[Any]],
+        *,
+        policy: Optional[Mapping[str, Json]] = None,
+        run: str = "observed-1",
+        call: Optional[str] = None,
+        format: Optional[str] = None,
+        dispatch: Optional[str] = None,
+        note: Optional[str] = None,
+    ) -> str:
+        """Records one provider call of any system as an observed record (SPEC TRC-13) and
+        returns its call id.
+
+        ``history`` is everything the system held for the call, before any compaction, **its
+        system prompt first** (a framework that keeps the prompt outside its message list
+        passes it in front); ``sent`` what the provider received, the prompt included (``None``:
+        nothing was sent). Messages are in any format :func:`compact` takes (detected from the
+        history unless ``format``); entry ids are TRN-5's: a LangChain message's own ``id`` (a
+        message changed in place keeps it, with its new content; a message the framework made
+        has its own), else the content hash of CLS-2. ``policy`` (:func:`hybrid_compaction.
+        policy`) is what the call is judged against: its hard limit, retention and estimator,
+        which measures every entry (by default no hard limit to speak of, a retention of 1,
+        UTF-8 bytes). ``run`` names the run (an agent invocation); ``call`` the call (by default
+        ``model-<n>``, counted per run); ``dispatch`` ``"answered"`` (the default when ``sent``),
+        ``"failed"`` or ``"refused"``. A message the converters cannot map raises
+        :class:`TranscriptError` with its path (``history.messages[3].content[1]``); nothing is
+        written then.
+        """
+        _require_list(history, "history")
+        if sent is not None:
+            _require_list(sent, "sent")
+        chosen = policy if policy is not None else UNBOUNDED
+        _require_policy(chosen)
+        objects = list(history)
+        fmt = FORMATS[format] if format is not None else _detect(objects)
+        h = transcript(objects, fmt)
+        s = transcript(list(sent), fmt) if sent is not None else None
+        with self._lock:
+            if call is None:
+                n = self._calls.get(run, 0) + 1
+                self._calls[run] = n
+                call = f"model-{n}"
+            status, first, second, third = self._native.observed(
+                run, call, dict(chosen), h, s, dispatch, note
+            )
+            if status == "ok":
+                self._emit(first)
+                return call
+        if status == "transcript":
+            raise transcript_error(first, second, third)
+        if status == "invalid":
+            raise InvalidCaseError(first, second)
+        kind, _, field = first.partition(":")
+        raise SpecError({"kind": kind, "field": field or None, "message": second})
+
+    def end_run(self, run: str = "observed-1") -> None:
+        """Ends the observed run ``run`` (a ``runEnd`` record): the checker forgets its state,
+        and this writer its entry table."""
+        with self._lock:
+            self._emit(self._native.end_observed_run(run))
+            self._calls.pop(run, None)
 
     def flush(self) -> None:
         """Flushes the stream."""
-        self._stream.flush()
+        if not self._closed:
+            self._stream.flush()
 
     def close(self) -> None:
-        """Flushes, and closes a file this writer opened."""
-        self.flush()
-        if self._owned:
-            self._stream.close()
+        """Flushes, and closes a file this writer opened; later writes raise
+        :class:`TraceWriteError`. Closing twice is harmless."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._stream.flush()
+            finally:
+                if self._owned:
+                    self._stream.close()
 
     def __enter__(self) -> "TraceWriter":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"TraceWriter({self._where()!r}, {state})"
+
+
+#: The policy an observed call is judged against when none is given: structure only (no hard
+#: limit to speak of; the last recency unit required; UTF-8 bytes).
+UNBOUNDED: Dict[str, Json] = {
+    "hardLimit": 2**31 - 1,
+    "triggerMargin": 1,
+    "recentMessageRetentionCount": 1,
+    "maximumCompactionAttempts": 1,
+    "preservationLabel": "observed",
+    "preservationVersion": 1,
+    "estimator": {"kind": "utf8"},
+}
 
 
 def _detect(messages: Sequence[Any]) -> str:
@@ -260,11 +396,11 @@ class Compactor:
 
     def close(self) -> None:
         """Ends the run in the trace (a ``runEnd`` record, SPEC TRC) if one is being written."""
-        if self._trace is not None:
+        if self._trace is not None and not self._trace.closed:
             with self._lock, self._trace._lock:
                 line = self._session.end_run(self._trace._native)
                 if line is not None:
-                    self._trace._stream.write(line + "\n")
+                    self._trace._emit(line)
 
     def __enter__(self) -> "Compactor":
         return self

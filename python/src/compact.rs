@@ -189,6 +189,21 @@ pub struct Session {
 /// the reducer's exception)`.
 type Compacted = (&'static str, String, Vec<Py<PyList>>, Option<PyErr>);
 
+/// A wire policy dict as the library's policy, or why not: `("invalid", JSON path, reason)`
+/// (not wire input) or `("refused", "kind:field", reason)` (the SPEC refuses it, POL-2).
+pub fn read_policy(policy: &Bound<'_, PyAny>) -> Result<Policy, (&'static str, String, String)> {
+    let text = pyvalue::to_json(policy).map_err(|r| ("invalid", r.path, r.message))?;
+    let input = strict::read::<PolicyInput>(&text).map_err(|e| ("invalid", e.path, e.message))?;
+    convert::policy(Some(&input), &Engine, "$").map_err(|e| match e {
+        CaseError::Wire(e) => ("invalid", e.path, e.message),
+        CaseError::Answer(e) => {
+            let kind = e.kind.0.name();
+            let field = e.field.unwrap_or_default();
+            ("refused", format!("{kind}:{field}"), e.message)
+        }
+    })
+}
+
 /// A session for `policy` (a wire policy dict) whose calls share one run (`persistent`) or are
 /// each a run of their own: `("ok", session)` or `("invalid", path, reason)` /
 /// `("refused", kind, field, reason)`.
@@ -198,22 +213,9 @@ pub fn new_session(
     persistent: bool,
     workflow: String,
 ) -> (&'static str, Option<Session>, String, String) {
-    let text = match pyvalue::to_json(policy) {
-        Ok(t) => t,
-        Err(r) => return ("invalid", None, r.path, r.message),
-    };
-    let input = match strict::read::<PolicyInput>(&text) {
+    let built = match read_policy(policy) {
         Ok(p) => p,
-        Err(e) => return ("invalid", None, e.path, e.message),
-    };
-    let built = match convert::policy(Some(&input), &Engine, "$") {
-        Ok(p) => p,
-        Err(CaseError::Wire(e)) => return ("invalid", None, e.path, e.message),
-        Err(CaseError::Answer(e)) => {
-            let kind = e.kind.0.name();
-            let field = e.field.unwrap_or_default();
-            return ("refused", None, format!("{kind}:{field}"), e.message);
-        }
+        Err((status, a, b)) => return (status, None, a, b),
     };
     let memo = Arc::new(MemoEstimator::new(Arc::clone(built.estimator_arc())));
     let scope = if persistent {

@@ -3,12 +3,43 @@
 //! call records into trace lines (`docs/TRACE.md`). The Python object owns the file or stream
 //! and writes the lines; this object names runs and calls and keeps each run's entry table
 //! (the compact profile of version 2).
+//!
+//! Observed records (version 3, SPEC TRC-13) come from the recorders of frameworks that do not
+//! implement the ADR (`hc.TraceWriter.observe`, the LangChain and Agent Framework middleware):
+//! the history and the sent messages arrive as transcript objects, are read by the library's
+//! converter (the ids of TRN-5: a message's own id, else the content hash of CLS-2) and written
+//! by the oracle's writer, measured by the policy's estimator, redacted unless `content`.
 
 use hybrid_compaction::lease::Run;
+use hybrid_compaction::model::entry::Entry;
 use hybrid_compaction::node::CallTrace;
-use hybrid_compaction_oracle::trace::format::Record;
-use hybrid_compaction_oracle::trace::record::{header, Writer};
+use hybrid_compaction_oracle::trace::format::{Dispatch, Header, Record, OBSERVED_VERSION};
+use hybrid_compaction_oracle::trace::record::Writer;
 use pyo3::prelude::*;
+
+use crate::compact::read_policy;
+use crate::transcript;
+
+/// The answer of [`TraceRecorder::observed`]: `("ok", line, "", "")`, `("invalid", path,
+/// reason, "")` for a policy that is not wire input, `("refused", "kind:field", reason, "")` for
+/// one the SPEC refuses, `("transcript", kind, path, reason)` for a message the converter
+/// refuses (the path starts with `history.` or `sent.`).
+type ObservedLine = (&'static str, String, String, String);
+
+/// The entries of a transcript object, or the converter's refusal with `member.` before its
+/// path.
+fn entries(value: &Bound<'_, PyAny>, member: &str) -> Result<Vec<Entry>, ObservedLine> {
+    transcript::read(value)
+        .map(|t| t.entries().to_vec())
+        .map_err(|(kind, path, reason)| {
+            let path = if path.is_empty() {
+                member.to_owned()
+            } else {
+                format!("{member}.{path}")
+            };
+            ("transcript", kind, path, reason)
+        })
+}
 
 /// The writer of one trace (see the module docs).
 #[pyclass(module = "hybrid_compaction._native")]
@@ -44,9 +75,70 @@ impl TraceRecorder {
         }
     }
 
-    /// The header line naming `producer`.
+    /// The header line naming `producer`: version 3 (call records in the compact profile and
+    /// observed records).
     #[staticmethod]
     fn header_line(producer: &str) -> String {
-        serde_json::to_string(&header(producer)).unwrap_or_default()
+        let h = Header {
+            trace: OBSERVED_VERSION,
+            producer: Some(producer.to_owned()),
+        };
+        serde_json::to_string(&h).unwrap_or_default()
+    }
+
+    /// The observed record line (SPEC TRC-13) of call `call` of run `run`: `policy` a wire
+    /// policy, `history` and `sent` transcript objects (`sent` `None`: nothing was sent),
+    /// `dispatch` `"answered"`, `"failed"`, `"refused"` or `None` (the default); see
+    /// [`ObservedLine`]. Nothing is written to this recorder's tables unless the line is.
+    #[pyo3(signature = (run, call, policy, history, sent, dispatch=None, note=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn observed(
+        &mut self,
+        run: &str,
+        call: &str,
+        policy: &Bound<'_, PyAny>,
+        history: &Bound<'_, PyAny>,
+        sent: Option<&Bound<'_, PyAny>>,
+        dispatch: Option<&str>,
+        note: Option<String>,
+    ) -> ObservedLine {
+        let policy = match read_policy(policy) {
+            Ok(p) => p,
+            Err((status, a, b)) => return (status, a.replacen('$', "policy", 1), b, String::new()),
+        };
+        let dispatch = match dispatch {
+            None => None,
+            Some("answered") => Some(Dispatch::Answered),
+            Some("failed") => Some(Dispatch::Failed),
+            Some("refused") => Some(Dispatch::Refused),
+            Some(other) => {
+                return (
+                    "invalid",
+                    "dispatch".to_owned(),
+                    format!("expected \"answered\", \"failed\" or \"refused\", got {other:?}"),
+                    String::new(),
+                )
+            }
+        };
+        let history = match entries(history, "history") {
+            Ok(h) => h,
+            Err(e) => return e,
+        };
+        let sent = match sent.map(|s| entries(s, "sent")).transpose() {
+            Ok(s) => s,
+            Err(e) => return e,
+        };
+        let mut record =
+            self.writer
+                .observed(run, call, &policy, &history, sent.as_deref(), dispatch);
+        record.note = note;
+        let line = serde_json::to_string(&Record::Observed(Box::new(record))).unwrap_or_default();
+        ("ok", line, String::new(), String::new())
+    }
+
+    /// The `runEnd` line of the observed run `run` (its entry table is dropped).
+    fn end_observed_run(&mut self, run: &str) -> String {
+        let end = self.writer.end_named_run(run);
+        serde_json::to_string(&Record::RunEnd(end)).unwrap_or_default()
     }
 }

@@ -5,6 +5,9 @@ import pathlib
 
 import pytest
 
+#: pytester runs the plugin's own sessions (test_pytest_plugin.py).
+pytest_plugins = ["pytester"]
+
 #: The repository root (python/tests/../..); HYBRID_COMPACTION_REPO overrides it.
 REPO = pathlib.Path(os.environ.get("HYBRID_COMPACTION_REPO", pathlib.Path(__file__).parents[2]))
 VECTORS = REPO / "vectors"

@@ -49,3 +49,26 @@ def test_readme_python_example_runs(capsys):
         printed = capsys.readouterr().out.strip()
         promised = code.strip().splitlines()[-1].split("#", 1)[1].strip()
         assert printed == promised, (printed, promised)
+
+
+def test_ci_example_runs_under_the_plugin_and_prints_what_the_page_shows(pytester):
+    """docs/CI.md: its test file, run with ``pytest --hc-trace traces``, fails the session with
+    the summary lines the page shows; its compaction test alone passes."""
+    pytest.importorskip("langchain.agents")
+    page = (DOCS / "CI.md").read_text(encoding="utf-8")
+    [example] = [b for b in BLOCK.findall(page) if "def test_" in b]
+    texts = re.findall(r"^```text\n(.*?)^```", page, re.S | re.M)
+    promised = [re.sub(r" {2,}", "*", line.replace("<pid>", "*").replace('"..."', "*"))
+                for block in texts for line in block.splitlines()
+                if " trace(s) in " in line or re.match(r"TRC-\d+: ", line)
+                or line.startswith(("trace ", "test_my_agent.py-"))]
+    pytester.makepyfile(test_my_agent=example)
+    result = pytester.runpytest("--hc-trace", "traces")
+    result.assert_outcomes(passed=2)
+    assert result.ret == 1
+    failing = [p for p in promised if not p.startswith("1 trace(s)")]
+    assert len(failing) >= 7, promised
+    result.stdout.fnmatch_lines(failing, consecutive=False)
+    alone = pytester.runpytest("--hc-trace", "traces", "-k", "compaction")
+    assert alone.ret == 0
+    alone.stdout.fnmatch_lines([p for p in promised if p.startswith("1 trace(s)")])

@@ -278,10 +278,7 @@ pub fn check(
 }
 
 /// The recorded entries of a list: written out in the record, or kept from the run's table.
-fn recorded<'a>(
-    written: Option<&'a TraceEntries>,
-    refs: &'a Sources,
-) -> Vec<&'a TraceEntry> {
+fn recorded<'a>(written: Option<&'a TraceEntries>, refs: &'a Sources) -> Vec<&'a TraceEntry> {
     match (written.and_then(|l| l.entries.as_ref()), refs) {
         (Some(ts), _) => ts.iter().collect(),
         (None, Some(rs)) => rs.iter().map(|r| &**r).collect(),

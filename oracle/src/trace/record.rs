@@ -15,6 +15,13 @@
 //! once per run (`defs`) and referred to by its index in the run's table afterwards (an entry
 //! is the same table entry when it has the same id and equal content and size). With
 //! [`Writer::expanded`] every record is self-contained (version 1).
+//!
+//! [`Writer::observed`] writes a provider call of a system that does not implement the ADR as
+//! an observed record (version 3, SPEC TRC-13): the history it held and what it sent, entries
+//! measured and redacted (or not) as above, in the compact profile defined once per run. Such
+//! runs and calls are named by the caller (a host names its agent's runs and model calls); they
+//! share the per-run tables with the node's records under the same run name, as the checker
+//! does.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -33,10 +40,10 @@ use serde_json::Value as Json;
 
 use super::compact::compress;
 use super::format::{
-    CallRecord, EventKind, Header, NewRef, NewTraceEntry, Phase, ReducerAnswer, ReducerStep,
-    RefItem, RunEnd, Settlement, StreamEnd, TraceEntry, TraceError, TraceEvent, TraceLease,
-    TraceProposalItem, TraceResult, TraceSnapshot, TraceToolCall, TraceToolResult,
-    TraceVerification, TRACE_VERSION,
+    CallRecord, Dispatch, EventKind, Header, NewRef, NewTraceEntry, ObservedPolicy, ObservedRecord,
+    Phase, ReducerAnswer, ReducerStep, RefItem, RunEnd, Settlement, StreamEnd, TraceEntries,
+    TraceEntry, TraceError, TraceEvent, TraceLease, TraceProposalItem, TraceResult, TraceSnapshot,
+    TraceToolCall, TraceToolResult, TraceVerification, TRACE_VERSION,
 };
 use crate::wire::input::{
     CallInput, EstimatorInput, KindInput, PartInput, PolicyInput, RecordedEstimatorInput,
@@ -323,6 +330,76 @@ impl Writer {
         rec.run = run;
         rec.call = call;
         rec
+    }
+
+    /// The observed record (SPEC TRC-13, version 3) of one provider call of run `run`: the
+    /// `history` the system held (its system prompt first, before any compaction) and the
+    /// entries it `sent` (`None`: nothing was sent), judged against `policy`'s hard limit and
+    /// retention; entries are measured by `policy`'s estimator (the record's estimator is
+    /// `recorded` in its unit) and, in the compact profile, defined once per run.
+    pub fn observed(
+        &mut self,
+        run: &str,
+        call: &str,
+        policy: &Policy,
+        history: &[Entry],
+        sent: Option<&[Entry]>,
+        dispatch: Option<Dispatch>,
+    ) -> ObservedRecord {
+        let (defs, history, sent) = if self.expanded {
+            let list = |es: &[Entry]| TraceEntries {
+                entries: Some(es.iter().map(|e| self.entry(e, policy)).collect()),
+                refs: None,
+            };
+            (None, list(history), sent.map(list))
+        } else {
+            let mut table = self.tables.remove(run).unwrap_or_default();
+            let mut d = Defining {
+                table: &mut table,
+                defs: Vec::new(),
+                ids: HashMap::new(),
+            };
+            let mut refs = |es: &[Entry]| {
+                let ix: Vec<u32> = es
+                    .iter()
+                    .map(|e| d.index(e, policy, || self.entry(e, policy)))
+                    .collect();
+                TraceEntries {
+                    entries: None,
+                    refs: Some(compress(&ix)),
+                }
+            };
+            let (h, s) = (refs(history), sent.map(refs));
+            let defs = (!d.defs.is_empty()).then_some(d.defs);
+            self.tables.insert(run.to_owned(), table);
+            (defs, h, s)
+        };
+        ObservedRecord {
+            record_type: None,
+            run: run.to_owned(),
+            call: call.to_owned(),
+            policy: ObservedPolicy {
+                hard_limit: policy.hard_limit(),
+                recent_message_retention_count: policy.recent_message_retention_count(),
+                estimator: EstimatorInput::Recorded(RecordedEstimatorInput {
+                    unit: Some(Name(policy.estimator().unit())),
+                }),
+            },
+            defs,
+            history,
+            sent,
+            dispatch,
+            note: None,
+        }
+    }
+
+    /// The `runEnd` record of the run named `run` (observed records name their own runs); its
+    /// entry table is dropped.
+    pub fn end_named_run(&mut self, run: &str) -> RunEnd {
+        self.tables.remove(run);
+        RunEnd {
+            run: run.to_owned(),
+        }
     }
 
     /// Whether a capture repeats the previous one (written as a version only).

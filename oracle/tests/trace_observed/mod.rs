@@ -154,16 +154,23 @@ fn trc_13_trc_3_trc_4_trc_5_dropping_the_latest_tool_calls_is_flagged() {
     );
     let case = serde_json::to_value(&c.case).unwrap();
     let n = case["original"].as_array().unwrap().len();
-    assert!(n < h.len() && n >= 1, "shrunk from {} to {n}: {case}", h.len());
+    assert!(
+        n < h.len() && n >= 1,
+        "shrunk from {} to {n}: {case}",
+        h.len()
+    );
     let (code, out, err) = bin(&["run", "-"], &case.to_string());
     assert_eq!(code, 0, "{err}");
     let answer: Json = serde_json::from_str(&out).unwrap();
     assert_eq!(answer, serde_json::to_value(&c.expected).unwrap());
     assert_eq!(answer["verification"]["outcome"], "Rejected");
-    let first = answer["verification"]["rejectionReasons"][0].as_str().unwrap();
+    let first = answer["verification"]["rejectionReasons"][0]
+        .as_str()
+        .unwrap();
     let trc3 = r.violations.iter().find(|v| v.clause == "TRC-3").unwrap();
     assert!(
-        trc3.message.contains(&format!("against the history: {first}")),
+        trc3.message
+            .contains(&format!("against the history: {first}")),
         "{first} vs {}",
         trc3.message
     );
@@ -473,7 +480,118 @@ fn trc_13_observed_records_match_the_schema() {
     ] {
         assert!(v.errors(&rec).is_empty(), "{:?}", v.errors(&rec));
     }
+    // What the oracle's writer writes (the Python recorders' lines), in every form.
+    use trace::record::Writer;
+    let calls = [(h.clone(), Some(h.clone())), (history(2), None)];
+    for w in [Writer::new(), Writer::with_content().expanded()] {
+        for line in written(w, &calls).lines().skip(1) {
+            let rec: Json = serde_json::from_str(line).unwrap();
+            assert!(v.errors(&rec).is_empty(), "{line}: {:?}", v.errors(&rec));
+        }
+    }
     let mut bad = observed("c", 10, &h, None);
     bad["dispatch"] = json!("lost");
     assert!(!v.errors(&bad).is_empty());
+}
+
+/// The entries of `es` (trace entries with content) in the vocabulary, as a host has them.
+fn vocabulary(es: &[Json]) -> Vec<hybrid_compaction_model::entry::Entry> {
+    es.iter()
+        .map(|e| {
+            let t: trace::format::TraceEntry = serde_json::from_value(e.clone()).unwrap();
+            trace::entries::entry(&t, "$").unwrap()
+        })
+        .collect()
+}
+
+/// The lines `writer` writes for calls `(history, sent)` of run `agent-1`, as a trace.
+fn written(mut writer: trace::record::Writer, calls: &[(Vec<Json>, Option<Vec<Json>>)]) -> String {
+    use hybrid_compaction_model::policy::{Policy, PolicySpec};
+    let policy = Policy::new(PolicySpec {
+        hard_limit: 2000,
+        trigger_margin: 100,
+        recent_message_retention_count: 2,
+        maximum_compaction_attempts: 1,
+        preservation_label: Some("writer".to_owned()),
+        preservation_version: 1,
+        estimator: Some(hybrid_compaction_model::seam::Implementation::context_estimator(&Model)),
+    })
+    .unwrap();
+    let records: Vec<Json> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (h, s))| {
+            let (h, s) = (vocabulary(h), s.as_deref().map(vocabulary));
+            let r = writer.observed(
+                "agent-1",
+                &format!("model-{i}"),
+                &policy,
+                &h,
+                s.as_deref(),
+                None,
+            );
+            serde_json::to_value(trace::format::Record::Observed(Box::new(r))).unwrap()
+        })
+        .collect();
+    let mut text = trace(&records);
+    let end = writer.end_named_run("agent-1");
+    text.push_str(&serde_json::to_string(&trace::format::Record::RunEnd(end)).unwrap());
+    text.push('\n');
+    text
+}
+
+/// SPEC TRC-13: the oracle's writer of observed records (what the Python recorder uses): a
+/// conformant run checks clean in every form (redacted or with content, compact or expanded);
+/// a compaction that drops the latest tool calls is flagged at its call in every form; a
+/// compact run defines each entry once, and an entry changed in place (same id, new content)
+/// is a second table entry that the checker sees as changed.
+#[test]
+fn trc_13_the_writer_writes_observed_records_that_check_as_written() {
+    use trace::record::Writer;
+    let forms = || {
+        [
+            Writer::new(),
+            Writer::with_content(),
+            Writer::new().expanded(),
+            Writer::with_content().expanded(),
+        ]
+    };
+    let clean: Vec<(Vec<Json>, Option<Vec<Json>>)> =
+        (0..3).map(|t| (history(t), Some(history(t)))).collect();
+    for w in forms() {
+        let text = written(w, &clean);
+        assert!(both(&text).is_empty(), "{text}");
+    }
+    let compact = written(Writer::new(), &clean);
+    let defs: usize = compact
+        .lines()
+        .skip(1)
+        .map(|l| {
+            serde_json::from_str::<Json>(l).unwrap()["defs"]
+                .as_array()
+                .map_or(0, Vec::len)
+        })
+        .sum();
+    assert_eq!(defs, history(2).len(), "each entry defined once per run");
+
+    let h = history(1);
+    let torn: Vec<Json> = h.iter().filter(|e| e["id"] != "c1").cloned().collect();
+    let mut edited = h.clone();
+    edited[3]["parts"][0]["result"]["value"] = json!("[cleared]");
+    for w in forms() {
+        let text = written(
+            w,
+            &[
+                (history(0), Some(history(0))),
+                (h.clone(), Some(torn.clone())),
+            ],
+        );
+        let r = check_text(&text, &Model, 1);
+        assert!(clauses(&r).contains(&"TRC-5"), "{:?}", r.violations);
+        assert!(r.violations.iter().all(|v| v.call == "model-1"));
+    }
+    for w in forms() {
+        let text = written(w, &[(h.clone(), Some(edited.clone()))]);
+        assert_eq!(both(&text), ["TRC-3"], "{text}");
+    }
 }
