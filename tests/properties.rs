@@ -20,6 +20,7 @@
 //! | [`generator_coverage`] | the shared generators reach every path the properties must see |
 //! | [`estimate_memo`] | the memo estimator is indistinguishable from its inner one (EST-7); feature `tokens` |
 //! | [`token_golden`] | the token estimator against Python tiktoken's golden counts (EST-6); feature `tokens` |
+//! | [`token_differential`] | the token counter against `tiktoken-rs` on 100k+ stressing strings (EST-6); feature `tokens` |
 //! | [`transcripts`] | transcripts to entries and back (TRN); features `tokens` and `transcripts` |
 //!
 //! The generators shared with other suites stay in `tests/support/` ([`gen`], [`cases`]).
@@ -42,6 +43,9 @@ mod estimate_memo;
 mod generator_coverage;
 #[path = "properties/lease_equivalence.rs"]
 mod lease_equivalence;
+#[cfg(feature = "tokens")]
+#[path = "properties/token_differential.rs"]
+mod token_differential;
 #[cfg(feature = "tokens")]
 #[path = "properties/token_golden.rs"]
 mod token_golden;
