@@ -11,8 +11,9 @@
 //!   text rendering ([`text`]). It declares `EstimatedTokens`. Without the feature neither the
 //!   [`tokens`] module nor the `bpe-openai` dependency is built.
 //! - [`MemoEstimator`] wraps any estimator and remembers per-entry sizes by a SHA-256 digest of
-//!   everything an estimator can read from an entry (SPEC EST-7), so a host that calls again with
-//!   history + 1 entry estimates only the new entry. It is bounded (two generations, see
+//!   everything an estimator can read from an entry (SPEC EST-7), computed once per entry and
+//!   kept with it, so a host that calls again with history + 1 entry estimates only the new entry
+//!   and looks the others up without reading their content. It is bounded (two generations, see
 //!   [`memo`]) and declares its inner estimator's unit.
 //!
 //! The [`text`] renderings are not gated: the transcripts' rendering of new entries uses them too.
