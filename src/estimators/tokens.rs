@@ -51,11 +51,13 @@
 //! ```
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::estimator::{Estimator, MeasurementUnit};
 use hybrid_compaction_model::message::{Message, Part};
 use hybrid_compaction_model::value::Value;
+use rustc_hash::FxHashSet;
 
 use super::text::{write_json, write_map_json};
 
@@ -98,14 +100,51 @@ impl TokenEncoding {
         if text.is_empty() {
             return 0;
         }
-        self.tokenizer().count(text)
+        self.counter().count(text)
     }
 
-    fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
+    fn counter(self) -> &'static Counter {
+        static O200K: LazyLock<Counter> = LazyLock::new(|| Counter::new(bpe_openai::o200k_base()));
+        static CL100K: LazyLock<Counter> =
+            LazyLock::new(|| Counter::new(bpe_openai::cl100k_base()));
         match self {
-            TokenEncoding::O200kBase => bpe_openai::o200k_base(),
-            TokenEncoding::Cl100kBase => bpe_openai::cl100k_base(),
+            TokenEncoding::O200kBase => &O200K,
+            TokenEncoding::Cl100kBase => &CL100K,
         }
+    }
+}
+
+/// One encoding's counter: the pre-tokenizer and BPE of `bpe-openai`, with tiktoken's own
+/// shortcut in front: a piece that is itself a token counts 1 (tiktoken's `encode_ordinary`
+/// returns that token without merging; `bpe` builds its dictionary only from tokens that encode
+/// to themselves), so only pieces that are not tokens run the backtracking encoder.
+struct Counter {
+    tokenizer: &'static bpe_openai::Tokenizer,
+    tokens: FxHashSet<&'static [u8]>,
+}
+
+impl Counter {
+    fn new(tokenizer: &'static bpe_openai::Tokenizer) -> Counter {
+        let bpe = &tokenizer.bpe;
+        let ids = 0..u32::try_from(bpe.num_tokens()).expect("a vocabulary below 2^32 tokens");
+        Counter {
+            tokenizer,
+            tokens: ids.map(|id| bpe.token_bytes(id)).collect(),
+        }
+    }
+
+    fn count(&self, text: &str) -> usize {
+        self.tokenizer
+            .split(text)
+            .map(|piece| {
+                let piece = piece.as_bytes();
+                if self.tokens.contains(piece) {
+                    1
+                } else {
+                    self.tokenizer.bpe.count(piece)
+                }
+            })
+            .sum()
     }
 }
 
