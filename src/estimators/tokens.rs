@@ -24,8 +24,11 @@
 //! against `tiktoken-rs` on more than 100,000 stressing strings per encoding, and the golden
 //! counts against Python tiktoken). Each encoding is loaded once per process (the crate's lazily
 //! initialised singletons) from tables its build script derives from the rank files shipped in
-//! the package, so neither building nor counting touches the network. The module and that
-//! dependency exist with the crate feature `tokens` (on by default).
+//! the package, so neither building nor counting touches the network. In front of the encoder
+//! sits tiktoken's own shortcut: a piece that is itself a token counts 1 (a set of the
+//! vocabulary's byte strings, built with the encoding), so the common whole-word pieces skip the
+//! backtracking encoder and its per-piece allocations (`benches/estimate.rs`, `Counter`). The
+//! module and that dependency exist with the crate feature `tokens` (on by default).
 //!
 //! **One walk, no copies.** [`TokenEstimator::texts`] walks the message once and hands each
 //! counted text to the counter as a borrowed `&str`: the role, the author, the message text
