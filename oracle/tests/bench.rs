@@ -247,12 +247,12 @@ fn texts_writes_what_the_token_estimator_counts_per_entry() {
         let texts = e["texts"].as_array().expect("texts");
         assert!(!texts.is_empty(), "entry {i}: {e}");
         for encoding in TokenEncoding::ALL {
-            let counted: usize = texts
+            let counted: u64 = texts
                 .iter()
-                .map(|t| encoding.count(t.as_str().expect("a text")))
+                .map(|t| encoding.count(t.as_str().expect("a text")) as u64)
                 .sum();
-            let overhead = e["overhead"].as_u64().expect("overhead") as usize;
-            let chat = e[encoding.name()].as_u64().expect("count") as usize;
+            let overhead = e["overhead"].as_u64().expect("overhead");
+            let chat = e[encoding.name()].as_u64().expect("count");
             assert_eq!(overhead + counted, chat, "entry {i}, {encoding}: {e}");
         }
     }
