@@ -119,8 +119,10 @@ impl TokenEncoding {
 
 /// One encoding's counter: the pre-tokenizer and BPE of `bpe-openai`, with tiktoken's own
 /// shortcut in front: a piece that is itself a token counts 1 (tiktoken's `encode_ordinary`
-/// returns that token without merging; `bpe` builds its dictionary only from tokens that encode
-/// to themselves), so only pieces that are not tokens run the backtracking encoder.
+/// returns that token without merging; `bpe` asserts when it builds a dictionary that every
+/// token encodes to itself, so the shortcut gives the very count the encoder would), and only
+/// pieces that are not tokens run the backtracking encoder. No NFC step: neither encoding
+/// normalizes (`bpe-openai` builds both without it).
 struct Counter {
     tokenizer: &'static bpe_openai::Tokenizer,
     tokens: FxHashSet<&'static [u8]>,
