@@ -21,6 +21,8 @@
 //! An example of the two together is in the [`tokens`] module.
 
 pub mod memo;
+#[cfg(feature = "tokens")]
+mod o200k_ascii;
 pub mod text;
 #[cfg(feature = "tokens")]
 pub mod tokens;

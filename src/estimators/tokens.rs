@@ -107,9 +107,10 @@ impl TokenEncoding {
     }
 
     fn counter(self) -> &'static Counter {
-        static O200K: LazyLock<Counter> = LazyLock::new(|| Counter::new(bpe_openai::o200k_base()));
+        static O200K: LazyLock<Counter> =
+            LazyLock::new(|| Counter::new(bpe_openai::o200k_base(), true));
         static CL100K: LazyLock<Counter> =
-            LazyLock::new(|| Counter::new(bpe_openai::cl100k_base()));
+            LazyLock::new(|| Counter::new(bpe_openai::cl100k_base(), false));
         match self {
             TokenEncoding::O200kBase => &O200K,
             TokenEncoding::Cl100kBase => &CL100K,
@@ -126,30 +127,39 @@ impl TokenEncoding {
 struct Counter {
     tokenizer: &'static bpe_openai::Tokenizer,
     tokens: FxHashSet<&'static [u8]>,
+    /// Whether an ASCII text is split by [`super::o200k_ascii`] rather than the regex
+    /// (`o200k_base` only).
+    o200k_ascii: bool,
 }
 
 impl Counter {
-    fn new(tokenizer: &'static bpe_openai::Tokenizer) -> Counter {
+    fn new(tokenizer: &'static bpe_openai::Tokenizer, o200k_ascii: bool) -> Counter {
         let bpe = &tokenizer.bpe;
         let ids = 0..u32::try_from(bpe.num_tokens()).expect("a vocabulary below 2^32 tokens");
         Counter {
             tokenizer,
             tokens: ids.map(|id| bpe.token_bytes(id)).collect(),
+            o200k_ascii,
         }
     }
 
     fn count(&self, text: &str) -> usize {
-        self.tokenizer
-            .split(text)
-            .map(|piece| {
-                let piece = piece.as_bytes();
-                if self.tokens.contains(piece) {
-                    1
-                } else {
-                    self.tokenizer.bpe.count(piece)
-                }
-            })
-            .sum()
+        if self.o200k_ascii && text.is_ascii() {
+            super::o200k_ascii::pieces(text)
+                .map(|p| self.piece(p))
+                .sum()
+        } else {
+            self.tokenizer.split(text).map(|p| self.piece(p)).sum()
+        }
+    }
+
+    fn piece(&self, piece: &str) -> usize {
+        let piece = piece.as_bytes();
+        if self.tokens.contains(piece) {
+            1
+        } else {
+            self.tokenizer.bpe.count(piece)
+        }
     }
 }
 

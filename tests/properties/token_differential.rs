@@ -335,6 +335,35 @@ fn est_6_the_counter_equals_tiktoken_on_100k_stressing_strings_and_their_slices(
     assert_no_divergence(&corpus);
 }
 
+/// Every string of `1..=max` bytes over `alphabet`.
+fn every_string(alphabet: &[u8], max: usize) -> Vec<String> {
+    let mut all = vec![String::new()];
+    let mut last = vec![String::new()];
+    for _ in 0..max {
+        last = last
+            .iter()
+            .flat_map(|s| alphabet.iter().map(move |&b| format!("{s}{}", b as char)))
+            .collect();
+        all.extend(last.iter().cloned());
+    }
+    all
+}
+
+/// `o200k_base` counts ASCII text with a regex-free pre-tokenizer (`src/estimators/o200k_ascii.rs`):
+/// every short string over the bytes that steer its decisions (upper and lower letters, the
+/// contraction letters, a digit, the apostrophe, space, tab, VT, CR, LF, punctuation, the slash)
+/// must count as tiktoken counts it, for both encodings.
+#[test]
+fn est_6_the_counter_equals_tiktoken_on_every_short_ascii_string() {
+    let mut texts = every_string(b"aZ1' \t\r\n./sRlev\x0b", 4);
+    texts.extend(every_string(b"a' \n.sE1", 5));
+    texts.extend(every_string(b"A1 \n'd", 6));
+    // A contraction followed by more letters ("a'rex": "a're" + "x", not "a" + "'rex").
+    texts.extend(every_string(b"a'rEvlLdx", 5));
+    assert!(texts.len() >= 100_000, "{} texts", texts.len());
+    assert_no_divergence(&texts);
+}
+
 #[test]
 fn est_6_the_counter_equals_tiktoken_on_the_golden_sample_texts() {
     let texts = golden_texts();
