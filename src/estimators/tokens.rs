@@ -27,8 +27,10 @@
 //! the package, so neither building nor counting touches the network. In front of the encoder
 //! sits tiktoken's own shortcut: a piece that is itself a token counts 1 (a set of the
 //! vocabulary's byte strings, built with the encoding), so the common whole-word pieces skip the
-//! backtracking encoder and its per-piece allocations (`benches/estimate.rs`, `Counter`). The
-//! module and that dependency exist with the crate feature `tokens` (on by default).
+//! backtracking encoder and its per-piece allocations (`benches/estimate.rs`, `Counter`); and
+//! `o200k_base` splits a pure-ASCII text without the regex (the private `o200k_ascii` module,
+//! tiktoken's pattern restricted to ASCII). The module and that dependency exist with the crate
+//! feature `tokens` (on by default).
 //!
 //! **One walk, no copies.** [`TokenEstimator::texts`] walks the message once and hands each
 //! counted text to the counter as a borrowed `&str`: the role, the author, the message text
