@@ -65,7 +65,7 @@
 //!
 //! | Feature | Default | Gates | Dependency |
 //! |---|---|---|---|
-//! | `tokens` | yes | `estimators::tokens` (`TokenEstimator`, `TokenEncoding`; SPEC EST-6) | `tiktoken-rs` (its BPE ranks) |
+//! | `tokens` | yes | `estimators::tokens` (`TokenEstimator`, `TokenEncoding`; SPEC EST-6) | `bpe-openai` (count-only BPE, its ranks bundled) |
 //! | `transcripts` | yes | the `transcript` module (SPEC TRN) | `serde_json` |
 
 // No unsafe code anywhere (forbid: cannot be re-allowed below); every public item documented,

@@ -19,7 +19,9 @@
 //! | [`lease_equivalence`] | the concurrent lease coordinator against the sequential specification (LSE) |
 //! | [`generator_coverage`] | the shared generators reach every path the properties must see |
 //! | [`estimate_memo`] | the memo estimator is indistinguishable from its inner one (EST-7); feature `tokens` |
+//! | [`memo_key`] | the memo's key covers everything an estimator reads, under reused ids with edited content (EST-7); feature `tokens` |
 //! | [`token_golden`] | the token estimator against Python tiktoken's golden counts (EST-6); feature `tokens` |
+//! | [`token_differential`] | the token counter against `tiktoken-rs` on 100k+ stressing strings (EST-6); feature `tokens` |
 //! | [`transcripts`] | transcripts to entries and back (TRN); features `tokens` and `transcripts` |
 //! | [`transcript_shapes`] | the shapes chat models and LangChain return (TRN-7 .. TRN-13); feature `transcripts` |
 //!
@@ -43,6 +45,12 @@ mod estimate_memo;
 mod generator_coverage;
 #[path = "properties/lease_equivalence.rs"]
 mod lease_equivalence;
+#[cfg(feature = "tokens")]
+#[path = "properties/memo_key.rs"]
+mod memo_key;
+#[cfg(feature = "tokens")]
+#[path = "properties/token_differential.rs"]
+mod token_differential;
 #[cfg(feature = "tokens")]
 #[path = "properties/token_golden.rs"]
 mod token_golden;

@@ -6,9 +6,10 @@
 //! "independent deep copy" of the reference implementation (SPEC ENT-7) is an owned value here.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::artifact::{ArtifactReference, Digest};
+use crate::content_digest::ContentDigest;
 use crate::error::ErrorKind;
 use crate::message::{Message, Part, ROLE_ASSISTANT, ROLE_TOOL, ROLE_USER};
 use crate::value::Value;
@@ -164,13 +165,38 @@ pub struct RecoverableSegment {
     pub body: String,
 }
 
-#[derive(Debug, PartialEq)]
+#[derive(PartialEq)]
 struct EntryData {
     id: EntryId,
     kind: EntryKind,
     message: Message,
     digests: Vec<Digest>,
     segment: Option<RecoverableSegment>,
+    content_digest: ContentDigestCell,
+}
+
+impl fmt::Debug for EntryData {
+    /// The entry's value; the cached content digest is not part of it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EntryData")
+            .field("id", &self.id)
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("digests", &self.digests)
+            .field("segment", &self.segment)
+            .finish()
+    }
+}
+
+/// The content digest (SPEC EST-7), computed on first use. A cache, not part of the entry's
+/// value: two entries compare equal whether or not either has computed it.
+#[derive(Default)]
+struct ContentDigestCell(OnceLock<ContentDigest>);
+
+impl PartialEq for ContentDigestCell {
+    fn eq(&self, _: &ContentDigestCell) -> bool {
+        true
+    }
 }
 
 /// One context entry (SPEC ENT-2). Immutable; cloning shares the contents.
@@ -230,6 +256,7 @@ impl Entry {
             message,
             digests,
             segment: None,
+            content_digest: ContentDigestCell::default(),
         })))
     }
 
@@ -247,6 +274,7 @@ impl Entry {
             message,
             digests: vec![segment.reference.digest()],
             segment: Some(segment),
+            content_digest: ContentDigestCell::default(),
         })))
     }
 
@@ -281,6 +309,15 @@ impl Entry {
     /// The recovered segment (only for `RecoverableContextSegment`).
     pub fn recoverable_segment(&self) -> Option<&RecoverableSegment> {
         self.0.segment.as_ref()
+    }
+
+    /// The SHA-256 of everything an estimator can read from the entry (SPEC EST-7): computed on
+    /// the first call (one pass over the content), then read from the entry.
+    pub fn content_digest(&self) -> &ContentDigest {
+        self.0
+            .content_digest
+            .0
+            .get_or_init(|| ContentDigest::compute(self))
     }
 
     /// Whether two handles share the same allocation (a cheap pre-check before deep equality).

@@ -51,6 +51,7 @@ pub mod capability;
 pub mod classifier;
 pub mod composition;
 pub mod configuration;
+pub mod content_digest;
 pub mod diagnostics;
 pub mod entry;
 pub mod error;

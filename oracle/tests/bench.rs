@@ -3,6 +3,7 @@
 
 use std::process::{Command, Output};
 
+use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
 use hybrid_compaction_oracle::workload::generate;
 use serde_json::{json, Value as Json};
@@ -221,6 +222,43 @@ fn a_wire_case_brings_its_policy() {
 }
 
 #[test]
+fn texts_writes_what_the_token_estimator_counts_per_entry() {
+    let conv = generate(60, 1, None).expect("generates");
+    let path = write("c60.json", &conv.transcript(TranscriptFormat::OpenAiChat));
+    let texts = tempfile::Builder::new()
+        .prefix("hc-bench-texts-")
+        .suffix(".json")
+        .tempfile()
+        .expect("tmp file")
+        .into_temp_path();
+    let (p, t) = (path.to_str().expect("p"), texts.to_str().expect("p"));
+    let o = bench(&[p, "--iterations", "1", "--estimators", "utf8", "--texts", t]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Json = serde_json::from_slice(&std::fs::read(t).expect("written")).expect("JSON");
+    let entries = doc["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 60);
+    // SPEC EST-6: an entry's chat count is its overhead plus the counts of its texts.
+    for (i, e) in entries.iter().enumerate() {
+        let texts = e["texts"].as_array().expect("texts");
+        assert!(!texts.is_empty(), "entry {i}: {e}");
+        for encoding in TokenEncoding::ALL {
+            let counted: u64 = texts
+                .iter()
+                .map(|t| encoding.count(t.as_str().expect("a text")) as u64)
+                .sum();
+            let overhead = e["overhead"].as_u64().expect("overhead");
+            let chat = e[encoding.name()].as_u64().expect("count");
+            assert_eq!(overhead + counted, chat, "entry {i}, {encoding}: {e}");
+        }
+    }
+}
+
+#[test]
 fn bad_input_is_one_line_naming_where() {
     let bad_case = write(
         "bad.json",
@@ -234,11 +272,21 @@ fn bad_input_is_one_line_naming_where() {
         "empty.json",
         &json!({"format": "openai-chat", "messages": []}),
     );
+    let small = write(
+        "small.json",
+        &generate(20, 1, None)
+            .expect("generates")
+            .transcript(TranscriptFormat::OpenAiChat),
+    );
     for (args, needle) in [
         (vec![bad_case.to_str().expect("p")], "$.entries"),
         (vec![bad_transcript.to_str().expect("p")], "$.messages[0]"),
         (vec![empty.to_str().expect("p")], "no entries"),
         (vec!["/nonexistent/x.json"], "cannot open"),
+        (
+            vec![small.to_str().expect("p"), "--texts", "/nonexistent/t.json"],
+            "/nonexistent/t.json: cannot write",
+        ),
         (
             vec![empty.to_str().expect("p"), "--estimators", "bytes"],
             "expected some of",

@@ -2,14 +2,23 @@
 //!
 //! A host calls the provider again and again with a history that grows by a few entries; the
 //! expensive estimators (provider tokens) would re-tokenize the whole history every time.
-//! [`MemoEstimator`] wraps one estimator and remembers each entry's size under the SHA-256 of an
-//! unambiguous encoding of **everything an estimator can read** from the entry: id, kind, role,
-//! author, every part with every field (call ids, names, argument maps, the informational flag,
-//! result values with their exact numeric variant, decimal scale and raw JSON text) and the
-//! recovered segment's reference. Equal digests mean equal entries, so the memo returns exactly
-//! what the wrapped (pure, SPEC ASM-15) estimator would: the cached and uncached paths are
-//! indistinguishable except in time (a property test checks it). The cache key does not name the
-//! estimator: one memo wraps one estimator, and is that estimator's identity.
+//! [`MemoEstimator`] wraps one estimator and remembers each entry's size under the entry's
+//! [`ContentDigest`]: the SHA-256 of an unambiguous encoding of **everything an estimator can
+//! read** from the entry (id, kind, role, author, every part with every field, result values with
+//! their exact numeric variant, float bits, decimal scale and raw JSON text, and the recovered
+//! segment's reference; `model::content_digest`). Equal digests mean entries no estimator can
+//! tell apart, so the memo returns exactly what the wrapped (pure, SPEC ASM-15) estimator would:
+//! the cached and uncached paths are indistinguishable except in time (property tests check it,
+//! over histories that reuse ids with changed content of every value kind). The cache key does
+//! not name the estimator: one memo wraps one estimator, and is that estimator's identity.
+//!
+//! **A warm lookup reads no content.** An entry is immutable, so its digest is computed once, on
+//! first use, and kept with the entry ([`Entry::content_digest`]); a later lookup of the same
+//! entry (the history a host passes again, shared handles) costs a hash-map probe under one
+//! uncontended lock, less than the cheapest estimator's walk of the entry's parts. A repeated
+//! call on history + k entries therefore digests and estimates the k new entries and probes the
+//! rest. An equal entry built anew (a host that rebuilds its entries per call) pays one pass over
+//! its content for its own digest, then finds the size cached.
 //!
 //! **Bound and eviction.** Two generations, `current` and `previous`, each of at most `capacity`
 //! sizes. A hit in `previous` is promoted to `current`; when `current` is full it becomes
@@ -27,13 +36,11 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use hybrid_compaction_model::content_digest::ContentDigest;
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::estimator::{Estimator, MeasurementUnit};
-use hybrid_compaction_model::message::Part;
-use hybrid_compaction_model::value::{Value, ValueMap};
-use sha2::{Digest as _, Sha256};
 
-type Key = [u8; 32];
+type Key = ContentDigest;
 type Sizes = HashMap<Key, i32, BuildHasherDefault<DigestHasher>>;
 
 /// Cache counters (SPEC EST-7).
@@ -135,7 +142,7 @@ impl Estimator for MemoEstimator {
     }
 
     fn estimate(&self, entry: &Entry) -> i32 {
-        let key = entry_digest(entry);
+        let key = *entry.content_digest();
         {
             let mut s = self.lock();
             if let Some(&size) = s.current.get(&key) {
@@ -156,125 +163,18 @@ impl Estimator for MemoEstimator {
     }
 }
 
-/// SHA-256 of an unambiguous encoding of everything an estimator can read (SPEC EST-7): every
-/// variable-length field is length-prefixed and every variant tagged, so distinct entries give
-/// distinct byte strings.
-pub fn entry_digest(entry: &Entry) -> [u8; 32] {
-    let mut h = Sha256::new();
-    bytes(&mut h, entry.id().as_str().as_bytes());
-    bytes(&mut h, entry.kind().name().as_bytes());
-    let message = entry.message();
-    bytes(&mut h, message.role.as_bytes());
-    match &message.author {
-        None => h.update([0]),
-        Some(a) => {
-            h.update([1]);
-            bytes(&mut h, a.as_bytes());
-        }
-    }
-    len(&mut h, message.parts.len());
-    for part in &message.parts {
-        match part {
-            Part::Text(t) => {
-                h.update([b't']);
-                bytes(&mut h, t.as_bytes());
-            }
-            Part::Call(c) => {
-                h.update([b'c', u8::from(c.informational_only)]);
-                bytes(&mut h, c.call_id.as_bytes());
-                bytes(&mut h, c.name.as_bytes());
-                match &c.arguments {
-                    None => h.update([0]),
-                    Some(map) => {
-                        h.update([1]);
-                        value_map(&mut h, map);
-                    }
-                }
-            }
-            Part::Result(r) => {
-                h.update([b'r']);
-                bytes(&mut h, r.call_id.as_bytes());
-                value(&mut h, &r.value);
-            }
-        }
-    }
-    match entry.recoverable_segment() {
-        None => h.update([0]),
-        Some(seg) => {
-            h.update([1]);
-            h.update(seg.reference.digest().as_bytes());
-        }
-    }
-    h.finalize().into()
-}
-
-fn len(h: &mut Sha256, n: usize) {
-    h.update((n as u64).to_le_bytes());
-}
-
-fn bytes(h: &mut Sha256, b: &[u8]) {
-    len(h, b.len());
-    h.update(b);
-}
-
-fn value_map(h: &mut Sha256, map: &ValueMap) {
-    len(h, map.len());
-    for (k, v) in map {
-        bytes(h, k.as_bytes());
-        value(h, v);
-    }
-}
-
-fn value(h: &mut Sha256, v: &Value) {
-    match v {
-        Value::Null => h.update([0]),
-        Value::String(s) => {
-            h.update([1]);
-            bytes(h, s.as_bytes());
-        }
-        Value::Bool(b) => h.update([2, u8::from(*b)]),
-        Value::I16(n) => tagged(h, 3, &n.to_le_bytes()),
-        Value::I32(n) => tagged(h, 4, &n.to_le_bytes()),
-        Value::I64(n) => tagged(h, 5, &n.to_le_bytes()),
-        Value::U8(n) => tagged(h, 6, &[*n]),
-        Value::U32(n) => tagged(h, 7, &n.to_le_bytes()),
-        Value::U64(n) => tagged(h, 8, &n.to_le_bytes()),
-        Value::F32(x) => tagged(h, 9, &x.to_bits().to_le_bytes()),
-        Value::F64(x) => tagged(h, 10, &x.to_bits().to_le_bytes()),
-        Value::Decimal(d) => {
-            tagged(h, 11, &d.mantissa().to_le_bytes());
-            h.update([d.scale()]);
-        }
-        Value::RawJson(raw) => {
-            h.update([12]);
-            bytes(h, raw.as_str().as_bytes());
-        }
-        Value::Map(map) => {
-            h.update([13]);
-            value_map(h, map);
-        }
-        Value::List(items) => {
-            h.update([14]);
-            len(h, items.len());
-            for item in items {
-                value(h, item);
-            }
-        }
-    }
-}
-
-fn tagged(h: &mut Sha256, tag: u8, payload: &[u8]) {
-    h.update([tag]);
-    h.update(payload);
-}
-
-/// Hashes a SHA-256 key by its first eight bytes (already uniformly distributed).
+/// Passes a content digest's first eight bytes through as the hash (they are already uniformly
+/// distributed; [`ContentDigest`]'s `Hash` writes exactly them).
 #[derive(Default)]
 struct DigestHasher(u64);
 
 impl Hasher for DigestHasher {
     fn finish(&self) -> u64 {
         self.0
+    }
+
+    fn write_u64(&mut self, head: u64) {
+        self.0 = head;
     }
 
     fn write(&mut self, bytes: &[u8]) {

@@ -37,6 +37,12 @@ pub fn map_json(map: &ValueMap) -> String {
     out
 }
 
+/// Appends the compact JSON of an argument map to `out` (SPEC EST-6): [`map_json`] into a buffer
+/// the caller reuses.
+pub fn write_map_json(map: &ValueMap, out: &mut String) {
+    write_map(map, out);
+}
+
 /// Appends the compact JSON of `value` to `out` (SPEC EST-6; numbers as EST-2).
 pub fn write_json(value: &Value, out: &mut String) {
     match value {

@@ -17,9 +17,28 @@
 //! and neither is the `+3` reply priming of a request, which belongs to the request, not to an
 //! entry: a host reserves it (and its tool definitions) in the hard limit.
 //!
-//! Each encoding is loaded once per process (the crate's lazily initialised singletons) from the
-//! ranks bundled in the `tiktoken-rs` crate, so counting never touches the network. The module
-//! and that dependency exist with the crate feature `tokens` (on by default).
+//! **The counter.** `T` is GitHub's linear-time byte-pair encoder (`bpe-openai`, the `bpe`
+//! crate's backtracking encoder behind the encodings' pre-tokenizer regexes): it counts the tokens
+//! of each pre-tokenized piece without building the token vector tiktoken returns, and gives the
+//! same count as tiktoken's `encode_ordinary` for every text (a differential test checks it
+//! against `tiktoken-rs` on more than 100,000 stressing strings per encoding, and the golden
+//! counts against Python tiktoken). Each encoding is loaded once per process (the crate's lazily
+//! initialised singletons) from tables its build script derives from the rank files shipped in
+//! the package, so neither building nor counting touches the network. In front of the encoder
+//! sits tiktoken's own shortcut: a piece that is itself a token counts 1 (a set of the
+//! vocabulary's byte strings, built with the encoding), so the common whole-word pieces skip the
+//! backtracking encoder and its per-piece allocations (`benches/estimate.rs`, `Counter`); and
+//! `o200k_base` splits a pure-ASCII text without the regex (the private `o200k_ascii` module,
+//! tiktoken's pattern restricted to ASCII). The module and that dependency exist with the crate
+//! feature `tokens` (on by default).
+//!
+//! **One walk, no copies.** [`TokenEstimator::texts`] walks the message once and hands each
+//! counted text to the counter as a borrowed `&str`: the role, the author, the message text
+//! (borrowed when at most one text part is non-empty, the common case; concatenated otherwise,
+//! because BPE pieces may span a part boundary), each call's name and argument JSON (rendered
+//! into one buffer reused for every part of the message) and each result's text (a string
+//! result borrowed). The count and the texts exported for a side-by-side run
+//! (`hybrid-compaction bench --texts`) are therefore the same walk.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -36,12 +55,16 @@
 //! assert_eq!(tokens.unit(), MeasurementUnit::EstimatedTokens);
 //! ```
 
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::estimator::{Estimator, MeasurementUnit};
 use hybrid_compaction_model::message::{Message, Part};
-use tiktoken_rs::CoreBPE;
+use hybrid_compaction_model::value::Value;
+use rustc_hash::FxHashSet;
 
-use super::text::{map_json, result_text};
+use super::text::{write_json, write_map_json};
 
 /// Overhead tokens per message (SPEC EST-6; the cookbook's `tokens_per_message`).
 pub const TOKENS_PER_MESSAGE: usize = 3;
@@ -76,18 +99,68 @@ impl TokenEncoding {
         TokenEncoding::ALL.into_iter().find(|e| e.name() == name)
     }
 
-    /// `T(text)`: the number of ordinary tokens of `text` (SPEC EST-6).
+    /// `T(text)`: the number of ordinary tokens of `text` (SPEC EST-6), counted without
+    /// materialising them.
     pub fn count(self, text: &str) -> usize {
         if text.is_empty() {
             return 0;
         }
-        self.bpe().encode_ordinary(text).len()
+        self.counter().count(text)
     }
 
-    fn bpe(self) -> &'static CoreBPE {
+    fn counter(self) -> &'static Counter {
+        static O200K: LazyLock<Counter> =
+            LazyLock::new(|| Counter::new(bpe_openai::o200k_base(), true));
+        static CL100K: LazyLock<Counter> =
+            LazyLock::new(|| Counter::new(bpe_openai::cl100k_base(), false));
         match self {
-            TokenEncoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            TokenEncoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            TokenEncoding::O200kBase => &O200K,
+            TokenEncoding::Cl100kBase => &CL100K,
+        }
+    }
+}
+
+/// One encoding's counter: the pre-tokenizer and BPE of `bpe-openai`, with tiktoken's own
+/// shortcut in front: a piece that is itself a token counts 1 (tiktoken's `encode_ordinary`
+/// returns that token without merging; `bpe` asserts when it builds a dictionary that every
+/// token encodes to itself, so the shortcut gives the very count the encoder would), and only
+/// pieces that are not tokens run the backtracking encoder. No NFC step: neither encoding
+/// normalizes (`bpe-openai` builds both without it).
+struct Counter {
+    tokenizer: &'static bpe_openai::Tokenizer,
+    tokens: FxHashSet<&'static [u8]>,
+    /// Whether an ASCII text is split by [`super::o200k_ascii`] rather than the regex
+    /// (`o200k_base` only).
+    o200k_ascii: bool,
+}
+
+impl Counter {
+    fn new(tokenizer: &'static bpe_openai::Tokenizer, o200k_ascii: bool) -> Counter {
+        let bpe = &tokenizer.bpe;
+        let ids = 0..u32::try_from(bpe.num_tokens()).expect("a vocabulary below 2^32 tokens");
+        Counter {
+            tokenizer,
+            tokens: ids.map(|id| bpe.token_bytes(id)).collect(),
+            o200k_ascii,
+        }
+    }
+
+    fn count(&self, text: &str) -> usize {
+        if self.o200k_ascii && text.is_ascii() {
+            super::o200k_ascii::pieces(text)
+                .map(|p| self.piece(p))
+                .sum()
+        } else {
+            self.tokenizer.split(text).map(|p| self.piece(p)).sum()
+        }
+    }
+
+    fn piece(&self, piece: &str) -> usize {
+        let piece = piece.as_bytes();
+        if self.tokens.contains(piece) {
+            1
+        } else {
+            self.tokenizer.bpe.count(piece)
         }
     }
 }
@@ -117,22 +190,68 @@ impl TokenEstimator {
 
     /// The EST-6 chat count of one message (unbounded).
     pub fn message_tokens(&self, message: &Message) -> usize {
-        let t = |s: &str| self.encoding.count(s);
-        let mut total = TOKENS_PER_MESSAGE + t(&message.role) + t(&message.text_content());
+        let mut total = 0;
+        let overhead = TokenEstimator::texts(message, |text| total += self.encoding.count(text));
+        overhead + total
+    }
+
+    /// Calls `counted` with every text SPEC EST-6 counts in `message`, in order (role, author,
+    /// message text, then per call part its name and argument JSON and per result part its
+    /// text; empty texts included), and returns the fixed overhead tokens (3, +1 with an author,
+    /// +1 per call part): the chat count is the overhead plus `T` of each text.
+    pub fn texts(message: &Message, mut counted: impl FnMut(&str)) -> usize {
+        let mut overhead = TOKENS_PER_MESSAGE;
+        counted(&message.role);
         if let Some(author) = &message.author {
-            total += t(author) + TOKENS_PER_NAME;
+            counted(author);
+            overhead += TOKENS_PER_NAME;
         }
+        counted(&message_text(message));
+        let mut json = String::new();
         for part in &message.parts {
             match part {
                 Part::Text(_) => {}
                 Part::Call(call) => {
-                    let arguments = call.arguments.as_ref().map(map_json).unwrap_or_default();
-                    total += t(&call.name) + t(&arguments) + TOKENS_PER_CALL;
+                    counted(&call.name);
+                    json.clear();
+                    if let Some(arguments) = &call.arguments {
+                        write_map_json(arguments, &mut json);
+                    }
+                    counted(&json);
+                    overhead += TOKENS_PER_CALL;
                 }
-                Part::Result(result) => total += t(&result_text(&result.value)),
+                Part::Result(result) => match &result.value {
+                    Value::String(text) => counted(text),
+                    other => {
+                        json.clear();
+                        write_json(other, &mut json);
+                        counted(&json);
+                    }
+                },
             }
         }
-        total
+        overhead
+    }
+}
+
+/// The message text (SPEC ENT-3): borrowed when at most one text part is non-empty, else the
+/// concatenation (BPE pieces may span a part boundary, so the parts cannot be counted apart).
+fn message_text(message: &Message) -> Cow<'_, str> {
+    let mut texts = message.parts.iter().filter_map(|p| match p {
+        Part::Text(t) if !t.is_empty() => Some(t.as_str()),
+        _ => None,
+    });
+    let Some(first) = texts.next() else {
+        return Cow::Borrowed("");
+    };
+    match texts.next() {
+        None => Cow::Borrowed(first),
+        Some(second) => {
+            let mut joined = String::from(first);
+            joined.push_str(second);
+            texts.for_each(|t| joined.push_str(t));
+            Cow::Owned(joined)
+        }
     }
 }
 

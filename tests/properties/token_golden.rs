@@ -40,7 +40,8 @@ fn value_map(map: &serde_json::Map<String, Json>) -> ValueMap {
     map.iter().map(|(k, v)| (k.clone(), value(v))).collect()
 }
 
-fn message(j: &Json) -> Message {
+/// A sample message (also read by `token_differential`).
+pub(crate) fn message(j: &Json) -> Message {
     let parts = j["parts"]
         .as_array()
         .expect("parts")

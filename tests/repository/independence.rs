@@ -116,6 +116,7 @@ fn the_loom_models_build_the_library_without_default_features_or_test_crates() {
     let tree = test_dependency_tree("hybrid-compaction-loom", &[]);
     assert!(tree.iter().any(|p| p == "hybrid-compaction"), "{tree:?}");
     for forbidden in [
+        "bpe-openai",
         "tiktoken-rs",
         "proptest",
         "proptest-state-machine",

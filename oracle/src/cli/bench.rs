@@ -16,6 +16,11 @@
 //! per UTF-8 byte of the history (its EST-2 size), as a table or one JSON document (`--json`).
 //! `--estimators` restricts the estimate rows. Progress goes to stderr, one line per measure (updated in place on a terminal).
 //!
+//! `--texts FILE` also writes, per entry, the texts the token estimator counts (SPEC EST-6: role,
+//! author, message text, call names and argument JSON, result texts), the fixed overhead tokens
+//! and both encodings' chat counts, so another tokenizer can count the very same texts in a
+//! side-by-side run (`benches/side_by_side/versus_tiktoken.py` times Python tiktoken on them).
+//!
 //! Without `--policy` (and for a transcript) the policy is: the UTF-8 estimator, hard limit 50 %
 //! of the history's size, trigger margin a tenth of it, retention 4, 3 attempts.
 //! `--estimator` replaces the assembly's estimator and `--budget-percent` the hard limit (as a
@@ -25,6 +30,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use hybrid_compaction::estimators::{TokenEncoding, TokenEstimator};
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::estimator::Estimator;
@@ -84,6 +90,9 @@ pub(super) struct BenchArgs {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
+    /// Also write the texts the token estimator counts, per entry, to FILE (JSON).
+    #[arg(long, value_name = "FILE")]
+    texts: Option<std::path::PathBuf>,
     /// Refuse inputs larger than this many bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_INPUT_BYTES, value_name = "BYTES")]
     max_input_bytes: u64,
@@ -184,6 +193,27 @@ fn sum(estimator: &dyn Estimator, entries: &[Entry]) -> i64 {
         .iter()
         .map(|e| i64::from(estimator.estimate(e)))
         .sum()
+}
+
+/// `--texts`: per entry `{"overhead", "texts", "o200k_base", "cl100k_base"}` (module docs).
+fn write_texts(path: &std::path::Path, entries: &[Entry]) -> Result<(), Failure> {
+    let rows: Vec<Json> = entries
+        .iter()
+        .map(|e| {
+            let mut texts = Vec::new();
+            let overhead = TokenEstimator::texts(e.message(), |t| texts.push(t.to_owned()));
+            let mut row = json!({ "overhead": overhead, "texts": texts });
+            for encoding in TokenEncoding::ALL {
+                row[encoding.name()] =
+                    json!(TokenEstimator::new(encoding).message_tokens(e.message()));
+            }
+            row
+        })
+        .collect();
+    let mut text = serde_json::to_string(&json!({ "entries": rows })).unwrap_or_default();
+    text.push('\n');
+    std::fs::write(path, text)
+        .map_err(|e| invalid(format!("{}: cannot write: {e}", path.display())))
 }
 
 fn estimator_of(input: &EstimatorInput) -> Result<std::sync::Arc<dyn Estimator>, Failure> {
@@ -338,6 +368,9 @@ pub(super) fn cmd_bench(a: &BenchArgs, out: &mut Vec<u8>) -> Result<(), Failure>
         return Err(invalid(format!("{name}: the history has no entries")));
     }
     let (policy, policy_input) = policy(a, &input)?;
+    if let Some(path) = &a.texts {
+        write_texts(path, entries)?;
+    }
     let n = entries.len();
     let bytes = sum(Engine.context_estimator().as_ref(), entries);
     let it = a.iterations;
