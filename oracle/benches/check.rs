@@ -23,29 +23,13 @@ use std::time::Duration;
 
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hybrid_compaction_oracle::trace::record::{header, Writer};
 use hybrid_compaction_oracle::trace::{self, Options};
 use hybrid_compaction_oracle::{Engine, Implementation, Model};
 
 /// A trace of `runs` generated runs of about `initial` messages (`per_run` calls each, default
 /// 1 to 4), and its number of calls.
 fn recorded(runs: u64, initial: usize, per_run: Option<usize>, compact: bool) -> (String, usize) {
-    let mut text = serde_json::to_string(&header("bench")).unwrap();
-    let mut calls = 0;
-    let mut w = if compact {
-        Writer::new()
-    } else {
-        Writer::new().expanded()
-    };
-    for seed in 0..runs {
-        for (line, rec) in trace_support::run_records_shaped(seed, &mut w, initial, per_run) {
-            calls += matches!(rec, trace::format::Record::Call(_)) as usize;
-            text.push('\n');
-            text.push_str(&line);
-        }
-    }
-    text.push('\n');
-    (text, calls)
+    trace_support::bench_trace(runs, initial, per_run, compact)
 }
 
 /// CPU time of the calling thread, in nanoseconds (Linux: `/proc/thread-self/schedstat`).
