@@ -70,6 +70,13 @@ impl SharedEntries {
         Ok(SharedEntries(entries.into()))
     }
 
+    /// Validates unique entry ids (SPEC SNAP-1) of a list that is already shared, and shares
+    /// it (the caller keeps its handle to the same list, valid or not).
+    pub fn from_arc(entries: Arc<[Entry]>) -> Result<SharedEntries, SnapshotError> {
+        check_unique_ids(&entries)?;
+        Ok(SharedEntries(entries))
+    }
+
     /// The entries in order.
     pub fn entries(&self) -> &[Entry] {
         &self.0
@@ -243,6 +250,18 @@ impl ScriptedProvider {
         }
         ScriptedProvider {
             steps: out,
+            captures: 0,
+            cancel_at: None,
+        }
+    }
+
+    /// A provider over steps whose entry lists are already shared (validated once, SPEC
+    /// SNAP-1): the k-th capture returns step `k`, as [`ScriptedProvider::new`] plays it, with
+    /// no copy and no validation of a list (a trace checker replays one schedule's lists in
+    /// several places; an empty schedule captures version 0, no entries).
+    pub fn from_shared(steps: Vec<(i64, SharedEntries)>) -> ScriptedProvider {
+        ScriptedProvider {
+            steps: steps.into_iter().map(|(v, s)| (v, Ok(s))).collect(),
             captures: 0,
             cancel_at: None,
         }
