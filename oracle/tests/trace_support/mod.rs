@@ -427,7 +427,12 @@ pub fn run_records_shaped(
 /// The bench's trace (`oracle/benches/check.rs`, `docs/PERFORMANCE.md`): `runs` generated runs
 /// (seeds `0..runs`) of about `initial` messages with `per_run` calls each (default 1 to 4),
 /// written in the compact profile or self-contained (`compact == false`); with its call count.
-pub fn bench_trace(runs: u64, initial: usize, per_run: Option<usize>, compact: bool) -> (String, usize) {
+pub fn bench_trace(
+    runs: u64,
+    initial: usize,
+    per_run: Option<usize>,
+    compact: bool,
+) -> (String, usize) {
     let mut text = serde_json::to_string(&header("bench")).unwrap();
     let mut calls = 0;
     let mut w = if compact {
