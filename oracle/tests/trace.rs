@@ -8,6 +8,8 @@ mod trace_support;
 
 mod schema_support;
 
+mod trace_observed;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -104,7 +106,7 @@ fn trc_9_check_exit_codes() {
     };
     for garbage in [
         "",
-        "{\"trace\": 3}\n",
+        "{\"trace\": 4}\n",
         // A reversed range, an index past the table, a proposal item that is neither.
         compact_call(r#""snapshots": [{"version": 0, "refs": [[5, 2]]}]"#).as_str(),
         compact_call(r#""snapshots": [{"version": 0, "refs": [0]}]"#).as_str(),
@@ -838,16 +840,17 @@ fn trc_1_compact_and_expanded_records_check_identically() {
     );
 }
 
-/// Every TRC clause of `docs/SPEC.md` is cited by a test function of this file (`trc_N_...`).
+/// Every TRC clause of `docs/SPEC.md` is cited by a test function of this file or of its
+/// observed-call module (`trc_N_...`).
 #[test]
 fn every_trc_clause_is_cited_by_a_test_name() {
     let spec =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/SPEC.md"))
             .unwrap();
-    let me = std::fs::read_to_string(file!()).unwrap_or_else(|_| {
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trace.rs"))
-            .unwrap()
-    });
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let me = ["trace.rs", "trace_observed/mod.rs"]
+        .map(|f| std::fs::read_to_string(tests.join(f)).unwrap())
+        .join("\n");
     let mut n = 0;
     for line in spec.lines() {
         let Some(rest) = line.strip_prefix("**TRC-") else {

@@ -197,7 +197,7 @@ fn get<'a>(table: &'a [Def], i: u32, path: &dyn Fn() -> String) -> Result<&'a De
 }
 
 /// Every table entry a reference list names, in order, with its index.
-fn defs<'t>(
+pub fn defs<'t>(
     table: &'t [Def],
     refs: &[RefItem],
     path: &dyn Fn() -> String,
@@ -320,6 +320,45 @@ impl Tables {
         self.ended.clear();
     }
 
+    /// Appends a record's `defs` to its run's table, each built into vocabulary once (its
+    /// recorded entry kept when `sources`, for counterexamples), and returns the table. Errors
+    /// are unreadable-trace messages (`$.defs[i]: ...`).
+    pub fn define(
+        &mut self,
+        run: &str,
+        defs: Option<Vec<TraceEntry>>,
+        sources: bool,
+    ) -> Result<&[Def], String> {
+        Ok(&self.define_in(run, defs, sources)?.defs)
+    }
+
+    /// [`Tables::define`], returning the run's whole table.
+    fn define_in(
+        &mut self,
+        run: &str,
+        defs: Option<Vec<TraceEntry>>,
+        sources: bool,
+    ) -> Result<&mut RunTable, String> {
+        let next = self.tables;
+        let table = self.runs.entry(run.to_owned()).or_insert_with(|| {
+            // Identifiers count tables: never reused within a check.
+            RunTable::new(next)
+        });
+        if table.id == next {
+            self.tables += 1;
+        }
+        for (i, t) in defs.into_iter().flatten().enumerate() {
+            let entry = entry_at(&t, || format!("$.defs[{i}]")).map_err(|e| e.to_string())?;
+            let size = t.size;
+            table.define(Def {
+                source: sources.then(|| Arc::new(t)),
+                entry,
+                size,
+            });
+        }
+        Ok(table)
+    }
+
     /// Appends `rec`'s `defs` to its run's table and resolves its references; `resultRefs`
     /// becomes `result`. `compact` is false for a version-1 trace, where version-2 members are
     /// refused; `sources` keeps the recorded entries (for counterexamples). Errors are
@@ -340,23 +379,7 @@ impl Tables {
             );
         }
         let reuse = self.reuse;
-        let next = self.tables;
-        let table = self.runs.entry(rec.run.clone()).or_insert_with(|| {
-            // Identifiers count tables: never reused within a check.
-            RunTable::new(next)
-        });
-        if table.id == next {
-            self.tables += 1;
-        }
-        for (i, t) in rec.defs.take().into_iter().flatten().enumerate() {
-            let entry = entry_at(&t, || format!("$.defs[{i}]")).map_err(|e| e.to_string())?;
-            let size = t.size;
-            table.define(Def {
-                source: sources.then(|| Arc::new(t)),
-                entry,
-                size,
-            });
-        }
+        let table = self.define_in(&rec.run, rec.defs.take(), sources)?;
         let mut out = Resolved {
             compact: true,
             carried: reuse,

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::format::CallRecord;
+use super::format::{CallRecord, ObservedRecord};
 use super::invariants::{Finding, RunFacts};
 
 #[derive(Debug, Default)]
@@ -38,22 +38,53 @@ pub struct Cross {
     pub runs_seen: usize,
 }
 
+/// What identifies a call of a run to the cross-call checks.
+struct CallKey<'a> {
+    run: &'a str,
+    call: &'a str,
+    admitted: Option<u64>,
+    assembly_id: Option<&'a str>,
+}
+
 impl Cross {
     /// Checks one call against its run's history, then adds it to that history.
     pub fn call(&mut self, rec: &CallRecord, facts: &RunFacts) -> Vec<Finding> {
+        let events = rec.events.as_deref().unwrap_or_default();
+        let key = CallKey {
+            run: &rec.run,
+            call: &rec.call,
+            admitted: rec.admitted,
+            assembly_id: events.first().map(|e| e.assembly_id.as_str()),
+        };
+        self.judge(&key, facts)
+    }
+
+    /// Checks one observed call against its run's history (SPEC TRC-13: its call id and the
+    /// bodies it delivered), then adds it to that history.
+    pub fn observed(&mut self, rec: &ObservedRecord, facts: &RunFacts) -> Vec<Finding> {
+        let key = CallKey {
+            run: &rec.run,
+            call: &rec.call,
+            admitted: None,
+            assembly_id: None,
+        };
+        self.judge(&key, facts)
+    }
+
+    fn judge(&mut self, rec: &CallKey<'_>, facts: &RunFacts) -> Vec<Finding> {
         let mut out = Vec::new();
-        let state = match self.runs.get_mut(&rec.run) {
+        let state = match self.runs.get_mut(rec.run) {
             Some(s) => s,
             None => {
                 self.runs_seen += 1;
-                self.runs.entry(rec.run.clone()).or_default()
+                self.runs.entry(rec.run.to_owned()).or_default()
             }
         };
         let mut find = |clause: &'static str, message: String| {
             out.push(Finding { clause, message });
         };
         // TRC-12: call ids distinct within the run.
-        if !state.calls.insert(rec.call.clone()) {
+        if !state.calls.insert(rec.call.to_owned()) {
             find(
                 "TRC-12",
                 format!(
@@ -62,10 +93,9 @@ impl Cross {
                 ),
             );
         }
-        let events = rec.events.as_deref().unwrap_or_default();
         // TRC-11: AssemblyIds distinct across the attempts of a run.
-        if let Some(id) = events.first().map(|e| &e.assembly_id) {
-            if !state.assembly_ids.insert(id.clone()) {
+        if let Some(id) = rec.assembly_id {
+            if !state.assembly_ids.insert(id.to_owned()) {
                 find(
                     "TRC-11",
                     format!("AssemblyId {id} was already used by an earlier call of this run"),
@@ -108,9 +138,9 @@ impl Cross {
             let c = state
                 .captured_at
                 .entry(d.clone())
-                .or_insert((at, rec.call.clone()));
+                .or_insert((at, rec.call.to_owned()));
             if at > c.0 {
-                *c = (at, rec.call.clone());
+                *c = (at, rec.call.to_owned());
             }
         }
         for d in &facts.committed {

@@ -1,8 +1,9 @@
-//! The trace format, versions 1 and 2 (`docs/TRACE.md`): JSON Lines, one header line
+//! The trace format, versions 1, 2 and 3 (`docs/TRACE.md`): JSON Lines, one header line
 //! `{"trace": 2, ...}` followed by one record per line.
 //!
-//! A record is either a provider call ([`CallRecord`], `"type": "call"`) or the end of a run
-//! ([`RunEnd`], `"type": "runEnd"`), after which the checker forgets that run's state (that is
+//! A record is a provider call through an assembler ([`CallRecord`], `"type": "call"`), a
+//! provider call of any system judged by what it sent (version 3: [`ObservedRecord`],
+//! `"type": "observed"`, SPEC TRC-13), or the end of a run ([`RunEnd`], `"type": "runEnd"`), after which the checker forgets that run's state (that is
 //! what keeps `check` in memory bounded by the open runs, not by the trace length).
 //!
 //! A call record is self-contained: the policy, every snapshot the assembler captured (in
@@ -45,14 +46,18 @@ pub const TRACE_VERSION: u32 = 2;
 /// The first version with the compact profile; earlier traces are read as version 1.
 pub const COMPACT_VERSION: u32 = 2;
 
+/// The first version with observed records ([`ObservedRecord`], SPEC TRC-13).
+pub const OBSERVED_VERSION: u32 = 3;
+
 /// Every trace format version this checker reads.
-pub const SUPPORTED_VERSIONS: [u32; 2] = [1, 2];
+pub const SUPPORTED_VERSIONS: [u32; 3] = [1, 2, 3];
 
 /// The first line of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Header {
-    /// The format version: `1` or `2` (version 1 plus the compact profile).
+    /// The format version: `1`, `2` (version 1 plus the compact profile) or `3` (version 2 plus
+    /// observed records).
     pub trace: u32,
     /// Who recorded the trace (free text, informative).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,18 +71,21 @@ pub struct Header {
 pub enum Record {
     /// One provider call.
     Call(Box<CallRecord>),
+    /// Version 3: one provider call of a system judged by what it sent (SPEC TRC-13).
+    Observed(Box<ObservedRecord>),
     /// A run ended: no later record names it.
     RunEnd(RunEnd),
 }
 
 impl TaggedUnion for Record {
     const TAG: &'static str = "type";
-    const NAMES: &'static [&'static str] = &["call", "runEnd"];
+    const NAMES: &'static [&'static str] = &["call", "observed", "runEnd"];
     const WHAT: &'static str = "record type";
 
     fn read_as<'de, D: Deserializer<'de>>(name: &str, rest: D) -> Result<Self, D::Error> {
         Ok(match name {
             "call" => Record::Call(Box::new(CallRecord::deserialize(rest)?)),
+            "observed" => Record::Observed(Box::new(ObservedRecord::deserialize(rest)?)),
             "runEnd" => Record::RunEnd(RunEnd::deserialize(rest)?),
             _ => return Err(unlisted(name)),
         })
@@ -179,6 +187,101 @@ pub struct CallRecord {
     /// dispatch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streamed: Option<StreamEnd>,
+}
+
+/// The `type` of an observed record read on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename = "record type")]
+#[schemars(rename = "ObservedTag")]
+pub enum ObservedTag {
+    /// `"observed"`.
+    #[serde(rename = "observed")]
+    Observed,
+}
+
+/// Version 3: one provider call of any system, ADR-implementing or not, recorded as what it
+/// held and what it sent (SPEC TRC-13). Nothing is replayed: the sent entries are judged
+/// against the history with the policy's estimator, verifier and required ids.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ObservedRecord {
+    /// `"observed"`, accepted so that the line also reads on its own.
+    #[serde(rename = "type", default, skip_serializing)]
+    #[schemars(skip)]
+    pub record_type: Option<ObservedTag>,
+    /// The outer run (an agent's run, a conversation) this call belongs to.
+    pub run: String,
+    /// The call's id, unique among the run's records.
+    pub call: String,
+    /// What the call is judged against.
+    pub policy: ObservedPolicy,
+    /// Entries defined by this record, appended to its run's entry table (as in a call record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defs: Option<Vec<TraceEntry>>,
+    /// Everything the system held for the call, before any compaction: its system prompt, every
+    /// message, in order.
+    pub history: TraceEntries,
+    /// The entries sent to the provider, in order; absent when nothing was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<TraceEntries>,
+    /// What became of the call: `answered` (sent, the provider answered; the default when
+    /// `sent` is present), `failed` (sent, the provider failed: nothing was delivered) or
+    /// `refused` (nothing sent; the default when `sent` is absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch: Option<Dispatch>,
+    /// Why nothing was sent, or anything else worth showing (free text, informative).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl ObservedRecord {
+    /// The dispatch, its default applied.
+    pub fn dispatch(&self) -> Dispatch {
+        self.dispatch.unwrap_or(if self.sent.is_some() {
+            Dispatch::Answered
+        } else {
+            Dispatch::Refused
+        })
+    }
+}
+
+/// What an observed call is judged against (SPEC TRC-13): the only policy fields its checks
+/// read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ObservedPolicy {
+    /// `HardLimit`: nothing sent may measure more (SPEC TRC-2).
+    pub hard_limit: i32,
+    /// `RecentMessageRetentionCount`: the recency units that are required (SPEC PRE-1.5).
+    pub recent_message_retention_count: i32,
+    /// How entries are measured: any wire estimator, or `recorded` (each entry's `size`).
+    pub estimator: crate::wire::input::EstimatorInput,
+}
+
+/// A list of entries: written out (`entries`) or, in the compact profile, as references to the
+/// run's entry table (`refs`); exactly one of the two.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceEntries {
+    /// The entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<TraceEntry>>,
+    /// The entries as table references.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refs: Option<Vec<RefItem>>,
+}
+
+/// What became of an observed call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename = "dispatch", rename_all = "camelCase")]
+#[schemars(rename = "Dispatch")]
+pub enum Dispatch {
+    /// Sent, and the provider answered: the sent recovered bodies are delivered.
+    Answered,
+    /// Sent, and the provider failed: nothing was delivered.
+    Failed,
+    /// Nothing was sent.
+    Refused,
 }
 
 /// How a streamed response ended (SPEC NODE-5: only a stream read to its end commits).

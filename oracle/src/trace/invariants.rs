@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::policy::Policy;
 use serde::Serialize;
 
 use super::format::{CallRecord, EventKind, Phase, Settlement, StreamEnd};
@@ -306,6 +307,121 @@ fn final_entries(rec: &CallRecord, prep: &Prepared) -> Result<Vec<Entry>, Findin
         .collect()
 }
 
+/// How a sequence that reached the provider is judged (SPEC TRC-2 .. TRC-5): forwarded by an
+/// assembler (a call record, against its last captured snapshot) or sent by any system (an
+/// observed record, SPEC TRC-13, against its history).
+pub struct Judged {
+    /// What the sequence is, in messages: `forwarded` or `sent`.
+    pub what: &'static str,
+    /// What it is judged against, in messages.
+    pub against: &'static str,
+    /// The size the recording claims for it (a call record's result), if any.
+    pub recorded_size: Option<i32>,
+    /// The hard limit it must be within.
+    pub hard_limit: i32,
+}
+
+impl Judged {
+    /// SPEC TRC-2 .. TRC-5 for `finals` against `last`: the measured size (`measured`, in the
+    /// policy's unit) within [`Judged::hard_limit`]; `Verify(last, finals)` accepts; the required ids of
+    /// `last` kept in order; the tool exchanges of `finals` atomic.
+    pub fn sent(
+        &self,
+        last: &[Entry],
+        finals: &[Entry],
+        measured: i64,
+        policy: &Policy,
+        imp: &dyn Implementation,
+    ) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let h = self.hard_limit;
+        // TRC-2: nothing over the hard limit.
+        let recorded = self.recorded_size.unwrap_or(0);
+        if recorded > h || measured > h as i64 {
+            out.push(finding(
+                "TRC-2",
+                match self.recorded_size {
+                    Some(r) => format!(
+                        "{} size {measured} (recorded {r}) exceeds the hard limit {h}",
+                        self.what
+                    ),
+                    None => format!("{} size {measured} exceeds the hard limit {h}", self.what),
+                },
+            ));
+        }
+        // TRC-3: the sequence verifies against the snapshot of the final capture (the history).
+        match imp.verify(last, finals, policy) {
+            Ok(v) if v.is_accepted() => {}
+            Ok(v) => out.push(finding(
+                "TRC-3",
+                format!(
+                    "the {} entries are rejected against {}: {}",
+                    self.what,
+                    self.against,
+                    v.rejection_reasons
+                        .iter()
+                        .map(|r| r.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+            Err(e) => out.push(finding("TRC-3", format!("verification fails: {e}"))),
+        }
+        // TRC-4: required entries kept, in order.
+        if let Ok(sel) = imp.select_required(last, policy, &CancellationToken::new()) {
+            let mut pos = 0usize;
+            for id in &sel.required_entry_ids {
+                match finals[pos..].iter().position(|e| e.id() == id) {
+                    Some(p) => pos += p + 1,
+                    None => {
+                        let present = finals.iter().any(|e| e.id() == id);
+                        out.push(finding(
+                            "TRC-4",
+                            format!(
+                                "required entry {:?} is {} the {} entries",
+                                id.as_str(),
+                                if present {
+                                    "out of order in"
+                                } else {
+                                    "missing from"
+                                },
+                                self.what
+                            ),
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+        // TRC-5: tool exchanges atomic.
+        let analysis = imp.analyze(finals);
+        if !analysis.is_sequence_valid() {
+            let mut defects = Vec::new();
+            for (name, ids) in [
+                ("orphaned call", &analysis.orphaned_call_entry_ids),
+                ("orphan result", &analysis.orphan_result_entry_ids),
+                ("duplicate call", &analysis.duplicate_call_entry_ids),
+                ("duplicate result", &analysis.duplicate_result_entry_ids),
+                ("reordered group", &analysis.reordered_call_entry_ids),
+                ("cross-group result", &analysis.cross_group_result_entry_ids),
+            ] {
+                if let Some(id) = ids.first() {
+                    defects.push(format!("{name} {:?}", id.as_str()));
+                }
+            }
+            out.push(finding(
+                "TRC-5",
+                format!(
+                    "the {} tool exchanges are not atomic: {}",
+                    self.what,
+                    defects.join(", ")
+                ),
+            ));
+        }
+        out
+    }
+}
+
 /// SPEC TRC-2 .. TRC-7: what was forwarded, judged against the last snapshot.
 pub fn forwarded(rec: &CallRecord, prep: &Prepared, imp: &dyn Implementation) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -315,7 +431,6 @@ pub fn forwarded(rec: &CallRecord, prep: &Prepared, imp: &dyn Implementation) ->
     }
     let Some(res) = &rec.result else { return out };
     let policy = &prep.policy;
-    let h = policy.hard_limit();
     let finals = match final_entries(rec, prep) {
         Ok(f) => f,
         Err(f) => {
@@ -323,86 +438,18 @@ pub fn forwarded(rec: &CallRecord, prep: &Prepared, imp: &dyn Implementation) ->
             return out;
         }
     };
-    // TRC-2: nothing forwarded over the hard limit.
     let measured: i64 = finals
         .iter()
         .map(|e| policy.estimator().estimate(e) as i64)
         .sum();
-    if res.final_estimated_size > h || measured > h as i64 {
-        out.push(finding(
-            "TRC-2",
-            format!(
-                "forwarded size {} (recorded {}) exceeds the hard limit {h}",
-                measured, res.final_estimated_size
-            ),
-        ));
-    }
     let last: &[Entry] = prep.steps.last().map_or(&[], |(_, es)| es);
-    // TRC-3: the forwarded sequence verifies against the snapshot of the final capture.
-    match imp.verify(last, &finals, policy) {
-        Ok(v) if v.is_accepted() => {}
-        Ok(v) => out.push(finding(
-            "TRC-3",
-            format!(
-                "the forwarded entries are rejected against the last snapshot: {}",
-                v.rejection_reasons
-                    .iter()
-                    .map(|r| r.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )),
-        Err(e) => out.push(finding("TRC-3", format!("verification fails: {e}"))),
-    }
-    // TRC-4: required entries kept, in order.
-    if let Ok(sel) = imp.select_required(last, policy, &CancellationToken::new()) {
-        let mut pos = 0usize;
-        for id in &sel.required_entry_ids {
-            match finals[pos..].iter().position(|e| e.id() == id) {
-                Some(p) => pos += p + 1,
-                None => {
-                    let present = finals.iter().any(|e| e.id() == id);
-                    out.push(finding(
-                        "TRC-4",
-                        format!(
-                            "required entry {:?} is {} the forwarded entries",
-                            id.as_str(),
-                            if present {
-                                "out of order in"
-                            } else {
-                                "missing from"
-                            }
-                        ),
-                    ));
-                    break;
-                }
-            }
-        }
-    }
-    // TRC-5: tool exchanges atomic.
-    let analysis = imp.analyze(&finals);
-    if !analysis.is_sequence_valid() {
-        let mut defects = Vec::new();
-        for (name, ids) in [
-            ("orphaned call", &analysis.orphaned_call_entry_ids),
-            ("orphan result", &analysis.orphan_result_entry_ids),
-            ("duplicate call", &analysis.duplicate_call_entry_ids),
-            ("duplicate result", &analysis.duplicate_result_entry_ids),
-            ("reordered group", &analysis.reordered_call_entry_ids),
-            ("cross-group result", &analysis.cross_group_result_entry_ids),
-        ] {
-            if let Some(id) = ids.first() {
-                defects.push(format!("{name} {:?}", id.as_str()));
-            }
-        }
-        out.push(finding(
-            "TRC-5",
-            format!(
-                "the forwarded tool exchanges are not atomic: {}",
-                defects.join(", ")
-            ),
-        ));
-    }
+    let judged = Judged {
+        what: "forwarded",
+        against: "the last snapshot",
+        recorded_size: Some(res.final_estimated_size),
+        hard_limit: policy.hard_limit(),
+    };
+    out.extend(judged.sent(last, &finals, measured, policy, imp));
     // TRC-6: contributions sum to the final size, in the policy's unit.
     if let Some(d) = &rec.diagnostics {
         let unit = policy.estimator().unit();
@@ -474,7 +521,7 @@ fn required_settlement(rec: &CallRecord) -> Option<Settlement> {
 }
 
 /// The digests of the recovered bodies among `entries`, in order.
-fn segment_digests<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Vec<String> {
+pub fn segment_digests<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Vec<String> {
     entries
         .into_iter()
         .filter(|e| e.kind() == EntryKind::RecoverableContextSegment)

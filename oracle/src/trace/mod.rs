@@ -1,4 +1,4 @@
-//! # Trace checking: judging what an implementation recorded (SPEC TRC-1 .. TRC-11)
+//! # Trace checking: judging what an implementation recorded (SPEC TRC-1 .. TRC-13)
 //!
 //! A CI run of any implementation (C#, Python, TypeScript, this crate's node) records what
 //! happened at each provider call as a trace ([`mod@format`], `docs/TRACE.md`); `hybrid-compaction
@@ -16,6 +16,10 @@
 //!                        +--> shrink (a minimal wire case per disagreeing call)
 //!                                   |
 //!                               report (table / JSON; exit 0 / 1 / 2)
+//!
+//!  JSONL --format--> ObservedRecord (v3: any system) --observed::resolve--> entries built
+//!                        --observed::check (TRC-13: what was sent judged against the history
+//!                          by TRC-2..5; a shrunk `verify` case) --> cross::Cross --> report
 //! ```
 //!
 //! Streaming: records are read in batches of [`BATCH`] lines; each batch is parsed in parallel
@@ -36,6 +40,7 @@ pub mod cross;
 pub mod entries;
 pub mod format;
 pub mod invariants;
+pub mod observed;
 pub mod record;
 pub mod replay;
 pub mod report;
@@ -51,7 +56,7 @@ use rayon::prelude::*;
 use self::compact::{Resolved, Tables};
 use self::entries::PrepareError;
 use self::format::{
-    CallRecord, Header, Record, COMPACT_VERSION, SUPPORTED_VERSIONS, TRACE_VERSION,
+    CallRecord, Header, ObservedRecord, Record, COMPACT_VERSION, SUPPORTED_VERSIONS, TRACE_VERSION,
 };
 use self::invariants::Finding;
 use crate::wire::strict;
@@ -111,13 +116,15 @@ pub struct Violation {
 #[derive(Debug, Default, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// Call records read.
+    /// Call records read, observed ones included.
     pub calls: usize,
     /// Runs that call records name (a run named again after its `runEnd` counts again; a run
     /// only a `runEnd` names does not count).
     pub runs: usize,
     /// Calls replayed through the implementation (TRC-1).
     pub replayed: usize,
+    /// Observed calls among `calls`, judged by what they sent (TRC-13).
+    pub observed: usize,
     /// Which implementation replayed: `model` or `engine`.
     pub implementation: String,
     /// Every violation, in line order.
@@ -231,6 +238,7 @@ impl<R: BufRead> Lines<R> {
 /// What checking one line produced.
 enum Checked {
     Call(Box<CallRecord>, Box<CallOutcome>),
+    Observed(Box<ObservedRecord>, Box<observed::Observed>),
     RunEnd(String),
 }
 
@@ -313,12 +321,17 @@ fn call_outcome(
 /// One parsed line, its table references resolved.
 enum Parsed {
     Call(Box<CallRecord>, Resolved),
+    Observed(Box<ObservedRecord>, observed::ObservedEntries),
     RunEnd(String),
 }
 
 fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checked, String> {
     match p {
         Parsed::RunEnd(r) => Ok(Checked::RunEnd(r)),
+        Parsed::Observed(rec, entries) => {
+            let o = observed::check(&rec, entries, imp, cex)?;
+            Ok(Checked::Observed(rec, Box::new(o)))
+        }
         Parsed::Call(rec, resolved) => {
             // An implementation that panics on recorded inputs is a failure to report (exit 1),
             // not an unreadable trace.
@@ -366,7 +379,7 @@ fn header(line: &str) -> Result<u32, Refusal> {
         return Err((
             None,
             format!(
-                "$.trace: trace format version {} is not supported (this checker reads versions 1 and 2)",
+                "$.trace: trace format version {} is not supported (this checker reads versions 1, 2 and 3)",
                 h.trace
             ),
         ));
@@ -404,7 +417,7 @@ pub fn check<R: BufRead>(
     };
     let mut cross = cross::Cross::default();
     let mut tables = Tables::new(opts.reuse);
-    let mut compact = false;
+    let mut version = 0;
     let mut lines = Lines {
         input,
         cap: opts.max_line_bytes,
@@ -419,12 +432,11 @@ pub fn check<R: BufRead>(
                 continue;
             }
             if !saw_header {
-                let version = header(&l).map_err(|(column, message)| Unreadable {
+                version = header(&l).map_err(|(column, message)| Unreadable {
                     line: number,
                     column,
                     message,
                 })?;
-                compact = version >= COMPACT_VERSION;
                 saw_header = true;
                 continue;
             }
@@ -447,9 +459,15 @@ pub fn check<R: BufRead>(
                 }
                 Record::Call(mut rec) => {
                     let resolved = tables
-                        .resolve(&mut rec, compact, opts.counterexamples)
+                        .resolve(&mut rec, version >= COMPACT_VERSION, opts.counterexamples)
                         .map_err(|m| (None, m))?;
                     Ok(Parsed::Call(rec, resolved))
+                }
+                Record::Observed(mut rec) => {
+                    let entries =
+                        observed::resolve(&mut tables, &mut rec, version, opts.counterexamples)
+                            .map_err(|m| (None, m))?;
+                    Ok(Parsed::Observed(rec, entries))
                 }
             });
             let stop = p.is_err();
@@ -481,6 +499,25 @@ pub fn check<R: BufRead>(
                 message,
             })? {
                 Checked::RunEnd(run) => cross.end(&run),
+                Checked::Observed(rec, o) => {
+                    report.calls += 1;
+                    report.observed += 1;
+                    let mut findings = o.findings;
+                    findings.extend(cross.observed(&rec, &o.facts));
+                    for f in findings {
+                        report.violations.push(Violation {
+                            clause: f.clause,
+                            run: rec.run.clone(),
+                            call: rec.call.clone(),
+                            line: *line,
+                            message: f.message,
+                        });
+                    }
+                    if let Some(mut cex) = o.counterexample {
+                        cex.line = *line;
+                        report.counterexamples.push(cex);
+                    }
+                }
                 Checked::Call(rec, o) => {
                     report.calls += 1;
                     report.replayed += o.replayed as usize;

@@ -7,9 +7,13 @@ use super::Report;
 /// The human table: a summary line, one row per violation, per-clause counts.
 pub fn table(name: &str, r: &Report) -> String {
     let mut s = format!(
-        "{name}: {} call(s) in {} run(s), {} replayed on the {}\n",
+        "{name}: {} call(s) in {} run(s), {} replayed on the {}",
         r.calls, r.runs, r.replayed, r.implementation
     );
+    if r.observed > 0 {
+        s.push_str(&format!(", {} observed", r.observed));
+    }
+    s.push('\n');
     if r.violations.is_empty() {
         s.push_str("conformant: 0 violations\n");
         return s;

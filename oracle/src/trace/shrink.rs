@@ -58,7 +58,7 @@ fn canonical(digest: &str) -> String {
 }
 
 /// The wire form of a trace entry (redacted entries: the digest is the text).
-fn wire_entry(t: &TraceEntry) -> EntryInput {
+pub fn wire_entry(t: &TraceEntry) -> EntryInput {
     let redacted =
         t.digest.is_some() || t.calls.is_some() || t.results.is_some() || t.reference.is_some();
     let mut e = EntryInput {
@@ -390,6 +390,7 @@ impl Counterexample {
                 .flatten()
                 .map(|s| s.entries.as_ref().map_or(0, Vec::len))
                 .sum(),
+            Case::Verify(v) => v.original.len(),
             _ => 0,
         }
     }
