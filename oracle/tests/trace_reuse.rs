@@ -117,6 +117,9 @@ enum Edit {
     /// A retry whose first snapshot names, instead of its first entry, a new table entry with
     /// that entry's id (and its size plus `delta`), or both (`both`: two entries, one id).
     RetrySharedId(usize, i32, bool),
+    /// A retry whose first snapshot names a table entry twice (its first, again at the end:
+    /// two entries with one id, SPEC SNAP-1), or (`false`) its first two entries swapped.
+    RetryRepeatRef(usize, bool),
     /// A recorded answer altered (outcome, attempt count, stages, final size, an event).
     Fault(usize, usize),
 }
@@ -129,6 +132,7 @@ fn edit_strategy() -> impl Strategy<Value = Edit> {
         1 => any::<usize>().prop_map(Edit::RetryPolicy),
         1 => any::<usize>().prop_map(Edit::RetrySnapshot),
         2 => (any::<usize>(), 0..2i32, any::<bool>()).prop_map(|(c, d, b)| Edit::RetrySharedId(c, d, b)),
+        2 => (any::<usize>(), any::<bool>()).prop_map(|(c, d)| Edit::RetryRepeatRef(c, d)),
         3 => (any::<usize>(), 0..5usize).prop_map(|(c, k)| Edit::Fault(c, k)),
     ]
 }
@@ -199,6 +203,7 @@ fn apply(lines: &mut Vec<Json>, e: &Edit, tag: usize) {
             | Edit::RetryPolicy(c)
             | Edit::RetrySnapshot(c)
             | Edit::RetrySharedId(c, _, _)
+            | Edit::RetryRepeatRef(c, _)
             | Edit::Fault(c, _) => *c,
         },
     ) else {
@@ -287,6 +292,23 @@ fn apply(lines: &mut Vec<Json>, e: &Edit, tag: usize) {
                 }
                 c["snapshots"][0]["refs"] = json!(refs);
                 c["defs"] = json!([def.clone()]);
+            });
+        }
+        Edit::RetryRepeatRef(_, dup) => {
+            let dup = *dup;
+            retry(lines, i, tag, |c| {
+                let Some(refs) = c
+                    .pointer_mut("/snapshots/0/refs")
+                    .and_then(Json::as_array_mut)
+                else {
+                    return;
+                };
+                let Some(at) = first_ref(refs) else { return };
+                if dup {
+                    refs.push(json!(at));
+                } else if refs.len() > 1 && refs[1].is_u64() {
+                    refs.swap(0, 1);
+                }
             });
         }
         Edit::Fault(_, k) => {

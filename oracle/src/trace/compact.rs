@@ -76,6 +76,10 @@ pub struct Resolved {
     /// a table entry named by reference, and none of them shares its id with another table
     /// entry: the run's sizes ([`Resolved::sizes`]) measure the call.
     pub carried: bool,
+    /// Per snapshot: its entries have distinct ids by construction (table entries whose ids no
+    /// other table entry has, named by strictly increasing indices), so they need no SNAP-1
+    /// check (reuse on only).
+    pub unique: Vec<bool>,
     /// The run's sizes, once the batch is resolved ([`Tables::attach`]; carried calls only).
     pub sizes: Option<Arc<RunSizes>>,
     /// The digest of the call's replay inputs, and the run's answers it is looked up in
@@ -422,10 +426,17 @@ impl Tables {
                 }
                 _ => key = None,
             }
-            out.carried &= match &refs {
-                Some(ds) => ds.iter().all(|&(at, _)| !table.shares_id[at as usize]),
-                None => s.entries.is_none(),
-            };
+            let distinct = refs
+                .as_ref()
+                .is_some_and(|ds| ds.iter().all(|&(at, _)| !table.shares_id[at as usize]));
+            out.carried &= distinct || (refs.is_none() && s.entries.is_none());
+            out.unique.push(
+                reuse
+                    && distinct
+                    && refs
+                        .as_ref()
+                        .is_some_and(|ds| ds.windows(2).all(|w| w[0].0 < w[1].0)),
+            );
             out.sources.push(match &refs {
                 Some(ds) if sources => Some(
                     ds.iter()

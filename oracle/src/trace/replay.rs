@@ -137,12 +137,14 @@ fn listed(steps: &[(i64, Arc<[Entry]>)], es: Vec<Entry>) -> Arc<[Entry]> {
     }
 }
 
-/// Each distinct list validated once (SPEC SNAP-1); `None` if any is not a valid snapshot.
-fn validated(steps: &[(i64, Arc<[Entry]>)]) -> Option<Vec<(i64, SharedEntries)>> {
+/// Each distinct list validated once (SPEC SNAP-1), but for those `unique` says have distinct
+/// ids by construction ([`Resolved::unique`]); `None` if any is not a valid snapshot.
+fn validated(steps: &[(i64, Arc<[Entry]>)], unique: &[bool]) -> Option<Vec<(i64, SharedEntries)>> {
     let mut out: Vec<(i64, SharedEntries)> = Vec::with_capacity(steps.len());
     for (k, (version, list)) in steps.iter().enumerate() {
         let shared = match out.last() {
             Some((_, s)) if k > 0 && Arc::ptr_eq(&steps[k - 1].1, list) => s.clone(),
+            _ if unique.get(k) == Some(&true) => SharedEntries::from_arc_unique(Arc::clone(list)),
             _ => SharedEntries::from_arc(Arc::clone(list)).ok()?,
         };
         out.push((*version, shared));
@@ -292,7 +294,7 @@ pub fn prepare(
     };
     Ok(Prepared {
         policy,
-        shared: validated(&steps),
+        shared: validated(&steps, &resolved.unique),
         steps,
         news,
         reducer: reducer.into(),
