@@ -79,7 +79,7 @@ impl SharedEntries {
 
     /// Shares a list whose ids the caller has already proven unique (SPEC SNAP-1) by other
     /// means, without checking them again: a trace checker whose entries come from a table in
-    /// which no two entries share an id, named by strictly increasing indices. Builds with debug
+    /// which no two entries share an id, each named once. Builds with debug
     /// assertions (tests) check the claim.
     #[cfg(feature = "testing")]
     pub fn from_arc_unique(entries: Arc<[Entry]>) -> SharedEntries {

@@ -77,7 +77,7 @@ pub struct Resolved {
     /// entry: the run's sizes ([`Resolved::sizes`]) measure the call.
     pub carried: bool,
     /// Per snapshot: its entries have distinct ids by construction (table entries whose ids no
-    /// other table entry has, named by strictly increasing indices), so they need no SNAP-1
+    /// other table entry has, each named once), so they need no SNAP-1
     /// check (reuse on only).
     pub unique: Vec<bool>,
     /// The run's sizes, once the batch is resolved ([`Tables::attach`]; carried calls only).
@@ -98,6 +98,10 @@ struct RunTable {
     defs: Vec<Def>,
     /// Per table entry: another table entry has its id.
     shares_id: Vec<bool>,
+    /// Per table entry: the last reference list that named it (see [`named_once`]).
+    marks: Vec<u32>,
+    /// The current reference list's mark.
+    stamp: u32,
     /// The first table entry of each id.
     first: FxHashMap<EntryId, u32>,
     sizes: Arc<RunSizes>,
@@ -112,6 +116,8 @@ impl RunTable {
             id,
             defs: Vec::new(),
             shares_id: Vec::new(),
+            marks: Vec::new(),
+            stamp: 0,
             first: FxHashMap::default(),
             sizes: Arc::default(),
             answers: Arc::default(),
@@ -433,9 +439,9 @@ impl Tables {
             out.unique.push(
                 reuse
                     && distinct
-                    && refs
-                        .as_ref()
-                        .is_some_and(|ds| ds.windows(2).all(|w| w[0].0 < w[1].0)),
+                    && refs.as_ref().is_some_and(|ds| {
+                        named_once(&mut table.marks, &mut table.stamp, table.defs.len(), ds)
+                    }),
             );
             out.sources.push(match &refs {
                 Some(ds) if sources => Some(
@@ -561,6 +567,23 @@ pub fn expand(rec: &CallRecord, resolved: &Resolved) -> Option<CallRecord> {
         }
     }
     Some(out)
+}
+
+/// Whether a reference list names every table entry at most once: each entry named is marked
+/// with the list's own stamp, so a repeat is seen without hashing anything.
+fn named_once(marks: &mut Vec<u32>, stamp: &mut u32, len: usize, ds: &[(u32, &Def)]) -> bool {
+    if *stamp == u32::MAX {
+        marks.iter_mut().for_each(|m| *m = 0);
+        *stamp = 0;
+    }
+    *stamp += 1;
+    marks.resize(len, 0);
+    ds.iter().all(|&(at, _)| {
+        let m = &mut marks[at as usize];
+        let fresh = *m != *stamp;
+        *m = *stamp;
+        fresh
+    })
 }
 
 /// Index lists as references: runs of three or more consecutive indices become ranges.
