@@ -23,7 +23,10 @@
 //!   no consistency check (`sizes` says why none is needed). The table is shared read-only with
 //!   the calls of a batch ([`Tables::attach`], once the whole batch is resolved) and grown in
 //!   place by the next batch, when no call holds it any more;
-//! * which ids more than one table entry has (so the above is one flag per reference);
+//! * which ids more than one table entry has (so the above is one flag per reference), and a
+//!   stamp per table entry that tells whether a snapshot names each entry once
+//!   ([`Resolved::unique`]): such a snapshot of distinct-id entries has unique ids by
+//!   construction, so the replay shares it without checking SNAP-1 again;
 //! * the digest of the run's policy, and the last answers of the run's calls ([`Answers`]):
 //!   [`Resolved::key`] is the digest of a call's replay inputs (`answer` says what it covers),
 //!   under which the per-call checks find the answer of an earlier call with equal inputs.
