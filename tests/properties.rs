@@ -21,6 +21,7 @@
 //! | [`estimate_memo`] | the memo estimator is indistinguishable from its inner one (EST-7); feature `tokens` |
 //! | [`token_golden`] | the token estimator against Python tiktoken's golden counts (EST-6); feature `tokens` |
 //! | [`transcripts`] | transcripts to entries and back (TRN); features `tokens` and `transcripts` |
+//! | [`transcript_shapes`] | the shapes chat models and LangChain return (TRN-7 .. TRN-13); feature `transcripts` |
 //!
 //! The generators shared with other suites stay in `tests/support/` ([`gen`], [`cases`]).
 
@@ -45,6 +46,9 @@ mod lease_equivalence;
 #[cfg(feature = "tokens")]
 #[path = "properties/token_golden.rs"]
 mod token_golden;
+#[cfg(feature = "transcripts")]
+#[path = "properties/transcript_shapes.rs"]
+mod transcript_shapes;
 #[cfg(all(feature = "tokens", feature = "transcripts"))]
 #[path = "properties/transcripts.rs"]
 mod transcripts;

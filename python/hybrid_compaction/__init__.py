@@ -1,8 +1,10 @@
 """hybrid_compaction: the conformance oracle of hybrid context compaction (ADR-0007) in Python.
 
-The oracle (the Rust executable specification and the optimized engine, ``docs/SPEC.md``) runs
-inside this process through a native module: no subprocess, no Rust toolchain. Cases and outputs
-are plain dicts in the wire format of ``docs/WIRE.md``; see ``docs/PYTHON.md``.
+The library (the optimized engine and the per-provider-call node) and the oracle (with the
+executable specification, ``docs/SPEC.md``) run inside this process through a native module: no
+subprocess, no Rust toolchain. Three uses (``docs/PYTHON.md``): judge a reducer's compaction
+(``verify``), compact with one (``compact``, ``Compactor``), check a recorded trace (``check``,
+``TraceWriter``). Results are plain dicts in the wire format of ``docs/WIRE.md``.
 
 >>> import hybrid_compaction as hc
 >>> p = hc.policy(hard_limit=100, trigger_margin=10, recent_message_retention_count=1,
@@ -21,6 +23,9 @@ from ._core import (
     InternalError,
     InvalidCaseError,
     SpecError,
+    TranscriptError,
+    UnsupportedContentError,
+    CompactionTerminated,
     assemble,
     check,
     count_tokens,
@@ -32,8 +37,11 @@ from ._core import (
     workload,
 )
 from ._native import __version__
+from .compact import Compaction, Compactor, TraceWriter, compact
 from .convert import (
+    anthropic_messages,
     entries_from_messages,
+    from_anthropic,
     from_langchain,
     from_openai,
     langchain_messages,
@@ -48,6 +56,13 @@ __all__ = [
     "InvalidCaseError",
     "InternalError",
     "SpecError",
+    "TranscriptError",
+    "UnsupportedContentError",
+    "CompactionTerminated",
+    "Compaction",
+    "Compactor",
+    "TraceWriter",
+    "compact",
     "run",
     "policy",
     "verify",
@@ -56,8 +71,10 @@ __all__ = [
     "evaluate",
     "schema",
     "openai_messages",
+    "anthropic_messages",
     "langchain_messages",
     "from_openai",
+    "from_anthropic",
     "from_langchain",
     "entries_from_messages",
     "wire_value",

@@ -9,9 +9,10 @@ it (a typed error is an answer: ``{"error": {...}}``); the wrappers (``verify``,
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 from . import _native
+from ._types import AssembleResult, CheckReport, Entry, Evaluation, Policy, Verification
 
 __all__ = [
     "IMPLEMENTATIONS",
@@ -19,6 +20,9 @@ __all__ = [
     "InvalidCaseError",
     "InternalError",
     "SpecError",
+    "TranscriptError",
+    "UnsupportedContentError",
+    "CompactionTerminated",
     "run",
     "policy",
     "verify",
@@ -72,13 +76,13 @@ class InternalError(HybridCompactionError, RuntimeError):
         self.reason = reason
 
 
-class SpecError(HybridCompactionError):
+class SpecError(HybridCompactionError, ValueError):
     """The SPEC rejects the input: a typed error answer (``docs/WIRE.md``, "Typed errors").
 
-    Raised by the convenience wrappers only; :func:`run` returns the answer as
+    Raised by the convenience wrappers and :func:`compact`; :func:`run` returns the answer as
     ``{"error": {...}}``. ``kind`` is one of the ERR-1 kinds (``OutOfRange``, ``InvalidArgument``,
-    ...); ``field`` and ``entry_id`` are set when the error names one; ``answer`` is the whole
-    ``error`` object.
+    ``ReducerFailed``, ...); ``field`` and ``entry_id`` are set when the error names one;
+    ``answer`` is the whole ``error`` object. A ``ValueError``: the input was refused.
     """
 
     def __init__(self, answer: Mapping[str, Json]) -> None:
@@ -89,6 +93,54 @@ class SpecError(HybridCompactionError):
         self.message: str = self.answer.get("message", "")
         named = self.field or self.entry_id
         super().__init__(f"{self.kind}{f' ({named})' if named else ''}: {self.message}")
+
+
+class TranscriptError(HybridCompactionError, ValueError):
+    """A transcript the converters cannot map (SPEC TRN): ``path`` names the place
+    (``messages[3].content[1]``, ``overrides.0``), ``reason`` what is wrong there, ``kind`` the
+    ERR-1 kind (``InvalidArgument`` for a malformed message, ``NotSupported`` for content the
+    closed content model cannot hold). ``str(e)`` is ``"{path}: {reason}"``."""
+
+    def __init__(self, kind: str, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.kind = kind
+        self.path = path
+        self.reason = reason
+
+
+class UnsupportedContentError(TranscriptError):
+    """Content the closed content model (SPEC ENT-3) cannot hold: an image, audio, a file, a
+    thinking block, a ``RemoveMessage``, an invalid tool call (SPEC TRN-1, TRN-7 .. TRN-11).
+    Sizing it would be a guess and dropping it would change the request, so it is refused."""
+
+
+class CompactionTerminated(HybridCompactionError, RuntimeError):
+    """Compaction terminated (SPEC NODE-4; the ADR: "throws rather than ever forwarding an
+    over-budget or stale context"): nothing may be sent. ``outcome`` is ``Irreducible`` (the
+    required content does not fit) or ``ConcurrentMutationLimit``; ``final_size`` and
+    ``hard_limit`` are the sizes in the policy's unit. It carries nothing else."""
+
+    def __init__(self, outcome: str, final_size: int, hard_limit: int) -> None:
+        super().__init__(
+            f"context compaction terminated ({outcome}): final estimated size {final_size} "
+            f"exceeds what can be sent within hard limit {hard_limit}"
+        )
+        self.outcome = outcome
+        self.final_size = final_size
+        self.hard_limit = hard_limit
+
+
+def transcript_error(kind: str, path: str, reason: str) -> TranscriptError:
+    """The exception for a converter's refusal."""
+    cls = UnsupportedContentError if kind == "NotSupported" else TranscriptError
+    return cls(kind, path, reason)
+
+
+def _require_list(value: object, name: str) -> None:
+    """``TypeError`` where a list is expected and a ``str``, ``bytes``, ``None`` or a mapping
+    arrives (a string is iterable, and would be read as its characters)."""
+    if value is None or isinstance(value, (str, bytes, Mapping)):
+        raise TypeError(f"{name} must be a list, got {type(value).__name__}")
 
 
 def run(case: Case, implementation: str = "engine") -> Output:
@@ -119,7 +171,7 @@ def run(case: Case, implementation: str = "engine") -> Output:
 
 def check(
     trace: Union[str, Sequence[Mapping[str, Json]]], implementation: str = "model"
-) -> Dict[str, Json]:
+) -> CheckReport:
     """Checks a recorded trace (``docs/TRACE.md``): every call replayed through
     ``implementation`` (``"model"``, the default, as ``hybrid-compaction check`` does, or
     ``"engine"``) and every TRC invariant of the SPEC checked.
@@ -142,8 +194,7 @@ def check(
         text = path
     status, first, second = _native.check_json(text, implementation)
     if status == "ok":
-        report: Dict[str, Json] = json.loads(first)
-        return report
+        return cast(CheckReport, json.loads(first))
     if status == "invalid":
         raise InvalidCaseError(first, second)
     raise InternalError(first, second)
@@ -164,12 +215,13 @@ def policy(
     preservation_label: str,
     preservation_version: int,
     estimator: Union[str, Mapping[str, Json]] = "utf8",
-) -> Dict[str, Json]:
+) -> Policy:
     """A wire policy (SPEC POL-1). Every number is required: the SPEC has no defaults.
 
-    ``estimator`` is a kind name (``"utf8"``, the production default of EST-2, or
-    ``"utf8-text"``) or a whole estimator object (``{"kind": "constant", "size": 3}``,
-    ``{"kind": "table", ...}``). Values are validated when a case runs (POL-2), not here.
+    ``estimator`` is a name as the CLI spells it (``"utf8"``, the production default of EST-2;
+    ``"utf8-text"``; ``"tokens:o200k_base"`` or ``"tokens:cl100k_base"``, EST-6) or a whole
+    estimator object (``{"kind": "constant", "size": 3}``, ``{"kind": "table", ...}``). Values
+    are validated when a case runs (POL-2), not here.
     """
     return {
         "hardLimit": hard_limit,
@@ -178,8 +230,20 @@ def policy(
         "maximumCompactionAttempts": maximum_compaction_attempts,
         "preservationLabel": preservation_label,
         "preservationVersion": preservation_version,
-        "estimator": {"kind": estimator} if isinstance(estimator, str) else dict(estimator),
+        "estimator": estimator_object(estimator),
     }
+
+
+def estimator_object(estimator: Union[str, Mapping[str, Json]]) -> Dict[str, Json]:
+    """A wire estimator from the CLI's spelling (``"tokens:o200k_base"``) or an object."""
+    if isinstance(estimator, str):
+        kind, _, encoding = estimator.partition(":")
+        if kind == "tokens" and encoding:
+            return {"kind": "tokens", "encoding": encoding}
+        return {"kind": estimator}
+    if isinstance(estimator, Mapping):
+        return dict(estimator)
+    raise TypeError(f"estimator must be a name or a dict, got {type(estimator).__name__}")
 
 
 def verify(
@@ -188,21 +252,26 @@ def verify(
     policy: Mapping[str, Json],
     *,
     implementation: str = "engine",
-) -> Dict[str, Json]:
+) -> Verification:
     """``Verify(original, proposed)`` (SPEC VER-1): is ``proposed`` an acceptable compaction?
 
-    ``original`` is a list of wire entries; each ``proposed`` item is the id of an original entry
-    or a whole entry (a summary, say). Returns the ``verification`` object: ``outcome``
-    (``Accepted``/``Rejected``), ``rejectionReasons``, ``missingRequiredEntryIds``,
-    ``invalidEntryIds``, ``preservationOnlyFallbackEntryIds``.
+    ``original`` is a list of wire entries (``hc.from_openai(...)`` and the other converters
+    make them); each ``proposed`` item is the id of an original entry or a whole entry (a
+    summary, say). Returns the ``verification`` object: ``outcome`` (``Accepted``/``Rejected``),
+    ``rejectionReasons``, ``missingRequiredEntryIds``, ``invalidEntryIds``,
+    ``preservationOnlyFallbackEntryIds``. A ``str`` or ``None`` where a list belongs is a
+    ``TypeError``.
     """
+    _require_list(original, "original")
+    _require_list(proposed, "proposed")
+    _require_policy(policy)
     case = {
         "op": "verify",
         "policy": policy,
         "original": list(original),
         "proposed": list(proposed),
     }
-    return _answer(run(case, implementation), "verification")  # type: ignore[no-any-return]
+    return cast(Verification, _answer(run(case, implementation), "verification"))
 
 
 def assemble(
@@ -212,18 +281,26 @@ def assemble(
     snapshots: Optional[Sequence[Mapping[str, Json]]] = None,
     reducer: Optional[Mapping[str, Json]] = None,
     cancel: Optional[str] = None,
+    transcript: Optional[Mapping[str, Json]] = None,
     implementation: str = "engine",
-) -> Dict[str, Json]:
+) -> AssembleResult:
     """Runs the assembler (SPEC ASM-7) and diagnostics (DIA-5) on a scripted history.
 
-    ``entries`` is a static history (SNAP-3) and/or ``snapshots`` a schedule (SNAP-5);
-    ``reducer`` a scripted, upstream or message-counting reducer (absent: one that echoes);
-    ``cancel`` a cancellation point (``"before"``, ``"capture:K"``, ``"reducer:K"``). Returns
-    ``{"assembly": {...}, "diagnostics": {...}}``.
+    ``entries`` is a static history (SNAP-3), or ``transcript`` one as a transcript object
+    (``{"format": "openai-chat", "messages": [...]}``, SPEC TRN-1; the answer then has
+    ``finalTranscript``, TRN-6), and/or ``snapshots`` a schedule (SNAP-5); ``reducer`` a
+    scripted, upstream or message-counting reducer (absent: one that echoes); ``cancel`` a
+    cancellation point (``"before"``, ``"capture:K"``, ``"reducer:K"``). Returns
+    ``{"assembly": {...}, "diagnostics": {...}}``. To compact with a Python reducer, use
+    :func:`compact`.
     """
+    _require_policy(policy)
     case: Dict[str, Json] = {"op": "assemble", "policy": policy}
     if entries is not None:
+        _require_list(entries, "entries")
         case["entries"] = list(entries)
+    if transcript is not None:
+        case["transcript"] = dict(transcript)
     if snapshots is not None:
         case["snapshots"] = list(snapshots)
     if reducer is not None:
@@ -232,7 +309,7 @@ def assemble(
         case["cancel"] = cancel
     output = run(case, implementation)
     _answer(output, "assembly")
-    return output
+    return cast(AssembleResult, output)
 
 
 def evaluate(
@@ -240,31 +317,42 @@ def evaluate(
     policy: Mapping[str, Json],
     *,
     implementation: str = "engine",
-) -> Dict[str, Json]:
+) -> Evaluation:
     """Trigger evaluation (SPEC POL-3): the estimated size of ``entries`` against the policy.
 
     Returns the ``evaluation`` object (``entrySizes``, ``estimatedSize``, ``triggerThreshold``,
     ``triggered``, ...).
     """
+    _require_list(entries, "entries")
+    _require_policy(policy)
     case = {"op": "evaluate", "policy": policy, "entries": list(entries)}
-    return _answer(run(case, implementation), "evaluation")  # type: ignore[no-any-return]
+    return cast(Evaluation, _answer(run(case, implementation), "evaluation"))
+
+
+def _require_policy(policy: object) -> None:
+    if not isinstance(policy, Mapping):
+        raise TypeError(
+            f"policy must be a policy dict (build one with hc.policy(...)), got {type(policy).__name__}"
+        )
 
 
 def schema(which: Optional[str] = None) -> Dict[str, Json]:
     """The JSON Schemas (draft 2020-12) of the wire format, as ``hybrid-compaction schema``.
 
     ``which``: ``None`` for ``{"case", "output", "vectorFile"}``, or one of ``"case"``,
-    ``"output"``, ``"vector-file"``.
+    ``"output"``, ``"vector-file"``, ``"trace"`` (every line of a trace, ``docs/TRACE.md``).
     """
     text = _native.schema_json(which)
     if text is None:
-        raise ValueError(f"which must be None, 'case', 'output' or 'vector-file', got {which!r}")
+        raise ValueError(
+            f"which must be None, 'case', 'output', 'vector-file' or 'trace', got {which!r}"
+        )
     result: Dict[str, Json] = json.loads(text)
     return result
 
 
-def _entries_of(output: Output) -> List[Dict[str, Json]]:
-    return _answer(output, "entries")  # type: ignore[no-any-return]
+def _entries_of(output: Output) -> List[Entry]:
+    return cast(List[Entry], _answer(output, "entries"))
 
 
 def workload(
@@ -288,14 +376,17 @@ def workload(
         raise InvalidCaseError("seed", f"expected a whole number from 0 to 2^64 - 1, got {seed!r}")
     status, first, second = _native.workload_json(messages, seed, format, ending)
     if status != "ok":
-        raise InvalidCaseError(first, second)
+        prefix = f"{first}: "  # the generator's own error text names the argument too
+        raise InvalidCaseError(first, second[len(prefix):] if second.startswith(prefix) else second)
     result: Dict[str, Json] = json.loads(first)
     return result
 
 
 def count_tokens(texts: Sequence[str], encoding: str = "o200k_base") -> List[int]:
     """The BPE token count of each text with ``encoding`` (``"o200k_base"`` or
-    ``"cl100k_base"``): the ranks the token estimator uses (SPEC EST-6), bundled, no network."""
+    ``"cl100k_base"``): the ranks the token estimator uses (SPEC EST-6), bundled, no network.
+    ``texts`` is a list of strings (a lone ``str`` is a ``TypeError``, not its characters)."""
+    _require_list(texts, "texts")
     counts = _native.count_tokens(list(texts), encoding)
     if counts is None:
         raise ValueError(f"encoding must be 'o200k_base' or 'cl100k_base', got {encoding!r}")

@@ -1,6 +1,6 @@
 """Type stub of the native module ``hybrid_compaction._native`` (python/src/lib.rs)."""
 
-from typing import Any, List, Literal, Optional, Tuple
+from typing import Any, Callable, List, Literal, Optional, Tuple
 
 __version__: str
 
@@ -27,7 +27,8 @@ def check_json(
     """
 
 def schema_json(which: Optional[str] = None) -> Optional[str]:
-    """The JSON Schema(s) as JSON text; ``None`` for an unknown ``which``."""
+    """The JSON Schema(s) as JSON text (``"case"``, ``"output"``, ``"vector-file"``, ``"trace"``,
+    or all but the trace); ``None`` for an unknown ``which``."""
 
 def main(argv: List[str]) -> int:
     """The ``hybrid-compaction`` command on ``argv`` (program name first); its exit code."""
@@ -39,3 +40,37 @@ def workload_json(
 
 def count_tokens(texts: List[str], encoding: str) -> Optional[List[int]]:
     """BPE token counts of ``texts`` (``o200k_base``/``cl100k_base``); ``None`` for another name."""
+
+def transcript_entries(
+    transcript: Any,
+) -> Tuple[Literal["ok", "refused"], str, str, str]:
+    """A transcript's entries as JSON text: ``("ok", entries_json, "", "")`` or
+    ``("refused", kind, path, reason)``. Never raises."""
+
+class TraceRecorder:
+    """The oracle's trace writer for one trace (names runs and calls, keeps entry tables)."""
+
+    def __init__(self, content: bool) -> None: ...
+    @staticmethod
+    def header_line(producer: str) -> str: ...
+
+class Session:
+    """One compactor's state: the memoized policy and its run scope."""
+
+    def compact(
+        self,
+        transcript: Any,
+        objects: List[Any],
+        reducer: Optional[Callable[[List[Any]], Any]],
+        serialize: Callable[[Any, str], Any],
+    ) -> Tuple[Literal["ok", "terminated", "failed", "refused"], str, List[List[Any]], Optional[BaseException]]:
+        """Compacts one call: ``(status, payload_json, the reducer's answers, its exception)``."""
+    def take_record(self, recorder: TraceRecorder) -> Optional[str]:
+        """The trace line of the last call, once."""
+    def memo_stats(self) -> Tuple[int, int, int]: ...
+    def end_run(self, recorder: TraceRecorder) -> Optional[str]: ...
+
+def new_session(
+    policy: Any, persistent: bool, workflow: str
+) -> Tuple[Literal["ok", "invalid", "refused"], Optional[Session], str, str]:
+    """A session for a wire policy, or ``("invalid", path, reason)`` / ``("refused", "kind:field", reason)``."""

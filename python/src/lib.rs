@@ -25,7 +25,10 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod compact;
 mod pyvalue;
+mod record;
+mod transcript;
 
 use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
@@ -134,8 +137,9 @@ fn check_json(py: Python<'_>, trace: String, implementation: String) -> Answer {
     })
 }
 
-/// The JSON Schema(s) as JSON text: `which` is `None` (all three), `"case"`, `"output"` or
-/// `"vector-file"`; anything else gives `None`.
+/// The JSON Schema(s) as JSON text: `which` is `None` (case, output and vector file), `"case"`,
+/// `"output"`, `"vector-file"` or `"trace"` (every line of a trace, `docs/TRACE.md`); anything
+/// else gives `None`.
 #[pyfunction]
 #[pyo3(signature = (which=None))]
 fn schema_json(which: Option<String>) -> Option<String> {
@@ -144,6 +148,7 @@ fn schema_json(which: Option<String>) -> Option<String> {
         Some("case") => schema::case_schema(),
         Some("output") => schema::output_schema(),
         Some("vector-file") => schema::vector_file_schema(),
+        Some("trace") => trace::format::schema(),
         Some(_) => return None,
     };
     serde_json::to_string(&v).ok()
@@ -208,6 +213,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(workload_json, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(transcript::transcript_entries, m)?)?;
+    m.add_function(wrap_pyfunction!(compact::new_session, m)?)?;
+    m.add_class::<compact::Session>()?;
+    m.add_class::<record::TraceRecorder>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

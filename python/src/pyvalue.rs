@@ -14,7 +14,8 @@
 //! surrogate, and nesting deeper than the 128 levels `docs/WIRE.md` allows (counted as
 //! `serde_json` counts them, so a dict is refused exactly when its JSON text would be). Types
 //! stay exact: `True` is `true`, never `1`; `1` and `1.0` stay an integer and a float; an integer
-//! beyond 64 bits becomes the number its JSON text would parse to.
+//! beyond 64 bits becomes the number its JSON text would parse to in a case ([`to_json`]) and is
+//! refused in a transcript ([`to_json_exact`]).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
@@ -39,15 +40,37 @@ pub struct Refusal {
     pub message: String,
 }
 
-/// Converts `value` (the whole case) to JSON text.
+/// Converts `value` (the whole case) to JSON text; an integer beyond 64 bits becomes the number
+/// its JSON text parses to, as the CLI reads it.
 pub fn to_json(value: &Bound<'_, PyAny>) -> Result<String, Refusal> {
-    let mut path = Vec::new();
-    let mut out = String::new();
-    convert(value, &mut path, &mut out).map_err(|message| Refusal {
-        path: render(&path),
+    to_json_with(value, false)
+}
+
+/// Converts `value` (a transcript) to JSON text, refusing an integer beyond 64 bits: the
+/// transcript's JSON values are read as 64-bit integers or floats, and a float would make
+/// `2**70` equal `2**70 + 1` (SPEC TRN-12 keeps such integers exact only in argument *text*).
+pub fn to_json_exact(value: &Bound<'_, PyAny>) -> Result<String, Refusal> {
+    to_json_with(value, true)
+}
+
+fn to_json_with(value: &Bound<'_, PyAny>, exact: bool) -> Result<String, Refusal> {
+    let mut w = Writer {
+        path: Vec::new(),
+        out: String::new(),
+        exact,
+    };
+    w.convert(value).map_err(|message| Refusal {
+        path: render(&w.path),
         message,
     })?;
-    Ok(out)
+    Ok(w.out)
+}
+
+/// The JSON text written so far, where the writer is, and whether integers must be exact.
+struct Writer {
+    path: Vec<Segment>,
+    out: String,
+    exact: bool,
 }
 
 /// Appends `v` as JSON text (a string with its escapes, a number as `serde_json` prints it).
@@ -75,49 +98,95 @@ fn render(segments: &[Segment]) -> String {
     out
 }
 
-/// Converts one value; on failure `path` is left at the offending value.
-fn convert(v: &Bound<'_, PyAny>, path: &mut Vec<Segment>, out: &mut String) -> Result<(), String> {
-    let scalar = if v.is_none() {
-        Some(Json::Null)
-    } else if let Ok(b) = v.cast::<PyBool>() {
-        Some(Json::Bool(b.is_true()))
-    } else if let Ok(s) = v.cast::<PyString>() {
-        Some(Json::String(text(s)?))
-    } else if v.cast::<PyInt>().is_ok() {
-        Some(integer(v)?)
-    } else if let Ok(f) = v.cast::<PyFloat>() {
-        Some(float(f.value())?)
-    } else {
-        None
-    };
-    if let Some(scalar) = scalar {
-        write(out, &scalar);
-        return Ok(());
+impl Writer {
+    /// Converts one value; on failure `path` is left at the offending value.
+    fn convert(&mut self, v: &Bound<'_, PyAny>) -> Result<(), String> {
+        let scalar = if v.is_none() {
+            Some(Json::Null)
+        } else if let Ok(b) = v.cast::<PyBool>() {
+            Some(Json::Bool(b.is_true()))
+        } else if let Ok(s) = v.cast::<PyString>() {
+            Some(Json::String(text(s)?))
+        } else if v.cast::<PyInt>().is_ok() {
+            Some(integer(v, self.exact)?)
+        } else if let Ok(f) = v.cast::<PyFloat>() {
+            Some(float(f.value())?)
+        } else {
+            None
+        };
+        if let Some(scalar) = scalar {
+            write(&mut self.out, &scalar);
+            return Ok(());
+        }
+        let depth = self.path.len() + 1;
+        if let Ok(d) = v.cast::<PyDict>() {
+            nesting(depth)?;
+            return self.object(d.items().iter());
+        }
+        if let Ok(l) = v.cast::<PyList>() {
+            nesting(depth)?;
+            return self.array(l.iter());
+        }
+        if let Ok(t) = v.cast::<PyTuple>() {
+            nesting(depth)?;
+            return self.array(t.iter());
+        }
+        if let Ok(m) = v.cast::<PyMapping>() {
+            nesting(depth)?;
+            let items = m
+                .items()
+                .map_err(|e| format!("a mapping whose items cannot be read: {e}"))?;
+            return self.object(items.iter());
+        }
+        Err(format!(
+            "expected a JSON value (a dict, list, tuple, str, int, float, bool or None), got {}",
+            python_type(v)
+        ))
     }
-    let depth = path.len() + 1;
-    if let Ok(d) = v.cast::<PyDict>() {
-        nesting(depth)?;
-        return object(d.items().iter(), path, out);
+
+    fn object<'py>(
+        &mut self,
+        items: impl Iterator<Item = Bound<'py, PyAny>>,
+    ) -> Result<(), String> {
+        self.out.push('{');
+        for (i, item) in items.enumerate() {
+            let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item
+                .extract()
+                .map_err(|e| format!("a mapping item that is not a key and a value: {e}"))?;
+            let Ok(key) = key.cast::<PyString>() else {
+                return Err(format!(
+                    "expected string keys (JSON object member names), got the key {} ({})",
+                    repr(&key),
+                    python_type(&key)
+                ));
+            };
+            let key = text(key)?;
+            if i > 0 {
+                self.out.push(',');
+            }
+            write(&mut self.out, &Json::String(key.clone()));
+            self.out.push(':');
+            self.path.push(Segment::Key(key));
+            self.convert(&value)?;
+            self.path.pop();
+        }
+        self.out.push('}');
+        Ok(())
     }
-    if let Ok(l) = v.cast::<PyList>() {
-        nesting(depth)?;
-        return array(l.iter(), path, out);
+
+    fn array<'py>(&mut self, items: impl Iterator<Item = Bound<'py, PyAny>>) -> Result<(), String> {
+        self.out.push('[');
+        for (i, item) in items.enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            self.path.push(Segment::Index(i));
+            self.convert(&item)?;
+            self.path.pop();
+        }
+        self.out.push(']');
+        Ok(())
     }
-    if let Ok(t) = v.cast::<PyTuple>() {
-        nesting(depth)?;
-        return array(t.iter(), path, out);
-    }
-    if let Ok(m) = v.cast::<PyMapping>() {
-        nesting(depth)?;
-        let items = m
-            .items()
-            .map_err(|e| format!("a mapping whose items cannot be read: {e}"))?;
-        return object(items.iter(), path, out);
-    }
-    Err(format!(
-        "expected a JSON value (a dict, list, tuple, str, int, float, bool or None), got {}",
-        python_type(v)
-    ))
 }
 
 fn nesting(depth: usize) -> Result<(), String> {
@@ -126,55 +195,6 @@ fn nesting(depth: usize) -> Result<(), String> {
     } else {
         Ok(())
     }
-}
-
-fn object<'py>(
-    items: impl Iterator<Item = Bound<'py, PyAny>>,
-    path: &mut Vec<Segment>,
-    out: &mut String,
-) -> Result<(), String> {
-    out.push('{');
-    for (i, item) in items.enumerate() {
-        let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item
-            .extract()
-            .map_err(|e| format!("a mapping item that is not a key and a value: {e}"))?;
-        let Ok(key) = key.cast::<PyString>() else {
-            return Err(format!(
-                "expected string keys (JSON object member names), got the key {} ({})",
-                repr(&key),
-                python_type(&key)
-            ));
-        };
-        let key = text(key)?;
-        if i > 0 {
-            out.push(',');
-        }
-        write(out, &Json::String(key.clone()));
-        out.push(':');
-        path.push(Segment::Key(key));
-        convert(&value, path, out)?;
-        path.pop();
-    }
-    out.push('}');
-    Ok(())
-}
-
-fn array<'py>(
-    items: impl Iterator<Item = Bound<'py, PyAny>>,
-    path: &mut Vec<Segment>,
-    out: &mut String,
-) -> Result<(), String> {
-    out.push('[');
-    for (i, item) in items.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        path.push(Segment::Index(i));
-        convert(&item, path, out)?;
-        path.pop();
-    }
-    out.push(']');
-    Ok(())
 }
 
 fn text(s: &Bound<'_, PyString>) -> Result<String, String> {
@@ -187,8 +207,8 @@ fn text(s: &Bound<'_, PyString>) -> Result<String, String> {
 }
 
 /// An `int` as the number its decimal JSON text parses to (beyond 64 bits: a float, or out of
-/// range past the largest float, as the CLI reads it).
-fn integer(v: &Bound<'_, PyAny>) -> Result<Json, String> {
+/// range past the largest float, as the CLI reads it), or with `exact` a refusal beyond 64 bits.
+fn integer(v: &Bound<'_, PyAny>, exact: bool) -> Result<Json, String> {
     if let Ok(i) = v.extract::<i64>() {
         return Ok(Json::from(i));
     }
@@ -196,6 +216,11 @@ fn integer(v: &Bound<'_, PyAny>) -> Result<Json, String> {
         return Ok(Json::from(u));
     }
     let digits = v.str().map_err(|e| e.to_string())?.to_string();
+    if exact {
+        return Err(format!(
+            "the integer {digits} is beyond 64 bits: it cannot be held exactly here (give it as a string, or as JSON text in OpenAI's `arguments`, which keeps its digits)"
+        ));
+    }
     serde_json::from_str::<Json>(&digits).map_err(|_| "number out of range".to_owned())
 }
 

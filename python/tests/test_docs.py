@@ -22,8 +22,21 @@ def test_docs_python_examples_run(capsys):
     finally:
         os.chdir(here)
     printed = capsys.readouterr().out
-    assert "Accepted" in printed and "OrphanedToolCall" in printed
-    assert "$.original[0].kind" in printed
+    # Every `print(...)  # text` (or a comment line right after a print) promises its output.
+    promised = []
+    for code in blocks:
+        lines = code.splitlines()
+        for k, line in enumerate(lines):
+            if "print(" in line and "#" in line.split("print(", 1)[1]:
+                promised.append(line.rsplit("#", 1)[1].strip())
+            elif "print(" in line and k + 1 < len(lines) and lines[k + 1].strip().startswith("# "):
+                promised.append(lines[k + 1].strip()[2:])
+    assert len(promised) >= 9, promised
+    at = 0
+    for text in promised:
+        found = printed.find(text, at)
+        assert found >= 0, f"docs/PYTHON.md promises {text!r}, the examples printed:\n{printed}"
+        at = found + len(text)
 
 
 def test_readme_python_example_runs(capsys):

@@ -5,15 +5,17 @@
 //! | top-level `system` (string or text blocks) | a first message, role `system` |
 //! | `role` `user` / `assistant`, `content` string or `text` blocks | that role, text parts |
 //! | `tool_use` block `{id, name, input}` | a call part (`input` is the argument object) |
-//! | a `user` message with `tool_result` blocks `{tool_use_id, content}` | role `tool`; one result part per block, the content text as a string value |
+//! | a `user` message with `tool_result` blocks `{tool_use_id, content}` | role `tool`; one result part per block, the content text as a string value; `is_error: true`: the value `{content, status}` (TRN-10) |
 //! | `image`, `document`, `thinking`, `redacted_thinking`, other blocks | `UnsupportedContent` |
 
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::message::{FunctionCall, Message, Part, ROLE_SYSTEM, ROLE_TOOL};
-use hybrid_compaction_model::value::Value;
 use serde_json::{json, Value as Json};
 
-use super::json::{arguments_json, object_arguments, result_string, string, text_blocks, text_of};
+use super::json::{
+    arguments_json, object_arguments, result_string, string, text_blocks, text_of,
+    tool_result_value,
+};
 use super::{malformed, Adapted, Source, TranscriptError};
 
 /// Adapts the top-level `system` and `messages` (TRN-3).
@@ -85,9 +87,16 @@ fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
                     &format!("{p}.content"),
                     &[],
                 )?;
+                let error = match b.get("is_error") {
+                    None | Some(Json::Null) => false,
+                    Some(Json::Bool(e)) => *e,
+                    Some(_) => {
+                        return Err(malformed(format!("{p}.is_error"), "expected a boolean"))
+                    }
+                };
                 parts.push(Part::result(
                     string(b, "tool_use_id", &p)?,
-                    Value::String(texts.concat()),
+                    tool_result_value(texts.concat(), error),
                 ));
             }
             other => {

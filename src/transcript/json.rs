@@ -3,9 +3,18 @@
 //! **Values.** Tool arguments and inputs become argument maps with this mapping: string →
 //! string, `true` / `false` → bool, `null` → null, a number → raw JSON with the number's text (so
 //! it renders back unchanged and counts as written, EST-6), array → list, object → map.
+//!
+//! **Exact integers (SPEC TRN-12).** OpenAI's arguments are JSON *text*, parsed here: an integer
+//! literal beyond the 64-bit range keeps its digits ([`parse_arguments`] reads every scalar
+//! through `serde_json`'s `RawValue`, so the text is still at hand), where a `serde_json::Value`
+//! would hold the nearest float and `2**70` would equal `2**70 + 1`. Every other number keeps
+//! `serde_json`'s rendering, as before.
+
+use std::collections::BTreeMap;
 
 use hybrid_compaction_model::message::{Message, Part};
 use hybrid_compaction_model::value::{RawJson, Value, ValueMap};
+use serde_json::value::RawValue;
 use serde_json::Value as Json;
 
 use super::{malformed, TranscriptError};
@@ -53,6 +62,53 @@ pub fn result_string(value: &Value) -> String {
     result_text(value).into_owned()
 }
 
+/// The argument map of a JSON text holding an object (OpenAI's `function.arguments`), or an
+/// error at `path`; integer literals beyond 64 bits keep their digits (SPEC TRN-12).
+pub fn parse_arguments(text: &str, path: &str) -> Result<ValueMap, TranscriptError> {
+    let not_object = || malformed(path, "expected a JSON object in a string");
+    let map: BTreeMap<String, Box<RawValue>> =
+        serde_json::from_str(text).map_err(|_| not_object())?;
+    map.into_iter()
+        .map(|(k, v)| Ok((k, exact_value(&v).map_err(|_| not_object())?)))
+        .collect()
+}
+
+/// One JSON value read from its text (SPEC TRN-1, TRN-12).
+fn exact_value(raw: &RawValue) -> Result<Value, serde_json::Error> {
+    let text = raw.get();
+    Ok(match text.as_bytes().first() {
+        Some(b'{') => {
+            let map: BTreeMap<String, Box<RawValue>> = serde_json::from_str(text)?;
+            let mut out = ValueMap::new();
+            for (k, v) in map {
+                out.insert(k, exact_value(&v)?);
+            }
+            Value::Map(out)
+        }
+        Some(b'[') => {
+            let items: Vec<Box<RawValue>> = serde_json::from_str(text)?;
+            Value::List(
+                items
+                    .iter()
+                    .map(|v| exact_value(v))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        _ => match serde_json::from_str::<Json>(text)? {
+            Json::Number(n) if n.is_f64() && is_integer_literal(text) => RawJson::new(text)
+                .map(Value::RawJson)
+                .unwrap_or(Value::Null),
+            scalar => value(&scalar),
+        },
+    })
+}
+
+/// Whether `text` is a JSON integer literal (`-`? digits, no fraction or exponent).
+fn is_integer_literal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// A required string member.
 pub fn string<'a>(obj: &'a Json, key: &str, path: &str) -> Result<&'a str, TranscriptError> {
     obj.get(key)
@@ -82,30 +138,45 @@ pub fn text_blocks(
         Json::Array(blocks) => blocks
             .iter()
             .enumerate()
-            .map(|(i, b)| {
-                let p = format!("{path}[{i}]");
-                if let Json::String(s) = b {
-                    return Ok(s.clone());
-                }
-                let ty = string(b, "type", &p)?;
-                let member = if ty == "text" {
-                    "text"
-                } else if let Some((_, m)) = also.iter().find(|(t, _)| *t == ty) {
-                    m
-                } else {
-                    return Err(TranscriptError::UnsupportedContent {
-                        path: p,
-                        part_type: ty.to_owned(),
-                    });
-                };
-                string(b, member, &p).map(str::to_owned)
-            })
+            .map(|(i, b)| text_block(b, &format!("{path}[{i}]"), also))
             .collect(),
         _ => Err(malformed(
             path,
             "expected a string or an array of content blocks",
         )),
     }
+}
+
+/// One block of text content at `path`: a string or a text(-like) block (see [`text_blocks`]).
+pub fn text_block(b: &Json, path: &str, also: &[(&str, &str)]) -> Result<String, TranscriptError> {
+    if let Json::String(s) = b {
+        return Ok(s.clone());
+    }
+    let ty = string(b, "type", path)?;
+    let member = if ty == "text" {
+        "text"
+    } else if let Some((_, m)) = also.iter().find(|(t, _)| *t == ty) {
+        m
+    } else {
+        return Err(TranscriptError::UnsupportedContent {
+            path: path.to_owned(),
+            part_type: ty.to_owned(),
+        });
+    };
+    string(b, member, path).map(str::to_owned)
+}
+
+/// A tool result's value (SPEC TRN-10): the content text, or for a result the tool reported as
+/// failed (LangChain `status: "error"`, Anthropic `is_error: true`) the map
+/// `{"content": text, "status": "error"}`, so that the flag is content the verifier compares.
+pub fn tool_result_value(text: String, error: bool) -> Value {
+    if !error {
+        return Value::String(text);
+    }
+    let mut m = ValueMap::new();
+    m.insert("content".into(), Value::String(text));
+    m.insert("status".into(), Value::String("error".into()));
+    Value::Map(m)
 }
 
 /// The text parts of a message, concatenated (ENT-3).

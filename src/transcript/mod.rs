@@ -1,4 +1,4 @@
-//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-6).
+//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-13).
 //!
 //! A host holds its conversation in its provider's or framework's message format. [`Transcript::parse`]
 //! turns such a transcript (`openai-chat`, `anthropic-messages` or `langchain`, as JSON) into
@@ -29,7 +29,7 @@ use std::fmt;
 use hybrid_compaction_model::classifier::Classifier;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::error::ErrorKind;
-use hybrid_compaction_model::message::Message;
+use hybrid_compaction_model::message::{Message, Part, ROLE_SYSTEM};
 use serde_json::Value as Json;
 
 use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
@@ -142,7 +142,8 @@ pub(crate) enum Source {
 pub struct Transcript {
     format: TranscriptFormat,
     entries: Vec<Entry>,
-    sources: HashMap<String, (Message, Source)>,
+    sources: HashMap<String, (Message, Source, usize)>,
+    overrides: BTreeMap<usize, EntryKind>,
 }
 
 impl Transcript {
@@ -186,6 +187,7 @@ impl Transcript {
         };
         let ids = parse_ids(obj.get("ids"), adapted.len())?;
         let overrides = parse_overrides(obj.get("overrides"), adapted.len())?;
+        refuse_inapplicable(&overrides, &adapted)?;
         Transcript::classify(format, adapted, ids, overrides)
     }
 
@@ -209,12 +211,14 @@ impl Transcript {
         let sources = entries
             .iter()
             .zip(adapted)
-            .map(|(e, a)| (e.id().as_str().to_owned(), (a.message, a.source)))
+            .enumerate()
+            .map(|(i, (e, a))| (e.id().as_str().to_owned(), (a.message, a.source, i)))
             .collect();
         Ok(Transcript {
             format,
             entries,
             sources,
+            overrides: classifier.overrides,
         })
     }
 
@@ -228,6 +232,35 @@ impl Transcript {
         &self.entries
     }
 
+    /// The adapted messages, in transcript order (what a node adapts again with
+    /// [`Transcript::classifier`], giving [`Transcript::entries`] back).
+    pub fn messages(&self) -> Vec<Message> {
+        self.entries.iter().map(|e| e.message().clone()).collect()
+    }
+
+    /// A classifier that gives the messages of this transcript their ids and kind overrides
+    /// (TRN-5, CLS-1 step 3): adapting [`Transcript::messages`] with it (CLS-1) yields
+    /// [`Transcript::entries`]. For a host that hands the messages to a node (NODE-3 step 3).
+    pub fn classifier(&self) -> impl Classifier + Send + 'static {
+        Replay {
+            ids: self
+                .entries
+                .iter()
+                .map(|e| e.id().as_str().to_owned())
+                .collect(),
+            overrides: self.overrides.clone(),
+        }
+    }
+
+    /// The position of the adapted message `entry` still is: its id was adapted from this
+    /// transcript and its message is equal (VER-2) to the adapted one (TRN-6's "verbatim" case).
+    pub fn position(&self, entry: &Entry) -> Option<usize> {
+        match self.sources.get(entry.id().as_str()) {
+            Some((message, _, i)) if message == entry.message() => Some(*i),
+            _ => None,
+        }
+    }
+
     /// Renders `entries` (typically an assembly's final list) as a transcript object of the
     /// same format (SPEC TRN-6): `{"format", "messages"}` plus `system` for anthropic-messages.
     pub fn render(&self, entries: &[Entry]) -> Json {
@@ -235,7 +268,7 @@ impl Transcript {
         let mut system = Vec::new();
         for entry in entries {
             match self.sources.get(entry.id().as_str()) {
-                Some((message, source)) if message == entry.message() => match source {
+                Some((message, source, _)) if message == entry.message() => match source {
                     Source::Message(j) => messages.push(j.clone()),
                     Source::System(j) => system.push(j.clone()),
                 },
@@ -302,6 +335,60 @@ fn parse_overrides(
         out.insert(index, kind);
     }
     Ok(out)
+}
+
+/// Messages in `format` (its `messages` only, no `system`), adapted to ENT-3 messages without
+/// ids or kinds (TRN-2 .. TRN-4, TRN-7 .. TRN-12): for what an upstream reducer returns. Errors
+/// name `$.messages[i]...`.
+pub fn parse_messages(
+    format: TranscriptFormat,
+    messages: &[Json],
+) -> Result<Vec<Message>, TranscriptError> {
+    let adapted = match format {
+        TranscriptFormat::OpenAiChat => openai::adapt(messages)?,
+        TranscriptFormat::AnthropicMessages => anthropic::adapt(None, messages)?,
+        TranscriptFormat::LangChain => langchain::adapt(messages)?,
+    };
+    Ok(adapted.into_iter().map(|a| a.message).collect())
+}
+
+/// The classifier of [`Transcript::classifier`]: ids and overrides by index, replayed.
+struct Replay {
+    ids: Vec<String>,
+    overrides: BTreeMap<usize, EntryKind>,
+}
+
+impl Classifier for Replay {
+    fn entry_id(&mut self, _messages: &[Message], index: usize) -> String {
+        self.ids.get(index).cloned().unwrap_or_default()
+    }
+
+    fn override_kind(&mut self, _messages: &[Message], index: usize) -> Option<EntryKind> {
+        self.overrides.get(&index).copied()
+    }
+}
+
+/// SPEC TRN-13: an override of a message whose kind CLS-1 decides before consulting it (steps 1
+/// and 2: tool content, role `system`) would be ignored; it is an error instead.
+fn refuse_inapplicable(
+    overrides: &BTreeMap<usize, EntryKind>,
+    adapted: &[Adapted],
+) -> Result<(), TranscriptError> {
+    for &i in overrides.keys() {
+        let m = &adapted[i].message;
+        let decided = if m.parts.iter().any(|p| !matches!(p, Part::Text(_))) {
+            "it holds tool calls or results, so it is a ToolExchange (CLS-1 step 1)"
+        } else if m.role == ROLE_SYSTEM {
+            "it is a system message, so it is a SystemInstruction (CLS-1 step 2)"
+        } else {
+            continue;
+        };
+        return Err(malformed(
+            format!("$.overrides.{i}"),
+            format!("message {i} cannot be reclassified: {decided}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Ids given (TRN-5) or derived by the content-hash classifier (CLS-2); per-index overrides.

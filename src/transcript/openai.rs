@@ -5,9 +5,10 @@
 //! | `role` `system` / `developer` | role `system` (a `SystemInstruction`, CLS-1) |
 //! | `role` `user` / `assistant` | that role |
 //! | `content` string / text parts (`text`, `refusal`) | text parts, in order |
-//! | `content` `image_url` / `input_audio` / `file` / other parts | `UnsupportedContent` |
+//! | `refusal` (a string, what a model returns instead of content) | a text part after the content's (TRN-11) |
+//! | `content` `image_url` / `input_audio` / `file` / other parts, a non-null `audio` | `UnsupportedContent` (TRN-11 for `audio`) |
 //! | `name` | the author |
-//! | `tool_calls[]` `{id, function: {name, arguments}}` | call parts; `arguments` is a JSON string holding an object (`""` = absent) |
+//! | `tool_calls[]` `{id, function: {name, arguments}}` | call parts; `arguments` is a JSON string holding an object (`""` = absent), integers beyond 64 bits exact (TRN-12) |
 //! | `role` `tool` with `tool_call_id` | role `tool`, one result part: the content text as a string value |
 //! | `function_call`, `role` `function` (deprecated) | `UnsupportedContent` |
 
@@ -19,7 +20,7 @@ use hybrid_compaction_model::value::Value;
 use serde_json::{json, Value as Json};
 
 use super::json::{
-    arguments_text, has_text, object_arguments, opt_string, result_string, string, text_blocks,
+    arguments_text, has_text, opt_string, parse_arguments, result_string, string, text_blocks,
     text_of,
 };
 use super::{malformed, Adapted, Source, TranscriptError};
@@ -51,12 +52,23 @@ fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
             part_type: "function_call".into(),
         });
     }
+    if m.get("audio").is_some_and(|a| !a.is_null()) {
+        // SPEC TRN-11: a spoken reply (`{"id"}` of audio the provider keeps) has no text here.
+        return Err(TranscriptError::UnsupportedContent {
+            path: format!("{path}.audio"),
+            part_type: "audio".into(),
+        });
+    }
     let content_path = format!("{path}.content");
-    let texts = text_blocks(
+    let mut texts = text_blocks(
         m.get("content").unwrap_or(&Json::Null),
         &content_path,
         &[("refusal", "refusal")],
     )?;
+    // SPEC TRN-11: the message-level refusal is text the provider sent and will be sent back.
+    if let Some(refusal) = opt_string(m, "refusal", path)? {
+        texts.push(refusal);
+    }
     let author = opt_string(m, "name", path)?;
     let mut parts = Vec::new();
     let role = match role {
@@ -97,13 +109,7 @@ fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
             let arguments = if args.trim().is_empty() {
                 None
             } else {
-                let parsed: Json = serde_json::from_str(args).map_err(|_| {
-                    malformed(
-                        format!("{fp}.arguments"),
-                        "expected a JSON object in a string",
-                    )
-                })?;
-                Some(object_arguments(&parsed, &format!("{fp}.arguments"))?)
+                Some(parse_arguments(args, &format!("{fp}.arguments"))?)
             };
             parts.push(Part::Call(FunctionCall {
                 call_id: string(c, "id", &p)?.to_owned(),

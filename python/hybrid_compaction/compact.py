@@ -1,0 +1,353 @@
+"""Compacting a Python agent's history with its own reducer: ``compact``, ``Compactor``,
+``TraceWriter``.
+
+:func:`compact` runs the library's per-provider-call path (``hybrid_compaction::node``, SPEC
+NODE-2 .. NODE-5) on the caller's messages, with the caller's callable as the untrusted upstream
+reducer (SPEC BRG-1): capture of the history, eviction, at most ``maximumCompactionAttempts``
+reducer calls, each proposal verified independently (VER-1), the preservation-only fallback
+(ASM-9), and a termination raised, never forwarded (NODE-4). The answer is a
+:class:`Compaction` whose ``messages`` are in the caller's format and types: the caller's own
+objects where a message was kept, the reducer's own objects where it added one (a summary).
+
+A :class:`Compactor` keeps what a long-lived agent needs across calls: the estimate memo (SPEC
+EST-7; a repeat call on history + k messages estimates the k new ones) and one run scope (SPEC
+LSE-6), so its calls are the calls of one run in a trace. ``acompact`` awaits an ``async``
+reducer: the node runs in a worker thread with the GIL released, and each reducer call is
+scheduled on the caller's event loop.
+
+:class:`TraceWriter` writes every call as a full record of ``docs/TRACE.md`` with the oracle's
+own trace writer, so ``hybrid-compaction check`` (or :func:`hybrid_compaction.check`) judges it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import os
+import threading
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union, cast
+
+from . import _native
+from ._core import (
+    CompactionTerminated,
+    InvalidCaseError,
+    SpecError,
+    _require_list,
+    _require_policy,
+    estimator_object,
+    transcript_error,
+)
+from ._types import Assembly, Diagnostics, Event, Outcome
+from .convert import FORMATS, serialize, transcript
+
+__all__ = ["Compaction", "Compactor", "TraceWriter", "compact", "Reducer"]
+
+Json = Any
+#: A reducer: messages in the caller's format in, messages in that format out (or ``None``,
+#: which the SPEC calls a contract error, BRG-1). Never trusted: every answer is verified.
+Reducer = Callable[[List[Any]], Any]
+
+
+class Compaction:
+    """The result of one compaction (a success: ``WithinLimit``, ``Reduced`` or
+    ``PreservationFallback``).
+
+    ``messages`` is what to send, in the format and types the history was given in;
+    ``system`` is Anthropic's top-level system prompt (``None`` for the other formats);
+    ``outcome`` the assembly outcome; ``diagnostics`` the privacy-safe record (SPEC DIA-1, the
+    wire's diagnostics dict); ``events`` the progress events (``Started``, ``Completed``,
+    ``Composed``, SPEC EVT-2); ``assembly`` the assembler's result (stages, sizes, attempts).
+    """
+
+    def __init__(
+        self,
+        messages: List[Any],
+        system: Any,
+        payload: Mapping[str, Json],
+        format: str,
+    ) -> None:
+        self.messages = messages
+        self.system = system
+        self.format = format
+        self.assembly = cast(Assembly, payload["assembly"])
+        self.outcome: Outcome = self.assembly["outcome"]
+        self.diagnostics = cast(Diagnostics, payload["diagnostics"])
+        self.events = cast(List[Event], payload["events"])
+
+    def __repr__(self) -> str:
+        return (
+            f"Compaction(outcome={self.outcome!r}, messages={len(self.messages)}, "
+            f"size={self.assembly['finalEstimatedSize']}/{self.assembly['hardLimit']})"
+        )
+
+
+class TraceWriter:
+    """Writes the calls of :func:`compact` and :class:`Compactor` as a trace (``docs/TRACE.md``,
+    version 2, the compact profile), which ``hybrid-compaction check`` judges.
+
+    ``path_or_stream`` is a file path (written, UTF-8) or a text stream (``write`` is enough).
+    By default entries are redacted (sizes, digests and structure, no content); ``content=True``
+    writes the messages too. Use it as a context manager or call :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        path_or_stream: Union[str, "os.PathLike[str]", IO[str]],
+        *,
+        content: bool = False,
+        producer: str = "hybrid-compaction (python)",
+    ) -> None:
+        if isinstance(path_or_stream, (str, os.PathLike)):
+            self._stream: IO[str] = open(path_or_stream, "w", encoding="utf-8")
+            self._owned = True
+        elif hasattr(path_or_stream, "write"):
+            self._stream = path_or_stream
+            self._owned = False
+        else:
+            raise TypeError(
+                f"path_or_stream must be a path or a text stream, got {type(path_or_stream).__name__}"
+            )
+        self._native = _native.TraceRecorder(content)
+        self._lock = threading.Lock()
+        self._write(_native.TraceRecorder.header_line(producer))
+
+    def _write(self, line: str) -> None:
+        with self._lock:
+            self._stream.write(line + "\n")
+
+    def _record(self, session: Any) -> None:
+        """Writes the session's last call (the recorder names runs and calls in line order)."""
+        with self._lock:
+            line = session.take_record(self._native)
+            if line is not None:
+                self._stream.write(line + "\n")
+
+    def flush(self) -> None:
+        """Flushes the stream."""
+        self._stream.flush()
+
+    def close(self) -> None:
+        """Flushes, and closes a file this writer opened."""
+        self.flush()
+        if self._owned:
+            self._stream.close()
+
+    def __enter__(self) -> "TraceWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _detect(messages: Sequence[Any]) -> str:
+    """``langchain`` for message objects, strings, tuples and ``type`` dicts; else OpenAI chat."""
+    for m in messages:
+        if not isinstance(m, Mapping):
+            return "langchain"
+        if "type" in m and "role" not in m:
+            return "langchain"
+    return "openai-chat"
+
+
+def _serialize_answer(answer: Any, format: str) -> Any:
+    """The reducer's answer as ``(objects, converter JSON)`` (called from the native reducer)."""
+    if isinstance(answer, (str, bytes, Mapping)) or not hasattr(answer, "__iter__"):
+        raise TypeError(f"the reducer must return a list of messages, got {type(answer).__name__}")
+    return serialize(answer, format)
+
+
+def _materialize(rendered: Json, like: Sequence[Any], format: str) -> Any:
+    """A message the library rendered (SPEC TRN-6) in the caller's types: a LangChain message
+    object when the history held objects (and ``langchain_core`` is installed), else the dict."""
+    if format == "langchain" and any(not isinstance(m, Mapping) for m in like):
+        try:  # langchain_core is optional: imported by name, only here
+            messages = importlib.import_module("langchain_core.messages")
+        except ImportError:  # pragma: no cover - only without langchain_core
+            return rendered
+        return messages.convert_to_messages([rendered])[0]
+    return rendered
+
+
+class Compactor:
+    """Compaction across the calls of one agent run (see the module docs).
+
+    ``policy`` is a wire policy (:func:`hybrid_compaction.policy`); ``estimator`` replaces its
+    estimator (a name as the CLI spells it, ``"tokens:o200k_base"``, or an object); ``reducer``
+    is the agent's reducer (absent: none, so a history over the trigger goes to the
+    preservation-only fallback); ``trace`` a :class:`TraceWriter`; ``format`` the messages'
+    format (``"openai-chat"``, ``"anthropic-messages"``, ``"langchain"``; by default detected:
+    LangChain objects, strings, tuples and ``type`` dicts are LangChain, role dicts OpenAI).
+    Calls of one compactor are serialized (the run's gate, SPEC NODE-2).
+    """
+
+    def __init__(
+        self,
+        policy: Mapping[str, Json],
+        *,
+        reducer: Optional[Reducer] = None,
+        estimator: Union[None, str, Mapping[str, Json]] = None,
+        trace: Optional[TraceWriter] = None,
+        format: Optional[str] = None,
+        workflow: str = "hybrid-compaction",
+        _persistent: bool = True,
+    ) -> None:
+        _require_policy(policy)
+        if reducer is not None and not callable(reducer):
+            raise TypeError(f"reducer must be callable, got {type(reducer).__name__}")
+        p = dict(policy)
+        if estimator is not None:
+            p["estimator"] = estimator_object(estimator)
+        status, session, first, second = _native.new_session(p, _persistent, workflow)
+        if status == "invalid":
+            raise InvalidCaseError(first.replace("$", "policy", 1), second)
+        if status == "refused" or session is None:
+            kind, _, field = first.partition(":")
+            raise SpecError({"kind": kind, "field": field or None, "message": second})
+        self._session = session
+        self._reducer = reducer
+        self._trace = trace
+        self._format = FORMATS[format] if format is not None else None
+        self._lock = threading.Lock()
+
+    @property
+    def memo_stats(self) -> Dict[str, int]:
+        """The estimate memo's counters (SPEC EST-7): ``hits``, ``misses``, ``cached``."""
+        hits, misses, cached = self._session.memo_stats()
+        return {"hits": hits, "misses": misses, "cached": cached}
+
+    def compact(
+        self,
+        messages: Sequence[Any],
+        *,
+        system: Any = None,
+        overrides: Optional[Mapping[int, str]] = None,
+    ) -> Compaction:
+        """Compacts ``messages`` (SPEC NODE-2 .. NODE-5) and returns the :class:`Compaction`.
+
+        ``overrides`` maps a message index to an entry kind (CLS-1 step 3), e.g.
+        ``{3: "AuthoritativeSessionState"}`` for a message that must always be kept.
+
+        Raises :class:`CompactionTerminated` when nothing may be sent (``Irreducible``,
+        ``ConcurrentMutationLimit``), :class:`SpecError` with kind ``ReducerFailed`` when the
+        reducer raised (the exception is its ``__cause__``) or answered something that is not
+        messages, ``ReducerContract`` when it answered ``None`` or invented tool content (BRG-1,
+        BRG-3), and :class:`TranscriptError` (``.path``) for a message the converters refuse.
+        """
+        return self._compact(messages, system, overrides, self._reducer)
+
+    async def acompact(
+        self,
+        messages: Sequence[Any],
+        *,
+        system: Any = None,
+        overrides: Optional[Mapping[int, str]] = None,
+    ) -> Compaction:
+        """:meth:`compact` for an ``async`` reducer (a plain one works too): the node runs in a
+        worker thread, the reducer's coroutines on this event loop."""
+        loop = asyncio.get_running_loop()
+        reducer = self._reducer
+
+        def bridge(ms: List[Any]) -> Any:
+            answer = reducer(ms) if reducer is not None else ms
+            if inspect.isawaitable(answer):
+                return asyncio.run_coroutine_threadsafe(_awaited(answer), loop).result()
+            return answer
+
+        chosen: Optional[Reducer] = bridge if reducer is not None else None
+        return await loop.run_in_executor(None, self._compact, messages, system, overrides, chosen)
+
+    def close(self) -> None:
+        """Ends the run in the trace (a ``runEnd`` record, SPEC TRC) if one is being written."""
+        if self._trace is not None:
+            with self._lock, self._trace._lock:
+                line = self._session.end_run(self._trace._native)
+                if line is not None:
+                    self._trace._stream.write(line + "\n")
+
+    def __enter__(self) -> "Compactor":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _compact(
+        self,
+        messages: Sequence[Any],
+        system: Any,
+        overrides: Optional[Mapping[int, str]],
+        reducer: Optional[Reducer],
+    ) -> Compaction:
+        _require_list(messages, "messages")
+        objects = list(messages)
+        format = self._format or ("anthropic-messages" if system is not None else _detect(objects))
+        t = transcript(objects, format, system=system, overrides=overrides)
+        with self._lock:
+            status, text, returned, raised = self._session.compact(
+                t, objects, reducer, _serialize_answer
+            )
+            if self._trace is not None:
+                self._trace._record(self._session)
+        payload: Dict[str, Json] = json.loads(text)
+        if status == "ok":
+            return self._compaction(payload, objects, returned, system, format)
+        if status == "terminated":
+            raise CompactionTerminated(payload["outcome"], payload["finalSize"], payload["hardLimit"])
+        if status == "refused":
+            raise transcript_error(payload["kind"], payload["path"], payload["reason"])
+        error = SpecError({"kind": payload["kind"], "message": payload["message"]})
+        if raised is not None:
+            raise error from raised
+        if "answer" in payload:
+            a = payload["answer"]
+            raise error from transcript_error(a["kind"], a["path"], a["reason"])
+        raise error
+
+    def _compaction(
+        self,
+        payload: Mapping[str, Json],
+        objects: List[Any],
+        returned: List[List[Any]],
+        system: Any,
+        format: str,
+    ) -> Compaction:
+        offset = 1 if system is not None else 0
+        kept_system = None
+        out: List[Any] = []
+        for source in payload["final"]:
+            if source[0] == "o":
+                i = source[1]
+                if i < offset:
+                    kept_system = system
+                else:
+                    out.append(objects[i - offset])
+            elif source[0] == "r":
+                out.append(returned[source[1]][source[2]])
+            else:
+                out.append(_materialize(source[1], objects, format))
+        return Compaction(out, kept_system, payload, format)
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def compact(
+    messages: Sequence[Any],
+    policy: Mapping[str, Json],
+    *,
+    reducer: Optional[Reducer] = None,
+    estimator: Union[None, str, Mapping[str, Json]] = None,
+    trace: Optional[TraceWriter] = None,
+    format: Optional[str] = None,
+    system: Any = None,
+    overrides: Optional[Mapping[int, str]] = None,
+) -> Compaction:
+    """Compacts one provider call's ``messages`` against ``policy`` with ``reducer``: the
+    library's per-call path (see the module docs and :meth:`Compactor.compact`). ``system`` is
+    Anthropic's top-level system prompt (the format is then ``anthropic-messages``); the reducer
+    is given the messages without it, and the system is kept (it is required content, PRE-1)."""
+    return Compactor(
+        policy, reducer=reducer, estimator=estimator, trace=trace, format=format, _persistent=False
+    ).compact(messages, system=system, overrides=overrides)

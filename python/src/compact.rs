@@ -1,0 +1,398 @@
+//! `hc.compact`: the library's per-call path (`hybrid_compaction::node`, SPEC NODE-2 .. NODE-5)
+//! on a caller's transcript, with a Python callable as the upstream reducer (SPEC BRG-1).
+//!
+//! ```text
+//! transcript (Python) --transcript::read--> Transcript --messages + classifier--> CompactionNode
+//!     node.call: adapt (CLS-1, the transcript's ids and overrides), static snapshot (SNAP-3),
+//!                bridge(PyReducer) -> engine assembler (ASM-7) -> diagnostics -> events
+//!     PyReducer.reduce: GIL taken, request as the caller's own objects, callable, answer read
+//!                       back with the same converter (TRN), GIL released
+//!     Capture client: "dispatch" hands nothing on; the trace observer keeps the call record
+//! record -> final entries as sources: ("o", position) | ("r", attempt, index) | ("n", JSON)
+//! ```
+//!
+//! A [`Session`] is one `hc.Compactor`: its policy's estimator is wrapped in a memo (SPEC EST-7)
+//! once, so a repeat call on history + k messages estimates the k new ones only, and its run
+//! scope holds one run for all its calls (SPEC LSE-6), as an agent's outer run does. The GIL is
+//! released while the node runs and taken only to call the reducer.
+//!
+//! **Request objects.** The reducer gets the caller's own objects: on the first attempt the
+//! request is the whole history in order (the static provider never evicts, SPEC ASM-8, and a
+//! version never changes, so no restart happens), and on a later one it is the previous
+//! proposal, which the bridge builds one entry per returned message in order (SPEC BRG-2,
+//! BRG-3): the objects the reducer returned then. Both are checked message by message; a
+//! request that is neither is an internal error, never a guess.
+
+use std::sync::Arc;
+
+use hybrid_compaction::estimators::MemoEstimator;
+use hybrid_compaction::lease::{Run, RunScope};
+use hybrid_compaction::model::cancel::CancellationToken;
+use hybrid_compaction::model::entry::Entry;
+use hybrid_compaction::model::message::Message;
+use hybrid_compaction::model::policy::Policy;
+use hybrid_compaction::model::reducers::{UpstreamError, UpstreamReducer};
+use hybrid_compaction::node::{
+    select, CallTrace, ChatClient, CompactionEvent, NodeError, NodeOptions, NodeSelection,
+    ProgressSink, ProviderError, Reporter, ReporterIdentity,
+};
+use hybrid_compaction::transcript::{parse_messages, Transcript, TranscriptFormat};
+use hybrid_compaction_oracle::trace::record::{event, Collector};
+use hybrid_compaction_oracle::wire::convert;
+use hybrid_compaction_oracle::wire::input::PolicyInput;
+use hybrid_compaction_oracle::wire::output::{assembly_output, diagnostics_output};
+use hybrid_compaction_oracle::wire::strict;
+use hybrid_compaction_oracle::wire::CaseError;
+use hybrid_compaction_oracle::Engine;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use serde_json::{json, Value as Json};
+
+use crate::record::TraceRecorder;
+
+use crate::{pyvalue, transcript};
+
+/// The dispatch step of the node (SPEC NODE-2 step 4): nothing leaves the process; the bounded
+/// list is read from the call's record.
+struct Capture;
+
+impl ChatClient for Capture {
+    type Reply = ();
+    fn send(&mut self, _: &[Message], _: &CancellationToken) -> Result<(), ProviderError> {
+        Ok(())
+    }
+}
+
+/// Events are read from the call's record; the sink itself keeps nothing.
+struct NoSink;
+
+impl ProgressSink for NoSink {
+    fn report(&self, _: CompactionEvent) {}
+}
+
+/// What went wrong in the reducer, kept for the Python layer to raise (SPEC BRG-1: either way
+/// the assembly fails with `ReducerFailed`).
+enum Problem {
+    /// The callable raised this exception.
+    Raised(PyErr),
+    /// Its answer is not messages of the format: `(kind, path, reason)`.
+    Answer(transcript::Refusal),
+}
+
+/// The Python callable as the node's upstream reducer (SPEC BRG-1).
+struct PyReducer {
+    callable: Option<Py<PyAny>>,
+    format: TranscriptFormat,
+    /// Writes the reducer's answer as the converter's JSON (the package's `_serialize`).
+    serialize: Py<PyAny>,
+    /// Anthropic's top-level system: not the reducer's, put back before its answer.
+    system: Option<Message>,
+    /// The request of the next attempt, as messages and as the caller's objects.
+    expected: (Vec<Message>, Py<PyList>),
+    /// The objects each attempt returned, in order.
+    returned: Vec<Py<PyList>>,
+    problem: Option<Problem>,
+}
+
+impl PyReducer {
+    fn fail(&mut self, problem: Problem) -> UpstreamError {
+        let message = match &problem {
+            Problem::Raised(e) => format!("the reducer raised {e}"),
+            Problem::Answer((_, path, reason)) => {
+                format!("the reducer's answer at {path}: {reason}")
+            }
+        };
+        self.problem = Some(problem);
+        UpstreamError(message)
+    }
+
+    /// The caller's objects for `request` (see the module docs).
+    fn request(&self, py: Python<'_>, request: &[Message]) -> Option<Py<PyList>> {
+        let body = match &self.system {
+            Some(s) if request.first() == Some(s) => &request[1..],
+            _ => request,
+        };
+        (body == self.expected.0.as_slice()).then(|| self.expected.1.clone_ref(py))
+    }
+}
+
+impl UpstreamReducer for PyReducer {
+    fn reduce(&mut self, messages: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError> {
+        Python::attach(|py| {
+            let Some(callable) = self.callable.as_ref().map(|c| c.clone_ref(py)) else {
+                // No reducer: it keeps everything (the assembly then falls back, SPEC ASM-7).
+                return Ok(Some(messages.to_vec()));
+            };
+            let Some(request) = self.request(py, messages) else {
+                return Err(self.fail(Problem::Answer((
+                    "InvalidOperation".into(),
+                    String::new(),
+                    "internal: the request is neither the history nor the last proposal".into(),
+                ))));
+            };
+            let answer = match callable.call1(py, (request,)) {
+                Ok(a) => a,
+                Err(e) => return Err(self.fail(Problem::Raised(e))),
+            };
+            if answer.is_none(py) {
+                return Ok(None); // SPEC BRG-1: a null answer is a contract error
+            }
+            let listed = match self
+                .serialize
+                .call1(py, (answer.bind(py), self.format.name()))
+            {
+                Ok(l) => l,
+                Err(e) => return Err(self.fail(Problem::Raised(e))),
+            };
+            let (objects, json) = match listed.extract::<(Py<PyList>, Py<PyAny>)>(py) {
+                Ok(pair) => pair,
+                Err(e) => return Err(self.fail(Problem::Raised(e))),
+            };
+            let text = match pyvalue::to_json_exact(json.bind(py)) {
+                Ok(t) => t,
+                Err(r) => {
+                    let path = transcript::relative(&r.path);
+                    return Err(self.fail(Problem::Answer((
+                        "InvalidArgument".into(),
+                        path,
+                        r.message,
+                    ))));
+                }
+            };
+            let values: Vec<Json> = serde_json::from_str(&text).unwrap_or_default();
+            let mut parsed = match parse_messages(self.format, &values) {
+                Ok(m) => m,
+                Err(e) => return Err(self.fail(Problem::Answer(transcript::refusal(&e)))),
+            };
+            self.expected = (parsed.clone(), objects.clone_ref(py));
+            self.returned.push(objects);
+            if let Some(s) = &self.system {
+                parsed.insert(0, s.clone());
+            }
+            Ok(Some(parsed))
+        })
+    }
+}
+
+/// One `hc.Compactor`'s state (see the module docs).
+#[pyclass(module = "hybrid_compaction._native")]
+pub struct Session {
+    policy: Policy,
+    memo: Arc<MemoEstimator>,
+    scope: RunScope,
+    workflow: String,
+    /// The last call's record, until [`Session::take_record`] writes it.
+    last: Option<CallTrace>,
+}
+
+/// The answer of [`Session::compact`]: `(status, JSON payload, the reducer's objects per attempt,
+/// the reducer's exception)`.
+type Compacted = (&'static str, String, Vec<Py<PyList>>, Option<PyErr>);
+
+/// A session for `policy` (a wire policy dict) whose calls share one run (`persistent`) or are
+/// each a run of their own: `("ok", session)` or `("invalid", path, reason)` /
+/// `("refused", kind, field, reason)`.
+#[pyfunction]
+pub fn new_session(
+    policy: &Bound<'_, PyAny>,
+    persistent: bool,
+    workflow: String,
+) -> (&'static str, Option<Session>, String, String) {
+    let text = match pyvalue::to_json(policy) {
+        Ok(t) => t,
+        Err(r) => return ("invalid", None, r.path, r.message),
+    };
+    let input = match strict::read::<PolicyInput>(&text) {
+        Ok(p) => p,
+        Err(e) => return ("invalid", None, e.path, e.message),
+    };
+    let built = match convert::policy(Some(&input), &Engine, "$") {
+        Ok(p) => p,
+        Err(CaseError::Wire(e)) => return ("invalid", None, e.path, e.message),
+        Err(CaseError::Answer(e)) => {
+            let kind = e.kind.0.name();
+            let field = e.field.unwrap_or_default();
+            return ("refused", None, format!("{kind}:{field}"), e.message);
+        }
+    };
+    let memo = Arc::new(MemoEstimator::new(Arc::clone(built.estimator_arc())));
+    let scope = if persistent {
+        RunScope::with_run(Run::new())
+    } else {
+        RunScope::new()
+    };
+    (
+        "ok",
+        Some(Session {
+            policy: built.with_estimator(memo.clone()),
+            memo,
+            scope,
+            workflow,
+            last: None,
+        }),
+        String::new(),
+        String::new(),
+    )
+}
+
+#[pymethods]
+impl Session {
+    /// Compacts `transcript` (a transcript object whose messages the package has written as
+    /// fields) with `reducer`, `objects` being the caller's messages (for Anthropic without the
+    /// system), `serialize` the package's writer of a reducer's answer. The call's record is
+    /// kept for [`Session::take_record`] (so no trace writer is borrowed while the node runs).
+    /// See [`Compacted`]; statuses `ok`, `terminated`, `failed` (an error of the SPEC: kind and
+    /// message), `refused` (the transcript: kind, path, reason).
+    fn compact(
+        &mut self,
+        py: Python<'_>,
+        transcript: &Bound<'_, PyAny>,
+        objects: Py<PyList>,
+        reducer: Option<Py<PyAny>>,
+        serialize: Py<PyAny>,
+    ) -> Compacted {
+        let t = match transcript::read(transcript) {
+            Ok(t) => t,
+            Err((kind, path, reason)) => {
+                let payload = json!({"kind": kind, "path": path, "reason": reason});
+                return ("refused", payload.to_string(), Vec::new(), None);
+            }
+        };
+        let messages = t.messages();
+        let system = (t.format() == TranscriptFormat::AnthropicMessages
+            && messages.len() > objects.bind(py).len())
+        .then(|| messages[0].clone());
+        let body = messages[usize::from(system.is_some())..].to_vec();
+        let offset = usize::from(system.is_some());
+        let mut reducer = PyReducer {
+            callable: reducer,
+            format: t.format(),
+            serialize,
+            system,
+            expected: (body, objects),
+            returned: Vec::new(),
+            problem: None,
+        };
+        let collector = Arc::new(Collector::default());
+        let reporter = Reporter::new(Arc::new(NoSink), ReporterIdentity::workflow(&self.workflow));
+        let options = NodeOptions {
+            policy: self.policy.clone(),
+            reducer: &mut reducer,
+        };
+        let Ok(NodeSelection::Installed(node)) =
+            select(true, Some(options), Capture, Some(reporter))
+        else {
+            // Unreachable (SPEC NODE-1: the switch with options installs a node); never a panic.
+            let payload =
+                json!({"kind": "InvalidOperation", "message": "no compaction node was installed"});
+            return ("failed", payload.to_string(), Vec::new(), None);
+        };
+        let mut node = node
+            .with_classifier(Box::new(t.classifier()))
+            .with_trace_observer(collector.clone());
+        let scope = &mut self.scope;
+        let outcome = py.detach(|| {
+            node.call(scope, &messages, &CancellationToken::new())
+                .map(|_| ())
+        });
+        drop(node);
+        let record = collector.take().pop();
+        let mut payload = answer(&t, record.as_ref(), &outcome, offset);
+        self.last = record;
+        let status = match &outcome {
+            Ok(()) => "ok",
+            Err(NodeError::Terminated(_)) => "terminated",
+            Err(_) => "failed",
+        };
+        let raised = match reducer.problem {
+            Some(Problem::Raised(e)) => Some(e),
+            Some(Problem::Answer((kind, path, reason))) => {
+                payload["answer"] = json!({"kind": kind, "path": path, "reason": reason});
+                None
+            }
+            None => None,
+        };
+        (status, payload.to_string(), reducer.returned, raised)
+    }
+
+    /// The trace line of the last call for `recorder` (`docs/TRACE.md`), once.
+    fn take_record(&mut self, mut recorder: PyRefMut<'_, TraceRecorder>) -> Option<String> {
+        self.last.take().map(|c| recorder.line(&c))
+    }
+
+    /// The memo's counters: `(hits, misses, cached)` (SPEC EST-7).
+    fn memo_stats(&self) -> (u64, u64, usize) {
+        let s = self.memo.stats();
+        (s.hits, s.misses, s.cached)
+    }
+
+    /// The `runEnd` line of this session's run for `recorder` (its state there is dropped), if
+    /// the recorder named the run.
+    fn end_run(&self, mut recorder: PyRefMut<'_, TraceRecorder>) -> Option<String> {
+        self.scope.current().and_then(|run| recorder.end_run(run))
+    }
+}
+
+/// The JSON payload of a call (see [`Session::compact`]).
+fn answer(
+    t: &Transcript,
+    record: Option<&CallTrace>,
+    outcome: &Result<(), NodeError>,
+    offset: usize,
+) -> Json {
+    let result = record.and_then(|r| r.result.as_ref());
+    let mut out = json!({
+        "assembly": result.map(assembly_output),
+        "diagnostics": record.and_then(|r| r.diagnostics.as_deref()).map(diagnostics_output),
+        "events": record
+            .and_then(|r| r.events.as_ref())
+            .map(|evs| evs.iter().map(event).collect::<Vec<_>>()),
+    });
+    match outcome {
+        Ok(()) => {
+            let finals = result
+                .and_then(|r| r.final_entries.as_deref())
+                .unwrap_or(&[]);
+            let sources: Vec<Json> = finals
+                .iter()
+                .map(|e| source(t, record, e, offset))
+                .collect();
+            out["final"] = Json::Array(sources);
+        }
+        Err(NodeError::Terminated(c)) => {
+            out["outcome"] = json!(c.outcome.name());
+            out["finalSize"] = json!(c.final_estimated_size);
+            out["hardLimit"] = json!(c.hard_limit);
+        }
+        Err(e) => {
+            out["kind"] = json!(e.kind().name());
+            out["message"] = json!(e.to_string());
+        }
+    }
+    out
+}
+
+/// Where a final entry comes from: `["o", position]` (the transcript's own message),
+/// `["r", attempt, index]` (the message a reducer attempt returned, 0-based both), or
+/// `["n", message JSON]` (neither: rendered in the format, SPEC TRN-6). `offset` is 1 when the
+/// reducer's answers were given Anthropic's system in front (not one of its objects).
+fn source(t: &Transcript, record: Option<&CallTrace>, e: &Entry, offset: usize) -> Json {
+    if let Some(i) = t.position(e) {
+        return json!(["o", i]);
+    }
+    let calls = record.map(|r| r.reducer.as_slice()).unwrap_or(&[]);
+    for (k, call) in calls.iter().enumerate().rev() {
+        if let Ok(Some(p)) = &call.answer {
+            if let Some(j) = p.iter().position(|x| x.id() == e.id() && x == e) {
+                if j >= offset {
+                    return json!(["r", k, j - offset]);
+                }
+            }
+        }
+    }
+    let rendered = t.render(std::slice::from_ref(e));
+    json!([
+        "n",
+        rendered["messages"].get(0).cloned().unwrap_or(Json::Null)
+    ])
+}
