@@ -14,6 +14,8 @@
 
 #[cfg(feature = "testing")]
 use std::collections::HashMap;
+#[cfg(feature = "testing")]
+use std::sync::Arc;
 
 #[cfg(feature = "testing")]
 use crate::assembly::{ContractViolation, Reducer, ReducerError, ReductionRequest};
@@ -53,7 +55,7 @@ pub enum ScriptStep {
 /// An entry-level reducer playing one step per invocation; past the end it echoes.
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedReducer {
-    steps: Vec<ScriptStep>,
+    steps: Arc<[ScriptStep]>,
     calls: usize,
 }
 
@@ -61,6 +63,12 @@ pub struct ScriptedReducer {
 impl ScriptedReducer {
     /// A reducer playing `steps` in order.
     pub fn new(steps: Vec<ScriptStep>) -> ScriptedReducer {
+        ScriptedReducer::shared(steps.into())
+    }
+
+    /// A reducer playing shared `steps` in order: a script replayed many times (a trace
+    /// checker's replay, a shrinker's candidates) is built once and never copied.
+    pub fn shared(steps: Arc<[ScriptStep]>) -> ScriptedReducer {
         ScriptedReducer { steps, calls: 0 }
     }
 
@@ -89,32 +97,60 @@ impl Reducer for ScriptedReducer {
             ScriptStep::Fail(message) => Err(ReducerError::Failed(message.clone())),
             ScriptStep::Contract(v) => Err(ReducerError::Contract(v.clone())),
             ScriptStep::Propose(items) => {
-                // One id index per call, so a proposal of n kept ids costs O(n), not O(n^2).
-                // The first entry with an id wins, as a positional search would find it.
-                let mut by_id: HashMap<&str, &Entry> =
-                    HashMap::with_capacity(request.entries.len());
-                for entry in request.entries {
-                    by_id.entry(entry.id().as_str()).or_insert(entry);
-                }
+                let find = KeptLookup::new(items, request.entries);
                 let mut out = Vec::with_capacity(items.len());
                 for item in items {
                     match item {
                         ProposalItem::New(entry) => out.push(entry.clone()),
-                        ProposalItem::Keep(id) => {
-                            let found = by_id.get(id.as_str());
-                            match found {
-                                Some(entry) => out.push((*entry).clone()),
-                                None => {
-                                    return Err(ReducerError::Failed(format!(
-                                        "scripted reducer: no request entry `{id}`"
-                                    )))
-                                }
+                        ProposalItem::Keep(id) => match find.get(id) {
+                            Some(entry) => out.push(entry.clone()),
+                            None => {
+                                return Err(ReducerError::Failed(format!(
+                                    "scripted reducer: no request entry `{id}`"
+                                )))
                             }
-                        }
+                        },
                     }
                 }
                 Ok(Some(out))
             }
+        }
+    }
+}
+
+#[cfg(feature = "testing")]
+/// Finds the request entry a kept id names: the first entry with that id, as a positional
+/// search would find it. A proposal keeping a few ids scans the request once per id (no
+/// allocation); one keeping more builds an id index once, so n kept ids cost O(n), not O(n^2).
+enum KeptLookup<'r> {
+    Scan(&'r [Entry]),
+    Index(HashMap<&'r str, &'r Entry>),
+}
+
+#[cfg(feature = "testing")]
+impl<'r> KeptLookup<'r> {
+    /// Kept ids up to which a scan per id is cheaper than an index of the request.
+    const SCAN: usize = 8;
+
+    fn new(items: &[ProposalItem], request: &'r [Entry]) -> KeptLookup<'r> {
+        let kept = items
+            .iter()
+            .filter(|i| matches!(i, ProposalItem::Keep(_)))
+            .count();
+        if kept <= Self::SCAN {
+            return KeptLookup::Scan(request);
+        }
+        let mut by_id = HashMap::with_capacity(request.len());
+        for entry in request {
+            by_id.entry(entry.id().as_str()).or_insert(entry);
+        }
+        KeptLookup::Index(by_id)
+    }
+
+    fn get(&self, id: &str) -> Option<&'r Entry> {
+        match self {
+            KeptLookup::Scan(request) => request.iter().find(|e| e.id().as_str() == id),
+            KeptLookup::Index(by_id) => by_id.get(id).copied(),
         }
     }
 }

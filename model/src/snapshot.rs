@@ -70,6 +70,26 @@ impl SharedEntries {
         Ok(SharedEntries(entries.into()))
     }
 
+    /// Validates unique entry ids (SPEC SNAP-1) of a list that is already shared, and shares
+    /// it (the caller keeps its handle to the same list, valid or not).
+    pub fn from_arc(entries: Arc<[Entry]>) -> Result<SharedEntries, SnapshotError> {
+        check_unique_ids(&entries)?;
+        Ok(SharedEntries(entries))
+    }
+
+    /// Shares a list whose ids the caller has already proven unique (SPEC SNAP-1) by other
+    /// means, without checking them again: a trace checker whose entries come from a table in
+    /// which no two entries share an id, each named once. Builds with debug
+    /// assertions (tests) check the claim.
+    #[cfg(feature = "testing")]
+    pub fn from_arc_unique(entries: Arc<[Entry]>) -> SharedEntries {
+        debug_assert!(
+            check_unique_ids(&entries).is_ok(),
+            "a list claimed unique repeats an id"
+        );
+        SharedEntries(entries)
+    }
+
     /// The entries in order.
     pub fn entries(&self) -> &[Entry] {
         &self.0
@@ -243,6 +263,18 @@ impl ScriptedProvider {
         }
         ScriptedProvider {
             steps: out,
+            captures: 0,
+            cancel_at: None,
+        }
+    }
+
+    /// A provider over steps whose entry lists are already shared (validated once, SPEC
+    /// SNAP-1): the k-th capture returns step `k`, as [`ScriptedProvider::new`] plays it, with
+    /// no copy and no validation of a list (a trace checker replays one schedule's lists in
+    /// several places; an empty schedule captures version 0, no entries).
+    pub fn from_shared(steps: Vec<(i64, SharedEntries)>) -> ScriptedProvider {
+        ScriptedProvider {
+            steps: steps.into_iter().map(|(v, s)| (v, Ok(s))).collect(),
             captures: 0,
             cancel_at: None,
         }

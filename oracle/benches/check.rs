@@ -12,7 +12,9 @@
 //! the benchmark's thread (`/proc/thread-self/schedstat`, nanoseconds on a CPU), which on a
 //! shared, loaded machine is what "calls per second on one core" means: the time the checker
 //! actually ran, not the time it waited for a core. `check-cpu` runs the `--jobs 1` cases only
-//! (with more jobs the work is on other threads). `check-parse` measures reading alone: the
+//! (with more jobs the work is on other threads), the compact traces also with the reuse of a
+//! run's work off (`Options::reuse`, the reference mode), so the two compare in one run.
+//! `check-parse` measures reading alone: the
 //! strict reader the checker uses beside plain `serde_json`.
 
 #[path = "../tests/trace_support/mod.rs"]
@@ -23,29 +25,13 @@ use std::time::Duration;
 
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hybrid_compaction_oracle::trace::record::{header, Writer};
 use hybrid_compaction_oracle::trace::{self, Options};
 use hybrid_compaction_oracle::{Engine, Implementation, Model};
 
 /// A trace of `runs` generated runs of about `initial` messages (`per_run` calls each, default
 /// 1 to 4), and its number of calls.
 fn recorded(runs: u64, initial: usize, per_run: Option<usize>, compact: bool) -> (String, usize) {
-    let mut text = serde_json::to_string(&header("bench")).unwrap();
-    let mut calls = 0;
-    let mut w = if compact {
-        Writer::new()
-    } else {
-        Writer::new().expanded()
-    };
-    for seed in 0..runs {
-        for (line, rec) in trace_support::run_records_shaped(seed, &mut w, initial, per_run) {
-            calls += matches!(rec, trace::format::Record::Call(_)) as usize;
-            text.push('\n');
-            text.push_str(&line);
-        }
-    }
-    text.push('\n');
-    (text, calls)
+    trace_support::bench_trace(runs, initial, per_run, compact)
 }
 
 /// CPU time of the calling thread, in nanoseconds (Linux: `/proc/thread-self/schedstat`).
@@ -121,14 +107,17 @@ impl ValueFormatter for CpuFormatter {
 fn bench_cpu(c: &mut Criterion<ThreadCpu>) {
     let mut g = c.benchmark_group("check-cpu");
     g.sample_size(10).measurement_time(Duration::from_secs(4));
-    let configs: [(&str, &str, &dyn Implementation, bool); 5] = [
-        ("expanded", "model", &Model, false),
-        ("expanded", "engine", &Engine, false),
-        ("compact", "engine", &Engine, false),
-        ("expanded", "engine", &Engine, true),
-        ("compact", "engine", &Engine, true),
+    // (form, implementation, runs of 20, reuse of a run's work: off is the reference mode)
+    let configs: [(&str, &str, &dyn Implementation, bool, bool); 7] = [
+        ("expanded", "model", &Model, false, true),
+        ("expanded", "engine", &Engine, false, true),
+        ("compact", "engine", &Engine, false, true),
+        ("compact", "engine", &Engine, false, false),
+        ("expanded", "engine", &Engine, true, true),
+        ("compact", "engine", &Engine, true, true),
+        ("compact", "engine", &Engine, true, false),
     ];
-    for (form, name, imp, long) in configs {
+    for (form, name, imp, long, reuse) in configs {
         let (runs, per_run) = if long { (12, Some(20)) } else { (100, None) };
         let (text, calls) = recorded(runs, 100, per_run, form == "compact");
         let form = if long {
@@ -140,10 +129,12 @@ fn bench_cpu(c: &mut Criterion<ThreadCpu>) {
         let opts = Options {
             jobs: 1,
             counterexamples: false,
+            reuse,
             ..Options::default()
         };
+        let off = if reuse { "" } else { "/reuse-off" };
         g.bench_with_input(
-            BenchmarkId::new(format!("{form}/{name}/jobs1"), calls),
+            BenchmarkId::new(format!("{form}/{name}/jobs1{off}"), calls),
             &text,
             |b, t| {
                 b.iter(|| {

@@ -907,6 +907,23 @@ fn print_bench_trace_stats() {
     }
 }
 
+/// Writes the bench's traces (`docs/PERFORMANCE.md`, "Trace checking") to `$BENCH_TRACE_DIR`, for
+/// `hybrid-compaction check` by hand (peak RSS, `perf`): compact runs of 20 calls and of 6, and
+/// each repeated 10 times (the same runs again after their `runEnd`: a 10x longer trace).
+#[test]
+#[ignore]
+fn write_bench_traces() {
+    let dir = std::path::PathBuf::from(std::env::var("BENCH_TRACE_DIR").expect("BENCH_TRACE_DIR"));
+    for (name, runs, per_run) in [("runs-of-20", 12, Some(20)), ("runs-of-6", 40, Some(6))] {
+        let (text, calls) = trace_support::bench_trace(runs, 100, per_run, true);
+        let (head, body) = text.split_once('\n').expect("a header line");
+        std::fs::write(dir.join(format!("{name}.jsonl")), &text).unwrap();
+        let long = format!("{head}\n{}", body.repeat(10));
+        std::fs::write(dir.join(format!("{name}-x10.jsonl")), long).unwrap();
+        eprintln!("{name}: {calls} calls, {} bytes", text.len());
+    }
+}
+
 /// SPEC TRC-8 under concurrency: two threads call one run at once (forked scopes), both
 /// appending the same reference-less recovered body; the recorded trace checks clean and the
 /// body was forwarded by at most one call.

@@ -127,6 +127,7 @@ pub(super) fn cmd_check(a: &CheckArgs, out: &mut Vec<u8>) -> Result<(), Failure>
         jobs: a.jobs,
         counterexamples: a.counterexamples.is_some() || a.json,
         max_line_bytes: a.max_line_bytes,
+        ..Options::default()
     };
     // `NAME:LINE:COLUMN: PATH: WHAT`, as `run` names a place in its input.
     let rep = quietly(|| trace::check(reader, imp, &opts)).map_err(|e| {

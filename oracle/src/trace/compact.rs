@@ -11,37 +11,56 @@
 //! Tables are advanced sequentially, in line order ([`Tables::resolve`]), before the per-call
 //! checks of a batch run in parallel: a record only ever refers to entries defined by itself or
 //! by earlier records of its run. A `runEnd` drops the run's table.
+//!
+//! ## What a run carries from one call to the next
+//!
+//! Besides its entries, a run's table keeps what the next call can reuse (unless
+//! [`Tables::new`] is asked not to, the checker's reference mode):
+//!
+//! * the recorded size of every table entry, by handle ([`RunSizes`]): a call whose replayed
+//!   entries are all table entries with distinct ids (no table entry it names shares its id
+//!   with another; [`Resolved::carried`]) is measured from it, with no per-call size table and
+//!   no consistency check (`sizes` says why none is needed). The table is shared read-only with
+//!   the calls of a batch ([`Tables::attach`], once the whole batch is resolved) and grown in
+//!   place by the next batch, when no call holds it any more;
+//! * which ids more than one table entry has (so the above is one flag per reference), and a
+//!   stamp per table entry that tells whether a snapshot names each entry once
+//!   ([`Resolved::unique`]): such a snapshot of distinct-id entries has unique ids by
+//!   construction, so the replay shares it without checking SNAP-1 again;
+//! * the digest of the run's policy, and the last answers of the run's calls ([`Answers`]):
+//!   [`Resolved::key`] is the digest of a call's replay inputs (`answer` says what it covers),
+//!   under which the per-call checks find the answer of an earlier call with equal inputs.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use hybrid_compaction_model::entry::Entry;
+use rustc_hash::FxHashMap;
 
+use hybrid_compaction_model::entry::{Entry, EntryId};
+
+use super::answer::{Answers, Key};
 use super::entries::entry_at;
 use super::format::{
     CallRecord, ReducerAnswer, RefItem, TraceEntry, TraceProposalItem, TraceResult,
     TraceVerification,
 };
+use super::sizes::RunSizes;
+use crate::wire::input::PolicyInput;
 use crate::wire::output::{AssemblyOutput, VerificationOutput};
 
 /// One table entry: the entry as recorded, and built.
 #[derive(Debug, Clone)]
 pub struct Def {
-    /// As recorded (counterexamples are written from it).
-    pub source: Arc<TraceEntry>,
+    /// As recorded, kept only when counterexamples are written (they are built from it).
+    pub source: Option<Arc<TraceEntry>>,
     /// As vocabulary (shared by every reference).
     pub entry: Entry,
-}
-
-impl Def {
     /// The recorded size (for the `recorded` estimator).
-    pub fn size(&self) -> Option<i32> {
-        self.source.size
-    }
+    pub size: Option<i32>,
 }
 
-/// A snapshot written as `refs`, resolved: its entries with their recorded sizes.
-pub type Sized = Vec<(Entry, Option<i32>)>;
+/// A snapshot written as `refs`, resolved: its entries and their recorded sizes, in order.
+pub type Sized = (Vec<Entry>, Vec<Option<i32>>);
 
 /// A record's table references, resolved (per snapshot and per proposal item, `None` where the
 /// record wrote no reference).
@@ -56,12 +75,111 @@ pub struct Resolved {
     pub items: Vec<Vec<Option<Def>>>,
     /// Whether any reference was resolved (the record used the compact profile).
     pub compact: bool,
+    /// Every entry the call replays (its snapshots' entries and its proposals' new entries) is
+    /// a table entry named by reference, and none of them shares its id with another table
+    /// entry: the run's sizes ([`Resolved::sizes`]) measure the call.
+    pub carried: bool,
+    /// Per snapshot: its entries have distinct ids by construction (table entries whose ids no
+    /// other table entry has, each named once), so they need no SNAP-1
+    /// check (reuse on only).
+    pub unique: Vec<bool>,
+    /// The run's sizes, once the batch is resolved ([`Tables::attach`]; carried calls only).
+    pub sizes: Option<Arc<RunSizes>>,
+    /// The digest of the call's replay inputs, and the run's answers it is looked up in
+    /// (records whose inputs are all table references, reuse on).
+    pub key: Option<([u8; 32], Arc<Answers>)>,
+    /// The table the references were resolved against (for [`Tables::attach`]).
+    table: Option<u64>,
+}
+
+/// A run's entry table and what it carries from one call to the next.
+#[derive(Debug)]
+struct RunTable {
+    /// Identifies this table among the tables of the run's name (a name used again after its
+    /// `runEnd` gets a new table).
+    id: u64,
+    defs: Vec<Def>,
+    /// Per table entry: another table entry has its id.
+    shares_id: Vec<bool>,
+    /// Per table entry: the last reference list that named it (see [`named_once`]).
+    marks: Vec<u32>,
+    /// The current reference list's mark.
+    stamp: u32,
+    /// The first table entry of each id.
+    first: FxHashMap<EntryId, u32>,
+    sizes: Arc<RunSizes>,
+    answers: Arc<Answers>,
+    /// The last policy a record of the run named, with its digest.
+    policy: Option<(PolicyInput, [u8; 32])>,
+}
+
+impl RunTable {
+    fn new(id: u64) -> RunTable {
+        RunTable {
+            id,
+            defs: Vec::new(),
+            shares_id: Vec::new(),
+            marks: Vec::new(),
+            stamp: 0,
+            first: FxHashMap::default(),
+            sizes: Arc::default(),
+            answers: Arc::default(),
+            policy: None,
+        }
+    }
+
+    /// Appends a defined entry.
+    fn define(&mut self, def: Def) {
+        let at = u32::try_from(self.defs.len()).unwrap_or(u32::MAX);
+        let mut shares = false;
+        match self.first.get(def.entry.id()) {
+            Some(&first) => {
+                shares = true;
+                self.shares_id[first as usize] = true;
+            }
+            None => {
+                self.first.insert(def.entry.id().clone(), at);
+            }
+        }
+        if let Some(s) = def.size {
+            // In place once the previous batch's calls are done (no other holder); a copy
+            // otherwise.
+            Arc::make_mut(&mut self.sizes).insert(&def.entry, s);
+        }
+        self.shares_id.push(shares);
+        self.defs.push(def);
+    }
+
+    /// The digest of `policy`, computed once per distinct policy of the run.
+    fn policy_digest(&mut self, policy: &PolicyInput) -> [u8; 32] {
+        match &self.policy {
+            Some((p, d)) if p == policy => *d,
+            _ => {
+                let json = serde_json::to_vec(policy).unwrap_or_default();
+                let mut k = Key::new();
+                k.bytes(&json);
+                let d = k.finish();
+                self.policy = Some((policy.clone(), d));
+                d
+            }
+        }
+    }
 }
 
 /// The entry tables of the open runs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Tables {
-    runs: HashMap<String, Vec<Def>>,
+    runs: HashMap<String, RunTable>,
+    /// Tables of runs that ended in the batch being resolved (its calls still attach them).
+    ended: Vec<RunTable>,
+    tables: u64,
+    reuse: bool,
+}
+
+impl Default for Tables {
+    fn default() -> Tables {
+        Tables::new(true)
+    }
 }
 
 /// Whether a record uses any version-2 member.
@@ -91,19 +209,19 @@ fn get<'a>(table: &'a [Def], i: u32, path: &dyn Fn() -> String) -> Result<&'a De
     })
 }
 
-/// Every table entry a reference list names, in order.
+/// Every table entry a reference list names, in order, with its index.
 pub fn defs<'t>(
     table: &'t [Def],
     refs: &[RefItem],
     path: &dyn Fn() -> String,
-) -> Result<Vec<&'t Def>, String> {
+) -> Result<Vec<(u32, &'t Def)>, String> {
     let mut out = Vec::with_capacity(refs.len());
     for r in refs {
         match r {
-            RefItem::Index(i) => out.push(get(table, *i, path)?),
+            RefItem::Index(i) => out.push((*i, get(table, *i, path)?)),
             RefItem::Range([a, b]) => {
                 get(table, *b, path)?;
-                out.extend(table[*a as usize..=*b as usize].iter());
+                out.extend((*a..=*b).zip(&table[*a as usize..=*b as usize]));
             }
             RefItem::Id(id) => {
                 return Err(format!(
@@ -179,24 +297,76 @@ fn result(table: &[Def], r: TraceResult) -> Result<AssemblyOutput, String> {
 }
 
 impl Tables {
-    /// Drops the table of a run that ended.
-    pub fn end(&mut self, run: &str) {
-        self.runs.remove(run);
+    /// No open run; `reuse` false keeps nothing across calls but the entries themselves (every
+    /// call is measured by a table of its own and replayed: the checker's reference mode).
+    pub fn new(reuse: bool) -> Tables {
+        Tables {
+            runs: HashMap::new(),
+            ended: Vec::new(),
+            tables: 0,
+            reuse,
+        }
     }
 
-    /// Appends a record's `defs` to its run's table, each built into vocabulary once, and
-    /// returns the table. Errors are unreadable-trace messages (`$.defs[i]: ...`).
+    /// Drops the table of a run that ended (once the calls of the batch are attached).
+    pub fn end(&mut self, run: &str) {
+        if let Some(t) = self.runs.remove(run) {
+            self.ended.push(t);
+        }
+    }
+
+    /// Hands the calls of a resolved batch their run's sizes, in line order; call it for every
+    /// call of the batch after resolving all of them, then [`Tables::batch_done`].
+    pub fn attach(&self, run: &str, resolved: &mut Resolved) {
+        let Some(id) = resolved.table.filter(|_| resolved.carried) else {
+            return;
+        };
+        let table = match self.runs.get(run) {
+            Some(t) if t.id == id => Some(t),
+            _ => self.ended.iter().find(|t| t.id == id),
+        };
+        resolved.sizes = table.map(|t| Arc::clone(&t.sizes));
+    }
+
+    /// Forgets the tables of the runs that ended in the batch.
+    pub fn batch_done(&mut self) {
+        self.ended.clear();
+    }
+
+    /// Appends a record's `defs` to its run's table, each built into vocabulary once (its
+    /// recorded entry kept when `sources`, for counterexamples), and returns the table. Errors
+    /// are unreadable-trace messages (`$.defs[i]: ...`).
     pub fn define(
         &mut self,
         run: &str,
         defs: Option<Vec<TraceEntry>>,
-    ) -> Result<&mut Vec<Def>, String> {
-        let table = self.runs.entry(run.to_owned()).or_default();
+        sources: bool,
+    ) -> Result<&[Def], String> {
+        Ok(&self.define_in(run, defs, sources)?.defs)
+    }
+
+    /// [`Tables::define`], returning the run's whole table.
+    fn define_in(
+        &mut self,
+        run: &str,
+        defs: Option<Vec<TraceEntry>>,
+        sources: bool,
+    ) -> Result<&mut RunTable, String> {
+        let next = self.tables;
+        let table = self.runs.entry(run.to_owned()).or_insert_with(|| {
+            // Identifiers count tables: never reused within a check.
+            RunTable::new(next)
+        });
+        if table.id == next {
+            self.tables += 1;
+        }
         for (i, t) in defs.into_iter().flatten().enumerate() {
             let entry = entry_at(&t, || format!("$.defs[{i}]")).map_err(|e| e.to_string())?;
-            table.push(Def {
-                source: Arc::new(t),
+            let size = t.size;
+            table.define(Def {
+                source: sources.then(|| Arc::new(t)),
                 entry,
+                size,
             });
         }
         Ok(table)
@@ -221,11 +391,25 @@ impl Tables {
                     .to_owned(),
             );
         }
-        let table = self.define(&rec.run, rec.defs.take())?;
+        let reuse = self.reuse;
+        let table = self.define_in(&rec.run, rec.defs.take(), sources)?;
         let mut out = Resolved {
             compact: true,
+            carried: reuse,
+            table: Some(table.id),
             ..Resolved::default()
         };
+        // The digest of the replay inputs, while every input is a table reference.
+        let mut key = reuse.then(|| {
+            let mut k = Key::new();
+            k.bytes(&table.policy_digest(&rec.policy));
+            match &rec.cancel {
+                Some(c) => k.tag(1).bytes(c.as_bytes()),
+                None => k.tag(0),
+            };
+            k.number(rec.snapshots.len() as u64);
+            k
+        });
         for (i, s) in rec.snapshots.iter().enumerate() {
             let refs = match &s.refs {
                 Some(_) if s.entries.is_some() => {
@@ -233,43 +417,123 @@ impl Tables {
                         "$.snapshots[{i}]: a snapshot has `entries` or `refs`, not both"
                     ))
                 }
-                Some(r) => Some(defs(table, r, &|| format!("$.snapshots[{i}].refs"))?),
+                Some(r) => Some(defs(&table.defs, r, &|| format!("$.snapshots[{i}].refs"))?),
                 None => None,
             };
+            if let Some(k) = &mut key {
+                k.number(s.version as u64);
+            }
+            match (&refs, &mut key) {
+                (Some(ds), Some(k)) => {
+                    k.tag(2).number(ds.len() as u64);
+                    for &(at, _) in ds {
+                        k.number(u64::from(at));
+                    }
+                }
+                (None, Some(k)) if s.entries.is_none() => {
+                    k.tag(3);
+                }
+                _ => key = None,
+            }
+            let distinct = refs
+                .as_ref()
+                .is_some_and(|ds| ds.iter().all(|&(at, _)| !table.shares_id[at as usize]));
+            out.carried &= distinct || (refs.is_none() && s.entries.is_none());
+            out.unique.push(
+                reuse
+                    && distinct
+                    && refs.as_ref().is_some_and(|ds| {
+                        named_once(&mut table.marks, &mut table.stamp, table.defs.len(), ds)
+                    }),
+            );
             out.sources.push(match &refs {
-                Some(ds) if sources => Some(ds.iter().map(|d| Arc::clone(&d.source)).collect()),
+                Some(ds) if sources => Some(
+                    ds.iter()
+                        .filter_map(|(_, d)| d.source.as_ref().map(Arc::clone))
+                        .collect(),
+                ),
                 _ => None,
             });
             out.snapshots.push(refs.map(|ds| {
-                ds.into_iter()
-                    .map(|d| (d.entry.clone(), d.size()))
-                    .collect()
+                let mut es = Vec::with_capacity(ds.len());
+                let mut sizes = Vec::with_capacity(ds.len());
+                for (_, d) in ds {
+                    es.push(d.entry.clone());
+                    sizes.push(d.size);
+                }
+                (es, sizes)
             }));
+        }
+        if let Some(k) = &mut key {
+            k.number(rec.reducer.len() as u64);
         }
         for (i, st) in rec.reducer.iter().enumerate() {
             if let Some(r) = &st.request {
-                defs(table, r, &|| format!("$.reducer[{i}].request"))?;
+                defs(&table.defs, r, &|| format!("$.reducer[{i}].request"))?;
             }
             let mut items = Vec::new();
-            if let ReducerAnswer::Propose(ps) = &st.answer {
-                for (j, p) in ps.iter().enumerate() {
-                    let path = || format!("$.reducer[{i}].answer.propose[{j}]");
-                    items.push(match p {
-                        TraceProposalItem::KeepRef(k) => Some(get(table, *k, &path)?.clone()),
-                        TraceProposalItem::NewRef(n) => Some(get(table, n.new, &path)?.clone()),
-                        _ => None,
-                    });
+            match &st.answer {
+                ReducerAnswer::Nothing => {
+                    key = key.map(|mut k| {
+                        k.tag(4);
+                        k
+                    })
+                }
+                ReducerAnswer::Error(e) => {
+                    key = key.map(|mut k| {
+                        k.tag(5).bytes(e.as_bytes());
+                        k
+                    })
+                }
+                ReducerAnswer::Propose(ps) => {
+                    if let Some(k) = &mut key {
+                        k.tag(6).number(ps.len() as u64);
+                    }
+                    for (j, p) in ps.iter().enumerate() {
+                        let path = || format!("$.reducer[{i}].answer.propose[{j}]");
+                        let (item, feed) = match p {
+                            TraceProposalItem::KeepRef(k) => {
+                                (Some(get(&table.defs, *k, &path)?.clone()), Some((7, *k)))
+                            }
+                            TraceProposalItem::NewRef(n) => {
+                                out.carried &= table
+                                    .shares_id
+                                    .get(n.new as usize)
+                                    .is_some_and(|shares| !shares);
+                                (
+                                    Some(get(&table.defs, n.new, &path)?.clone()),
+                                    Some((8, n.new)),
+                                )
+                            }
+                            TraceProposalItem::Keep(id) => {
+                                if let Some(k) = &mut key {
+                                    k.tag(9).bytes(id.as_bytes());
+                                }
+                                (None, None)
+                            }
+                            TraceProposalItem::New(_) => {
+                                out.carried = false;
+                                key = None;
+                                (None, None)
+                            }
+                        };
+                        if let (Some(k), Some((tag, at))) = (&mut key, feed) {
+                            k.tag(tag).number(u64::from(at));
+                        }
+                        items.push(item);
+                    }
                 }
             }
             out.items.push(items);
         }
+        out.key = key.map(|k| (k.finish(), Arc::clone(&table.answers)));
         if let Some(r) = rec.result_refs.take() {
             if rec.result.is_some() {
                 return Err(
                     "$.resultRefs: a record has `result` or `resultRefs`, not both".to_owned(),
                 );
             }
-            rec.result = Some(result(table, r)?);
+            rec.result = Some(result(&table.defs, r)?);
         }
         Ok(out)
     }
@@ -277,7 +541,9 @@ impl Tables {
 
 /// `rec` with its table references written out as version-1 members (`entries`, kept ids,
 /// `{"new": entry}`), for counterexamples: the shrinker works on self-contained records.
-pub fn expand(rec: &CallRecord, resolved: &Resolved) -> CallRecord {
+/// `None` when a proposal's recorded entry was not kept (the table was resolved without
+/// `sources`).
+pub fn expand(rec: &CallRecord, resolved: &Resolved) -> Option<CallRecord> {
     let mut out = rec.clone();
     for (s, r) in out.snapshots.iter_mut().zip(&resolved.sources) {
         if let Some(ds) = r {
@@ -295,7 +561,7 @@ pub fn expand(rec: &CallRecord, resolved: &Resolved) -> CallRecord {
                     }
                     (TraceProposalItem::NewRef(_), Some(d)) => {
                         *p = TraceProposalItem::New(Box::new(super::format::NewTraceEntry {
-                            new: (*d.source).clone(),
+                            new: (**d.source.as_ref()?).clone(),
                         }))
                     }
                     _ => {}
@@ -303,7 +569,24 @@ pub fn expand(rec: &CallRecord, resolved: &Resolved) -> CallRecord {
             }
         }
     }
-    out
+    Some(out)
+}
+
+/// Whether a reference list names every table entry at most once: each entry named is marked
+/// with the list's own stamp, so a repeat is seen without hashing anything.
+fn named_once(marks: &mut Vec<u32>, stamp: &mut u32, len: usize, ds: &[(u32, &Def)]) -> bool {
+    if *stamp == u32::MAX {
+        marks.iter_mut().for_each(|m| *m = 0);
+        *stamp = 0;
+    }
+    *stamp += 1;
+    marks.resize(len, 0);
+    ds.iter().all(|&(at, _)| {
+        let m = &mut marks[at as usize];
+        let fresh = *m != *stamp;
+        *m = *stamp;
+        fresh
+    })
 }
 
 /// Index lists as references: runs of three or more consecutive indices become ranges.

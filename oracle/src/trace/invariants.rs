@@ -6,6 +6,8 @@
 //! policy's estimator (recorded sizes for redacted traces), verification, required ids and tool
 //! analysis are recomputed by the chosen implementation against the last captured snapshot.
 
+use std::sync::Arc;
+
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::policy::Policy;
@@ -249,13 +251,14 @@ fn result(rec: &CallRecord, ans: &replay::Answer, out: &mut Vec<Finding>) {
     }
 }
 
-/// SPEC TRC-1: the recorded answer equals the implementation's answer for the recorded inputs.
-/// Returns the implementation's answer when the call was replayed.
+/// SPEC TRC-1: the recorded answer equals the implementation's answer for the recorded inputs
+/// (`answer` gives it, replaying the call or reusing an earlier replay of equal inputs; called
+/// only when the call is replayed). Returns the answer when the call was replayed.
 pub fn replay(
     rec: &CallRecord,
     prep: &Prepared,
-    imp: &dyn Implementation,
-) -> (Option<replay::Answer>, Vec<Finding>) {
+    answer: impl FnOnce() -> Arc<replay::Answer>,
+) -> (Option<Arc<replay::Answer>>, Vec<Finding>) {
     let mut out = Vec::new();
     if let Some(phase) = rec
         .error
@@ -270,7 +273,7 @@ pub fn replay(
         // Cancellation at an unrecorded point: nothing to replay.
         return (None, out);
     }
-    let ans = replay::answer(prep, imp);
+    let ans = answer();
     facts(rec, prep, &ans, &mut out);
     result(rec, &ans, &mut out);
     error(rec, &ans, &mut out);
@@ -285,7 +288,7 @@ fn final_entries(rec: &CallRecord, prep: &Prepared) -> Result<Vec<Entry>, Findin
         .as_ref()
         .and_then(|r| r.final_entry_ids.as_ref())
         .ok_or_else(|| finding("TRC-3", "a success records no final entry ids"))?;
-    let last: &[Entry] = prep.steps.last().map_or(&[], |(_, es)| es.as_slice());
+    let last: &[Entry] = prep.steps.last().map_or(&[], |(_, es)| es);
     // The first entry with the id in the last snapshot, else the last proposed one.
     let mut by_id: std::collections::HashMap<&str, &Entry> =
         prep.news.iter().map(|e| (e.id().as_str(), e)).collect();
@@ -439,7 +442,7 @@ pub fn forwarded(rec: &CallRecord, prep: &Prepared, imp: &dyn Implementation) ->
         .iter()
         .map(|e| policy.estimator().estimate(e) as i64)
         .sum();
-    let last: &[Entry] = prep.steps.last().map_or(&[], |(_, es)| es.as_slice());
+    let last: &[Entry] = prep.steps.last().map_or(&[], |(_, es)| es);
     let judged = Judged {
         what: "forwarded",
         against: "the last snapshot",
@@ -571,7 +574,7 @@ pub struct RunFacts {
 
 /// The run facts of one call.
 pub fn run_facts(rec: &CallRecord, prep: &Prepared) -> RunFacts {
-    let captured = segment_digests(prep.steps.iter().flat_map(|(_, es)| es));
+    let captured = segment_digests(prep.steps.iter().flat_map(|(_, es)| es.iter()));
     let mut committed = match &rec.lease {
         Some(l) if l.settled == Settlement::Committed => l.forwarded.clone(),
         Some(_) => Vec::new(),

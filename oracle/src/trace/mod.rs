@@ -34,6 +34,7 @@
 //! refusal ([`Unreadable`]) names the line, the column where reading stopped and the JSON path
 //! of the value, in the format's words.
 
+pub mod answer;
 pub mod compact;
 pub mod cross;
 pub mod entries;
@@ -44,9 +45,11 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod shrink;
+pub mod sizes;
 
 use std::fmt;
 use std::io::{BufRead, Read};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -75,6 +78,11 @@ pub struct Options {
     /// The longest line read, in bytes (its line break not counted); a longer line makes the
     /// trace unreadable.
     pub max_line_bytes: usize,
+    /// Reuse a run's work from one call to the next (default): its recorded sizes, and the
+    /// answer of an earlier call whose replay inputs are equal ([`compact`]). `false` measures
+    /// and replays every call from scratch; the report is the same either way (the checker's
+    /// reference mode, for tests).
+    pub reuse: bool,
 }
 
 impl Default for Options {
@@ -83,6 +91,7 @@ impl Default for Options {
             jobs: 1,
             counterexamples: true,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            reuse: true,
         }
     }
 }
@@ -122,6 +131,10 @@ pub struct Report {
     pub violations: Vec<Violation>,
     /// One shrunk wire case per call whose replay disagreed.
     pub counterexamples: Vec<shrink::Counterexample>,
+    /// Replayed calls answered by an earlier call's replay of equal inputs ([`answer`]); not
+    /// part of the report's output (the output is the same with reuse on or off).
+    #[serde(skip)]
+    pub reused: usize,
 }
 
 /// The trace cannot be read (exit 2).
@@ -232,6 +245,8 @@ enum Checked {
 struct CallOutcome {
     findings: Vec<Finding>,
     replayed: bool,
+    /// The answer was an earlier call's.
+    reused: bool,
     counterexample: Option<shrink::Counterexample>,
     run: invariants::RunFacts,
 }
@@ -263,26 +278,41 @@ fn call_outcome(
             return Ok(CallOutcome {
                 findings,
                 replayed: false,
+                reused: false,
                 counterexample: None,
                 run: invariants::RunFacts::default(),
             });
         }
     };
-    let (answer, mut findings) = invariants::replay(rec, &prep, imp);
+    let mut reused = false;
+    let (answer, mut findings) = invariants::replay(rec, &prep, || match &resolved.key {
+        Some((key, answers)) => match answers.get(key) {
+            Some(a) => {
+                reused = true;
+                a
+            }
+            None => {
+                let a = Arc::new(replay::answer(&prep, imp));
+                answers.put(*key, Arc::clone(&a));
+                a
+            }
+        },
+        None => Arc::new(replay::answer(&prep, imp)),
+    });
     let replayed = answer.is_some();
     let disagrees = !findings.is_empty();
     findings.extend(invariants::forwarded(rec, &prep, imp));
-    findings.extend(invariants::events(rec, Some(&prep), answer.as_ref()));
+    findings.extend(invariants::events(rec, Some(&prep), answer.as_deref()));
     let counterexample = match answer {
-        Some(_) if cex && disagrees && resolved.compact => {
-            shrink::counterexample(&compact::expand(rec, &resolved), &prep, imp)
-        }
+        Some(_) if cex && disagrees && resolved.compact => compact::expand(rec, &resolved)
+            .and_then(|full| shrink::counterexample(&full, &prep, imp)),
         Some(_) if cex && disagrees => shrink::counterexample(rec, &prep, imp),
         _ => None,
     };
     Ok(CallOutcome {
         findings,
         replayed,
+        reused,
         counterexample,
         run: invariants::run_facts(rec, &prep),
     })
@@ -325,6 +355,7 @@ fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checke
                             ),
                         }],
                         replayed: false,
+                        reused: false,
                         counterexample: None,
                         run: invariants::RunFacts::default(),
                     }
@@ -385,7 +416,7 @@ pub fn check<R: BufRead>(
         ..Report::default()
     };
     let mut cross = cross::Cross::default();
-    let mut tables = Tables::default();
+    let mut tables = Tables::new(opts.reuse);
     let mut version = 0;
     let mut lines = Lines {
         input,
@@ -445,6 +476,13 @@ pub fn check<R: BufRead>(
                 break;
             }
         }
+        // The runs' carried sizes, read-only while the batch is checked.
+        for p in parsed.iter_mut().flatten() {
+            if let Parsed::Call(rec, resolved) = p {
+                tables.attach(&rec.run, resolved);
+            }
+        }
+        tables.batch_done();
         let cex = opts.counterexamples;
         let check = |p: Result<Parsed, Refusal>| {
             p.and_then(|p| check_parsed(p, imp, cex).map_err(|m| (None, m)))
@@ -483,6 +521,7 @@ pub fn check<R: BufRead>(
                 Checked::Call(rec, o) => {
                     report.calls += 1;
                     report.replayed += o.replayed as usize;
+                    report.reused += o.reused as usize;
                     let mut findings = o.findings;
                     findings.extend(cross.call(&rec, &o.run));
                     for f in findings {

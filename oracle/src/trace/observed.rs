@@ -107,11 +107,14 @@ fn list<'r>(
         (None, Some(refs)) => {
             let ds = defs(table, refs, &|| format!("$.{member}.refs"))?;
             if let Some(s) = sources {
-                s.extend(ds.iter().map(|d| Arc::clone(&d.source)));
+                s.extend(
+                    ds.iter()
+                        .filter_map(|(_, d)| d.source.as_ref().map(Arc::clone)),
+                );
             }
             Ok(ds
                 .into_iter()
-                .map(|d| (d.entry.clone(), d.size()))
+                .map(|(_, d)| (d.entry.clone(), d.size))
                 .collect())
         }
     }
@@ -149,7 +152,7 @@ pub fn resolve(
         }
         _ => {}
     }
-    let table = tables.define(&rec.run, rec.defs.take())?;
+    let table = tables.define(&rec.run, rec.defs.take(), sources)?;
     let mut builder = Builder::default();
     let keep = |l: &TraceEntries| (sources && l.refs.is_some()).then(Vec::new);
     let mut kept = (keep(&rec.history), rec.sent.as_ref().and_then(keep));

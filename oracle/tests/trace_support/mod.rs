@@ -424,6 +424,33 @@ pub fn run_records_shaped(
     out
 }
 
+/// The bench's trace (`oracle/benches/check.rs`, `docs/PERFORMANCE.md`): `runs` generated runs
+/// (seeds `0..runs`) of about `initial` messages with `per_run` calls each (default 1 to 4),
+/// written in the compact profile or self-contained (`compact == false`); with its call count.
+pub fn bench_trace(
+    runs: u64,
+    initial: usize,
+    per_run: Option<usize>,
+    compact: bool,
+) -> (String, usize) {
+    let mut text = serde_json::to_string(&header("bench")).unwrap();
+    let mut calls = 0;
+    let mut w = if compact {
+        Writer::new()
+    } else {
+        Writer::new().expanded()
+    };
+    for seed in 0..runs {
+        for (line, rec) in run_records_shaped(seed, &mut w, initial, per_run) {
+            calls += matches!(rec, Record::Call(_)) as usize;
+            text.push('\n');
+            text.push_str(&line);
+        }
+    }
+    text.push('\n');
+    (text, calls)
+}
+
 /// Two threads call one run concurrently (forked scopes, one node each, both appending the same
 /// recovered body); returns the trace (header included) and how many calls forwarded the body.
 pub fn concurrent_trace(seed: u64) -> (String, usize) {

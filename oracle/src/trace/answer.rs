@@ -1,0 +1,137 @@
+//! The SPEC's answer for a recorded call (SPEC TRC-1), and the answers a run keeps so that a
+//! call whose replay inputs equal an earlier call's is not replayed again.
+//!
+//! A replay is a pure function of its inputs: the policy, the snapshot schedule (versions and
+//! entries with their recorded sizes), the reducer's answers and the cancellation point. A
+//! retried call (the same inputs recorded again, as a host that retries a failed provider call
+//! records it) gets the same answer, so the checker keeps the last few answers of each open run
+//! ([`Answers`], at most [`Answers::CAPACITY`]) under a SHA-256 digest of those inputs ([`Key`])
+//! and reuses one whose digest matches. Only the answer is reused: every clause is still judged
+//! against the call's own record, so a retried call reports its own violations. The digest
+//! covers the inputs as the checker resolved them (for a compact record: table indices, each
+//! naming one entry of its run with one recorded size), so it is only kept within a run, and
+//! dropped with the run at its `runEnd`.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest as _, Sha256};
+
+use hybrid_compaction_model::error::ErrorKind;
+
+use super::format::Phase;
+use crate::wire::error::ErrorOutput;
+use crate::wire::output::{AssemblyOutput, DiagnosticsOutput};
+
+/// What the SPEC answers for a recorded call: the assembly result and its diagnostics, or the
+/// error (SPEC ERR-1); when the diagnostics fail after a successful assembly, both the result
+/// and that error. Also the facts the answer rests on: how many captures the SPEC's assembler
+/// made and the attempt number of each reducer invocation (SPEC TRC-1).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Answer {
+    /// The assembly result.
+    pub assembly: Option<AssemblyOutput>,
+    /// Its diagnostics.
+    pub diagnostics: Option<DiagnosticsOutput>,
+    /// The error.
+    pub error: Option<ErrorOutput>,
+    /// Captures the assembler made.
+    pub captures: usize,
+    /// The 1-based attempt number of each reducer invocation, in order.
+    pub attempts: Vec<i32>,
+    /// The token was cancelled when the assembler returned a result: the node observes it next
+    /// (SPEC NODE-3 step 8) and fails with `Cancelled`.
+    pub cancelled_after: bool,
+}
+
+impl Answer {
+    /// The error the node raises for this answer and where (SPEC NODE-3, NODE-4): the
+    /// assembler's error; else `Cancelled` when the token was cancelled by then (step 8); else a
+    /// diagnostics error (step 9); else a termination's `InvalidOperation` (step 10); else none.
+    pub fn expected_error(&self) -> Option<(ErrorKind, Phase)> {
+        let failed = |e: &ErrorOutput| Some((e.kind.0, Phase::Assembly));
+        match (&self.assembly, &self.error) {
+            (None, Some(e)) => failed(e),
+            (Some(_), _) if self.cancelled_after => Some((ErrorKind::Cancelled, Phase::Assembly)),
+            (Some(_), Some(e)) => failed(e),
+            (Some(a), None) if !a.outcome.0.is_success() => {
+                Some((ErrorKind::InvalidOperation, Phase::Terminated))
+            }
+            _ => None,
+        }
+    }
+
+    /// The diagnostics the node records (built only when it reaches step 9).
+    pub fn recorded_diagnostics(&self) -> Option<&DiagnosticsOutput> {
+        self.diagnostics.as_ref().filter(|_| !self.cancelled_after)
+    }
+}
+
+/// A digest of a replay's inputs, fed field by field: every field is written with a tag and
+/// every variable-length field with its length, so two different input sequences never write
+/// the same bytes.
+#[derive(Debug, Clone, Default)]
+pub struct Key(Sha256);
+
+impl Key {
+    /// A fresh digest.
+    pub fn new() -> Key {
+        Key::default()
+    }
+
+    /// A field tag.
+    pub fn tag(&mut self, tag: u8) -> &mut Key {
+        self.0.update([tag]);
+        self
+    }
+
+    /// A number.
+    pub fn number(&mut self, n: u64) -> &mut Key {
+        self.0.update(n.to_le_bytes());
+        self
+    }
+
+    /// A byte string, length first.
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Key {
+        self.number(b.len() as u64);
+        self.0.update(b);
+        self
+    }
+
+    /// The digest.
+    pub fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
+}
+
+/// The last few answers of one run, by the digest of their inputs (most recently used first).
+#[derive(Debug, Default)]
+pub struct Answers {
+    slots: Mutex<VecDeque<([u8; 32], Arc<Answer>)>>,
+}
+
+impl Answers {
+    /// Answers kept per run: a retried call comes soon after the call it retries.
+    pub const CAPACITY: usize = 8;
+
+    /// The answer kept under `key`, if any.
+    pub fn get(&self, key: &[u8; 32]) -> Option<Arc<Answer>> {
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let at = slots.iter().position(|(k, _)| k == key)?;
+        let hit = slots.remove(at)?;
+        let answer = Arc::clone(&hit.1);
+        slots.push_front(hit);
+        Some(answer)
+    }
+
+    /// Keeps `answer` under `key`, forgetting the least recently used answer beyond
+    /// [`Answers::CAPACITY`].
+    pub fn put(&self, key: [u8; 32], answer: Arc<Answer>) {
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        if slots.iter().any(|(k, _)| *k == key) {
+            return;
+        }
+        slots.push_front((key, answer));
+        slots.truncate(Self::CAPACITY);
+    }
+}
