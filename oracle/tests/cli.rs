@@ -3,7 +3,7 @@
 //! one error line on stderr) or exit 0 with a typed error answer, and never in a panic.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value as Json};
@@ -221,7 +221,7 @@ fn vectors_runs_the_shipped_corpus_and_prints_the_table() {
     let d = d_dir.path();
     let copied = d.join("hybrid-compaction");
     std::fs::copy(BIN, &copied).expect("copy the binary");
-    let o = run_in(&d, &["vectors", "--implementation", "model"], b"");
+    let o = run_in(d, &["vectors", "--implementation", "model"], b"");
     assert_eq!(o.code, 0, "{}", o.stderr);
     let from_disk = run(&["vectors", "vectors", "--implementation", "model"], b"");
     let table = |s: &str| {
@@ -233,7 +233,7 @@ fn vectors_runs_the_shipped_corpus_and_prints_the_table() {
     assert_eq!(table(&o.stdout), table(&from_disk.stdout));
     let moved = Command::new(&copied)
         .args(["vectors", "--implementation", "engine"])
-        .current_dir(&d)
+        .current_dir(d)
         .output()
         .expect("the copied binary runs");
     assert!(
