@@ -15,10 +15,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use hybrid_compaction_model::artifact::{ArtifactReference, REFERENCE_LEN};
+use hybrid_compaction_model::artifact::{ArtifactReference, Digest, REFERENCE_LEN};
 use hybrid_compaction_model::artifact_diagnostics::{
-    ArtifactContent, ArtifactDiagnostics, ArtifactDiagnosticsFields, ArtifactDiagnosticsRule,
-    ArtifactEvent, ArtifactOperation, ArtifactOutcome, ArtifactReason, Attribution,
+    ArtifactContent, ArtifactDiagnostics, ArtifactDiagnosticsError, ArtifactDiagnosticsFields,
+    ArtifactDiagnosticsRule, ArtifactEvent, ArtifactOperation, ArtifactOutcome, ArtifactReason,
+    Attribution,
 };
 use hybrid_compaction_model::artifact_record::{
     RecordError, RecordField, RecordFields, ReferenceRecord, DESCRIPTION_LIMIT_UTF16,
@@ -896,7 +897,9 @@ fn valid_fields() -> ArtifactDiagnosticsFields {
     }
 }
 
-/// SPEC ATR-2 (C# S83): each validation rule rejects its violation, with `InvalidArgument`.
+/// SPEC ATR-2 (C# S83): each validation rule rejects its violation, in the order listed, with
+/// the rule's kind: `OutOfRange` for a value outside its field, `InvalidArgument` for the
+/// reference id and for contradicting fields (DEP-22).
 #[test]
 fn atr_2_artifact_diagnostics_are_validated_per_operation() {
     use ArtifactDiagnosticsRule as Rule;
@@ -905,20 +908,36 @@ fn atr_2_artifact_diagnostics_are_validated_per_operation() {
         let mut f = valid_fields();
         mutate(&mut f);
         let e = ArtifactDiagnostics::new(f).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(e.kind(), e.rule.kind());
         e.rule
     };
+    let out_of_range = [
+        Rule::OutcomeFamily,
+        Rule::ReasonFamily,
+        Rule::ObservedSize,
+        Rule::ThresholdOrBudget,
+        Rule::ObservedPresence,
+    ];
+    for r in ArtifactDiagnosticsRule::ALL {
+        let expected = if out_of_range.contains(&r) {
+            ErrorKind::OutOfRange
+        } else {
+            ErrorKind::InvalidArgument
+        };
+        assert_eq!(r.kind(), expected, "{r}");
+    }
     assert_eq!(
         rule(&|f| f.operation = ArtifactOperation::Rehydration),
         Rule::OutcomeFamily
     );
     assert_eq!(
-        rule(&|f| f.reason = ArtifactReason::BelowThreshold),
-        Rule::ReasonFamily
-    );
-    assert_eq!(
         rule(&|f| f.reason = ArtifactReason::DigestVerified),
         Rule::ReasonFamily
+    );
+    // A reason of the right family but another outcome's pair (DEP-22).
+    assert_eq!(
+        rule(&|f| f.reason = ArtifactReason::BelowThreshold),
+        Rule::ReasonPair
     );
     assert_eq!(
         rule(&|f| f.content = ArtifactContent::RecoverableContextSegment),
@@ -926,7 +945,7 @@ fn atr_2_artifact_diagnostics_are_validated_per_operation() {
     );
     assert_eq!(
         rule(&|f| f.observed_utf8_byte_size = None),
-        Rule::ObservedSize
+        Rule::ObservedPresence
     );
     assert_eq!(
         rule(&|f| f.observed_utf8_byte_size = Some(-1)),
@@ -949,6 +968,22 @@ fn atr_2_artifact_diagnostics_are_validated_per_operation() {
         rule(&|f| f.attribution.input_utf8_bytes = 82),
         Rule::AttributionBytes
     );
+    // The order: a negative size is reported before a missing reference, a missing reference
+    // before a contradicting reason.
+    assert_eq!(
+        rule(&|f| {
+            f.observed_utf8_byte_size = Some(-1);
+            f.reference = None;
+        }),
+        Rule::ObservedSize
+    );
+    assert_eq!(
+        rule(&|f| {
+            f.reference = None;
+            f.reason = ArtifactReason::BelowThreshold;
+        }),
+        Rule::ReferencePresence
+    );
     // Rehydration: Missing has no observed size and always a reference.
     let missing = ArtifactDiagnosticsFields {
         operation: ArtifactOperation::Rehydration,
@@ -970,7 +1005,7 @@ fn atr_2_artifact_diagnostics_are_validated_per_operation() {
         ..missing
     })
     .unwrap_err();
-    assert_eq!(e.rule, Rule::ObservedSize);
+    assert_eq!(e.rule, Rule::ObservedPresence);
     let e = ArtifactDiagnostics::new(ArtifactDiagnosticsFields {
         reference: None,
         ..missing
@@ -990,6 +1025,201 @@ fn atr_2_artifact_diagnostics_are_validated_per_operation() {
     assert_eq!(
         ArtifactDiagnostics::new(inline).unwrap_err().rule,
         Rule::ReferencePresence
+    );
+}
+
+/// SPEC ATR-5 (C# S83, the factories `ForOffload` / `ForRehydration`): a value from given
+/// fields, the attribution computed; the reference implementation's own test cases (a missing,
+/// malformed, forbidden, wrong-prefix or uppercase reference id is `InvalidArgument`, a valid one
+/// succeeds), and the value equals the one a decision with the same facts builds.
+#[test]
+fn atr_5_artifact_diagnostics_from_given_fields() {
+    use ArtifactDiagnosticsRule as Rule;
+    use ArtifactOutcome as O;
+    use ArtifactReason as R;
+    let valid = ArtifactReference::to_content("valid reference content").to_string();
+    let digest = Digest::of("valid reference content").to_hex();
+    let offload = |outcome, reason, reference: Option<&str>| {
+        ArtifactDiagnostics::for_offload(
+            outcome,
+            ArtifactContent::ToolResult,
+            reason,
+            200,
+            100,
+            reference,
+        )
+    };
+    let refused = |r: Result<ArtifactDiagnostics, ArtifactDiagnosticsError>| {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        e.rule
+    };
+    assert_eq!(
+        refused(offload(O::Offloaded, R::ThresholdExceeded, None)),
+        Rule::ReferencePresence
+    );
+    assert_eq!(
+        refused(offload(
+            O::ExistingReference,
+            R::ExistingContentMatch,
+            Some("artifact://sha256/not-actually-hex")
+        )),
+        Rule::ReferenceMalformed
+    );
+    for (outcome, reason) in [
+        (O::Inline, R::BelowThreshold),
+        (O::Failed, R::NoAuthorizedWorkspace),
+        (O::RecoveryRequired, R::CanceledAfterWrite),
+    ] {
+        assert_eq!(
+            refused(offload(outcome, reason, Some(&valid))),
+            Rule::ReferencePresence
+        );
+    }
+    let rehydration = |outcome, reason, observed, reference: &str| {
+        ArtifactDiagnostics::for_rehydration(outcome, reason, observed, 100, reference)
+    };
+    for bad in [
+        "not-a-canonical-reference-id".to_owned(),
+        format!("artifact://sha1/{digest}"),
+        format!("artifact://sha256/{}", digest.to_uppercase()),
+        String::new(),
+        format!(" {valid}"),
+    ] {
+        assert_eq!(
+            refused(rehydration(O::Resolved, R::DigestVerified, Some(50), &bad)),
+            Rule::ReferenceMalformed,
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        refused(rehydration(
+            O::Missing,
+            R::Missing,
+            None,
+            "artifact://sha1/x"
+        )),
+        Rule::ReferenceMalformed
+    );
+    // A valid value: the attribution is ATR-1's, the value a decision builds.
+    let made = offload(O::Offloaded, R::ThresholdExceeded, Some(&valid)).unwrap();
+    assert_eq!(made.reference().map(|r| r.to_string()), Some(valid.clone()));
+    assert_eq!(
+        made.attribution(),
+        &spec::attribution::attribute(O::Offloaded, Some(200))
+    );
+    let decided = spec::attribution::decide(spec::attribution::Decision {
+        outcome: O::Offloaded,
+        reason: R::ThresholdExceeded,
+        content: ArtifactContent::ToolResult,
+        observed: Some(200),
+        threshold_or_budget: 100,
+        reference: Some(ArtifactReference::to_content("valid reference content")),
+    })
+    .unwrap();
+    assert_eq!(*decided, made);
+    let resolved = rehydration(O::Resolved, R::DigestVerified, Some(12), &valid).unwrap();
+    assert_eq!(
+        resolved.content(),
+        ArtifactContent::RecoverableContextSegment
+    );
+    assert_eq!(resolved.attribution().input_utf8_bytes, 82);
+    assert_eq!(resolved.attribution().output_utf8_bytes, Some(12));
+    // Kinds the reference implementation raises as out-of-range: a family, a number, a
+    // resolved body without its size.
+    let out_of_range = |r: Result<ArtifactDiagnostics, ArtifactDiagnosticsError>| {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::OutOfRange);
+        e.rule
+    };
+    assert_eq!(
+        out_of_range(offload(O::Resolved, R::ThresholdExceeded, Some(&valid))),
+        Rule::OutcomeFamily
+    );
+    assert_eq!(
+        out_of_range(offload(O::Offloaded, R::DigestVerified, Some(&valid))),
+        Rule::ReasonFamily
+    );
+    assert_eq!(
+        out_of_range(ArtifactDiagnostics::for_offload(
+            O::Inline,
+            ArtifactContent::ToolResult,
+            R::BelowThreshold,
+            -1,
+            100,
+            None
+        )),
+        Rule::ObservedSize
+    );
+    assert_eq!(
+        out_of_range(ArtifactDiagnostics::for_rehydration(
+            O::Stale,
+            R::DigestMismatch,
+            Some(3),
+            0,
+            &valid
+        )),
+        Rule::ThresholdOrBudget
+    );
+    assert_eq!(
+        out_of_range(rehydration(O::Resolved, R::DigestVerified, None, &valid)),
+        Rule::ObservedPresence
+    );
+    // DEP-22: what the reference implementation's factories accept and no decision builds.
+    assert_eq!(
+        refused(offload(O::Inline, R::ThresholdExceeded, None)),
+        Rule::ReasonPair
+    );
+    assert_eq!(
+        refused(ArtifactDiagnostics::for_offload(
+            O::Inline,
+            ArtifactContent::RecoverableContextSegment,
+            R::BelowThreshold,
+            3,
+            100,
+            None
+        )),
+        Rule::Content
+    );
+}
+
+/// SPEC DEP-22: the values the reference implementation's factories accept but no decision
+/// builds are refused, and every value a decision builds is accepted by the factory with the
+/// same facts.
+#[test]
+fn dep_22_factories_accept_exactly_the_values_decisions_build() {
+    for (diagnostics, _) in every_decision("é€😀") {
+        let d = *diagnostics;
+        let reference = d.reference().map(|r| r.to_string());
+        let rebuilt = match d.operation() {
+            ArtifactOperation::Offload => ArtifactDiagnostics::for_offload(
+                d.outcome(),
+                d.content(),
+                d.reason(),
+                d.observed_utf8_byte_size().unwrap(),
+                d.configured_threshold_or_budget(),
+                reference.as_deref(),
+            ),
+            ArtifactOperation::Rehydration => ArtifactDiagnostics::for_rehydration(
+                d.outcome(),
+                d.reason(),
+                d.observed_utf8_byte_size(),
+                d.configured_threshold_or_budget(),
+                reference.as_deref().unwrap(),
+            ),
+        };
+        assert_eq!(rebuilt, Ok(d));
+    }
+    let missing_with_size = ArtifactDiagnostics::for_rehydration(
+        ArtifactOutcome::Missing,
+        ArtifactReason::Missing,
+        Some(4),
+        10,
+        &ArtifactReference::to_content("b").to_string(),
+    );
+    assert_eq!(
+        missing_with_size.unwrap_err().rule,
+        ArtifactDiagnosticsRule::ObservedPresence
     );
 }
 

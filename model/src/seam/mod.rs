@@ -43,6 +43,7 @@ pub use node::{
 };
 
 use crate::analysis::ToolExchangeAnalysis;
+use crate::artifact_diagnostics::{ArtifactDiagnostics, ArtifactDiagnosticsError, ArtifactGiven};
 use crate::assembly::{AssemblyError, AssemblyResult, Reducer};
 use crate::cancel::CancellationToken;
 use crate::capability::{
@@ -185,6 +186,16 @@ pub trait Implementation: Sync {
     /// records through the one vocabulary type, so both answer with its checks.
     fn validate_record(&self, fields: &RecordFields) -> Result<(), AssemblyError> {
         fields.validate()
+    }
+
+    // ----------------------------------------------------------------------- ATR --
+    /// The artifact-diagnostics factories (SPEC ATR-5). Both implementations build artifact
+    /// diagnostics through the one vocabulary type, so both answer with its checks.
+    fn artifact_diagnostics(
+        &self,
+        given: &ArtifactGiven,
+    ) -> Result<ArtifactDiagnostics, ArtifactDiagnosticsError> {
+        given.build()
     }
 
     // ----------------------------------------------------------------------- CAP --
