@@ -361,6 +361,11 @@ fn table() -> Vec<Bad> {
         bad("offload factory without an observed size", text(json!({"op": "artifactDiagnostics", "operation": "Offload", "outcome": "Inline", "content": "ToolResult", "reason": "BelowThreshold", "configuredThresholdOrBudget": 1})), "$.observedUtf8ByteSize", "an offload always observes a size", Cannot("factory parameters")),
         bad("rehydration factory given a content", text(json!({"op": "artifactDiagnostics", "operation": "Rehydration", "outcome": "Missing", "content": "ToolResult", "reason": "Missing", "configuredThresholdOrBudget": 1, "referenceId": "r"})), "$.content", "always RecoverableContextSegment", Cannot("factory parameters")),
         bad("rehydration factory without a reference id", text(json!({"op": "artifactDiagnostics", "operation": "Rehydration", "outcome": "Missing", "reason": "Missing", "configuredThresholdOrBudget": 1})), "$.referenceId", "always names the reference it resolves", Cannot("factory parameters")),
+        // ---- configure: the upstream compaction switch (SPEC CFG-5)
+        bad("upstream strategy a string", text(json!({"op": "configure", "enabled": false, "upstreamCompaction": {"enabled": true, "strategy": "yes"}})), "$.upstreamCompaction.strategy", "expected true or false, got the string", Rejects),
+        bad("upstream budget a fraction", text(json!({"op": "configure", "enabled": false, "upstreamCompaction": {"enabled": true, "maxOutputTokens": 1.5}})), "$.upstreamCompaction.maxOutputTokens", "expected a signed 32-bit integer", Rejects),
+        bad("upstream switch missing", text(json!({"op": "configure", "enabled": false, "upstreamCompaction": {"strategy": true}})), "$.upstreamCompaction:", "missing member `enabled`", Rejects),
+        bad("upstream unknown member", text(json!({"op": "configure", "enabled": false, "upstreamCompaction": {"enabled": true, "tokens": 5}})), "$.upstreamCompaction.tokens", "unknown member `tokens`", Rejects),
         // ---- select / evaluate / analyze
         bad("select with neither entries nor transcript", text(json!({"op": "select", "policy": p})), "$:", "missing member `entries` (or `transcript`)", Rejects),
         bad("evaluate with entries and transcript", text(json!({"op": "evaluate", "policy": p, "entries": [], "transcript": {"format": "langchain", "messages": []}})), "$:", "mutually exclusive", Rejects),

@@ -27,6 +27,7 @@ use hybrid_compaction_model::capability::{
 };
 use hybrid_compaction_model::classifier::{AdaptError, Classifier};
 use hybrid_compaction_model::composition::CompositionError;
+use hybrid_compaction_model::configuration::ConfigurationError;
 use hybrid_compaction_model::diagnostics::{Contribution, Diagnostics};
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::error::TypedError;
@@ -37,6 +38,7 @@ use hybrid_compaction_model::seam::{
     BoxedUpstream, ComposeInput, Composition, Implementation, LeaseWorld, NodeWorld, ProfileParts,
     ReporterFields, TrustInput, TrustReport,
 };
+use hybrid_compaction_model::seam::{BundleFacts, ConfigureInput, ConfigureReport};
 use hybrid_compaction_model::selection::PreservationSelection;
 use hybrid_compaction_model::snapshot::SnapshotProvider;
 use hybrid_compaction_model::trust::{BindingAccessor, PartialTrustConfiguration, TrustBinding};
@@ -181,6 +183,25 @@ impl Implementation for Engine {
     }
     fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
         composition::trust(input)
+    }
+    fn configure(&self, input: ConfigureInput) -> Result<ConfigureReport, ConfigurationError> {
+        let c = crate::compose::configuration::configure(
+            input.enabled,
+            input.options,
+            input.upstream,
+            &input.client,
+        )?;
+        Ok(ConfigureReport {
+            report: c.report,
+            dispositions: c.dispositions,
+            compaction: c.compaction.map(|b| BundleFacts {
+                policy: b.profile.policy,
+                runs: b.runs,
+                trust_binding: b.trust_binding,
+                capability_resolver_consulted: b.capability_resolver_consulted,
+                placement: b.placement,
+            }),
+        })
     }
     fn lease_world(&self) -> Box<dyn LeaseWorld> {
         Box::new(leases::Flows::default())

@@ -25,7 +25,8 @@ use hybrid_compaction_model::composition::{
 };
 use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::seam::{
-    AssemblyScript, ComposeInput, Composition, ScriptedAccessor, TrustInput, TrustReport,
+    AssemblyScript, ComposeInput, Composition, ConfigureInput, ScriptedAccessor, TrustInput,
+    TrustReport,
 };
 use hybrid_compaction_model::trust::{
     AttemptEnd, AttemptEvent, BindingAccessor, Owners, PartialTrustConfiguration, TrustBinding,
@@ -1005,4 +1006,207 @@ proptest! {
             _ => prop_assert_eq!(got.unwrap_err().kind(), ErrorKind::InvalidArgument),
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CFG: the public configuration path, on both implementations
+
+fn public_input(
+    enabled: bool,
+    options: bool,
+    upstream: configuration::UpstreamCompaction,
+) -> ConfigureInput {
+    ConfigureInput {
+        enabled,
+        options: options.then_some(configuration::PublicOptions {
+            hard_limit_bytes: 1000,
+            trigger_margin_bytes: 10,
+            recent_message_retention_count: 1,
+            maximum_compaction_attempts: 3,
+            upstream_reducer: Some(MessageCountingReducer { target_count: 2 }),
+        }),
+        upstream,
+        client: ClientChain::default(),
+    }
+}
+
+fn upstream(
+    enabled: bool,
+    strategy: bool,
+    budgets: (Option<i32>, Option<i32>),
+) -> configuration::UpstreamCompaction {
+    configuration::UpstreamCompaction {
+        enabled,
+        strategy,
+        max_context_window_tokens: budgets.0,
+        max_output_tokens: budgets.1,
+    }
+}
+
+/// SPEC CFG-5 (C# S84, S85; the reference's report tests): the upstream framework's switch is
+/// checked first (budgets positive, output below the window, a backing when on), and the report's
+/// two compaction rows carry their fixed limitation texts and backings; the switches are
+/// independent.
+#[test]
+fn cfg_5_the_upstream_compaction_switch_is_checked_and_reported() {
+    use configuration::{BundleFeature, ConfigurationError as E, DefaultSource, TokenBudget};
+    let err = |i: ConfigureInput| {
+        let e = imp().configure(i).unwrap_err();
+        (e.clone(), e.kind())
+    };
+    // Checks in order, before CFG-2's (the hybrid switch without options would fail too).
+    assert_eq!(
+        err(public_input(
+            true,
+            false,
+            upstream(true, false, (Some(0), Some(-1)))
+        )),
+        (
+            E::TokenBudget(TokenBudget::MaxContextWindowTokens),
+            ErrorKind::OutOfRange
+        )
+    );
+    assert_eq!(
+        err(public_input(
+            true,
+            false,
+            upstream(false, false, (None, Some(0)))
+        )),
+        (
+            E::TokenBudget(TokenBudget::MaxOutputTokens),
+            ErrorKind::OutOfRange
+        )
+    );
+    assert_eq!(
+        err(public_input(
+            true,
+            false,
+            upstream(true, true, (Some(8), Some(8)))
+        )),
+        (
+            E::OutputBudgetNotBelowContextWindow,
+            ErrorKind::InvalidArgument
+        )
+    );
+    assert_eq!(
+        err(public_input(
+            true,
+            false,
+            upstream(true, false, (Some(8), None))
+        )),
+        (
+            E::UpstreamCompactionWithoutBacking,
+            ErrorKind::InvalidArgument
+        )
+    );
+    assert_eq!(
+        err(public_input(
+            true,
+            false,
+            upstream(false, false, (None, None))
+        )),
+        (E::EnabledWithoutOptions, ErrorKind::InvalidArgument)
+    );
+    // The rows: the upstream compaction's per-turn limitation, backed by the budgets.
+    let on = imp()
+        .configure(public_input(
+            false,
+            false,
+            upstream(true, false, (Some(16000), Some(1024))),
+        ))
+        .unwrap();
+    let [u, h] = on.dispositions;
+    assert_eq!(u.feature, BundleFeature::Compaction);
+    assert_eq!(
+        (u.requested, u.effective, u.backing),
+        (
+            configuration::RequestedState::RequestedEnabled,
+            configuration::EffectiveState::Enabled,
+            DefaultSource::UpstreamDefault
+        )
+    );
+    assert!(u.limitation.unwrap().contains("once per agent turn"));
+    assert!(u.backing_description.unwrap().contains("token budgets"));
+    assert_eq!(
+        h,
+        configuration::FeatureDisposition::disabled(BundleFeature::HybridCompaction)
+    );
+    assert!(on.compaction.is_none());
+    // A strategy backs it without budgets; hybrid compaction on alone, and both on.
+    let strategy = imp()
+        .configure(public_input(true, true, upstream(true, true, (None, None))))
+        .unwrap();
+    let [u, h] = strategy.dispositions;
+    assert_eq!(u.backing, DefaultSource::CallerSupplied);
+    assert!(u
+        .backing_description
+        .unwrap()
+        .contains("CompactionStrategy"));
+    assert_eq!(h.effective, configuration::EffectiveState::Enabled);
+    assert!(h.limitation.unwrap().contains("UTF-8 bytes"));
+    assert_eq!(h.backing, DefaultSource::CallerSupplied);
+    assert!(h.backing_description.unwrap().contains("innermost"));
+    assert!(strategy.compaction.is_some());
+    let hybrid_alone = imp()
+        .configure(public_input(
+            true,
+            true,
+            upstream(false, false, (None, None)),
+        ))
+        .unwrap();
+    assert_eq!(
+        hybrid_alone.dispositions[0],
+        configuration::FeatureDisposition::disabled(BundleFeature::Compaction)
+    );
+    assert_eq!(hybrid_alone.dispositions[1], h);
+    // Budgets without the switch are checked but report nothing.
+    let off = imp()
+        .configure(public_input(
+            false,
+            false,
+            upstream(false, false, (Some(9), Some(2))),
+        ))
+        .unwrap();
+    assert_eq!(
+        off.dispositions,
+        [
+            configuration::FeatureDisposition::disabled(BundleFeature::Compaction),
+            configuration::FeatureDisposition::disabled(BundleFeature::HybridCompaction)
+        ]
+    );
+}
+
+/// SPEC CFG-2, CFG-3 on both implementations: the checks and the public defaults.
+#[test]
+fn cfg_2_cfg_3_the_public_path_on_both_implementations() {
+    use configuration::ConfigurationError as E;
+    let none = upstream(false, false, (None, None));
+    let mut existing = public_input(true, true, none);
+    existing.client = ClientChain {
+        components: vec![ClientComponent::Compaction],
+    };
+    assert_eq!(
+        imp().configure(existing).unwrap_err(),
+        E::ExistingCompactionComponent
+    );
+    assert_eq!(
+        imp()
+            .configure(public_input(false, true, none))
+            .unwrap_err(),
+        E::OptionsWithoutEnabled
+    );
+    let mut no_reducer = public_input(true, true, none);
+    no_reducer.options.as_mut().unwrap().upstream_reducer = None;
+    assert_eq!(imp().configure(no_reducer).unwrap_err(), E::MissingReducer);
+    let c = imp()
+        .configure(public_input(true, true, none))
+        .unwrap()
+        .compaction
+        .unwrap();
+    assert_eq!(c.policy.preservation_label(), "foundry-harness-bundle");
+    assert_eq!(c.policy.preservation_version(), 1);
+    assert_eq!(c.policy.estimator().unit(), MeasurementUnit::Utf8Bytes);
+    assert_eq!(c.policy.trigger_threshold(), 990);
+    assert_eq!(c.runs, RunCoordination::CallLocal);
+    assert!(!c.trust_binding && !c.capability_resolver_consulted);
 }

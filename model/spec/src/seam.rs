@@ -14,6 +14,7 @@ use hybrid_compaction_model::classifier::{AdaptError, Classifier};
 use hybrid_compaction_model::composition::{
     ClientChain, CompositionError, NodeFactory, RunCoordination, StaticSnapshotIntegration,
 };
+use hybrid_compaction_model::configuration::ConfigurationError;
 use hybrid_compaction_model::diagnostics::{Contribution, Diagnostics};
 use hybrid_compaction_model::entry::{Entry, EntryId};
 use hybrid_compaction_model::error::{ErrorKind, TypedError};
@@ -26,6 +27,7 @@ use hybrid_compaction_model::seam::{
     AssemblyScript, AttemptFailure, BoxedUpstream, ComposeInput, Composition, Implementation,
     LeaseWorld, NodeWorld, ProfileParts, ReporterFields, ScriptedAccessor, TrustInput, TrustReport,
 };
+use hybrid_compaction_model::seam::{BundleFacts, ConfigureInput, ConfigureReport};
 use hybrid_compaction_model::selection::PreservationSelection;
 use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
 use hybrid_compaction_model::trust::{
@@ -262,6 +264,25 @@ impl Implementation for Model {
     }
     fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
         attempt(input)
+    }
+    fn configure(&self, input: ConfigureInput) -> Result<ConfigureReport, ConfigurationError> {
+        let c = crate::configuration::configure_bundle(
+            input.enabled,
+            input.options,
+            input.upstream,
+            &input.client,
+        )?;
+        Ok(ConfigureReport {
+            report: c.report,
+            dispositions: c.dispositions,
+            compaction: c.compaction.map(|b| BundleFacts {
+                policy: b.profile.policy,
+                runs: b.runs,
+                trust_binding: b.trust_binding,
+                capability_resolver_consulted: b.capability_resolver_consulted,
+                placement: b.placement,
+            }),
+        })
     }
     fn lease_world(&self) -> Box<dyn LeaseWorld> {
         Box::new(crate::flows::Flows::default())

@@ -9,10 +9,14 @@ use super::BoxedUpstream;
 use crate::capability::CapabilityProfile;
 use crate::classifier::Classifier;
 use crate::composition::{ClientChain, CompositionStatus, RunCoordination};
+use crate::configuration::{
+    EffectiveDefault, FeatureDisposition, HistoryPlacement, PublicOptions, UpstreamCompaction,
+};
 use crate::entry::Entry;
 use crate::error::ErrorKind;
 use crate::estimator::Estimator;
 use crate::policy::{Policy, PolicySpec};
+use crate::reducers::MessageCountingReducer;
 use crate::snapshot::SnapshotProvider;
 use crate::trust::{
     AttemptEnd, AttemptEvent, BindingAccessor, Owners, TrustBinding, TrustContext, TrustStatus,
@@ -202,4 +206,47 @@ impl BindingAccessor for ScriptedAccessor {
         *calls += 1;
         self.answers.get(k).cloned().flatten()
     }
+}
+
+/// The inputs of one public configuration (SPEC CFG-2, CFG-5): the switch, the options (their
+/// reducer, when supplied, a message-counting one), the upstream framework's compaction switch
+/// and the client chain.
+#[derive(Debug, Clone)]
+pub struct ConfigureInput {
+    /// `EnableHybridCompaction`.
+    pub enabled: bool,
+    /// `HybridCompactionOptions`.
+    pub options: Option<PublicOptions<MessageCountingReducer>>,
+    /// The upstream framework's compaction switch (SPEC CFG-5).
+    pub upstream: UpstreamCompaction,
+    /// The client chain.
+    pub client: ClientChain,
+}
+
+/// What a public configuration reports (SPEC CFG-3, CFG-5), as plain values.
+#[derive(Debug, Clone)]
+pub struct ConfigureReport {
+    /// The hybrid compaction row of the effective-defaults report (SPEC CFG-3).
+    pub report: EffectiveDefault,
+    /// The two compaction rows (SPEC CFG-5).
+    pub dispositions: [FeatureDisposition; 2],
+    /// The compaction installed, if any.
+    pub compaction: Option<BundleFacts>,
+}
+
+/// The compaction the public path installs (SPEC CFG-3, CFG-4): its policy (with the public
+/// defaults) and the facts of its installation. Its classifier and integration are always the
+/// content-hash classifier (CLS-2) and the static integration (SNAP-3).
+#[derive(Debug, Clone)]
+pub struct BundleFacts {
+    /// The policy, with the public path's defaults.
+    pub policy: Policy,
+    /// Always call-local runs.
+    pub runs: RunCoordination,
+    /// Always `false`: no trust binding.
+    pub trust_binding: bool,
+    /// Always `false`: the capability resolver is not consulted.
+    pub capability_resolver_consulted: bool,
+    /// Where the node sits (SPEC CFG-4).
+    pub placement: HistoryPlacement,
 }

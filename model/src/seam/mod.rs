@@ -33,8 +33,8 @@ pub mod node;
 use std::sync::Arc;
 
 pub use composition::{
-    AssemblyScript, AttemptFailure, ComposeInput, Composition, Integration, ProfileParts,
-    ScriptedAccessor, TrustInput, TrustReport,
+    AssemblyScript, AttemptFailure, BundleFacts, ComposeInput, Composition, ConfigureInput,
+    ConfigureReport, Integration, ProfileParts, ScriptedAccessor, TrustInput, TrustReport,
 };
 pub use leases::{Admission, Entered, LeaseWorld, RunView};
 pub use node::{
@@ -51,6 +51,7 @@ use crate::capability::{
 };
 use crate::classifier::{AdaptError, Classifier};
 use crate::composition::CompositionError;
+use crate::configuration::ConfigurationError;
 use crate::diagnostics::{Contribution, Diagnostics, RecordFields};
 use crate::entry::{Entry, EntryId};
 use crate::error::TypedError;
@@ -218,6 +219,10 @@ pub trait Implementation: Sync {
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError>;
     /// One guarded provider call (SPEC TRU-1 .. TRU-3).
     fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration>;
+
+    // ----------------------------------------------------------------------- CFG --
+    /// The public configuration path (SPEC CFG-1 .. CFG-5).
+    fn configure(&self, input: ConfigureInput) -> Result<ConfigureReport, ConfigurationError>;
 
     // ------------------------------------------------------------------ LSE, NODE --
     /// A fresh lease world: one flow (0), no run (SPEC LSE-6).
