@@ -366,6 +366,10 @@ fn table() -> Vec<Bad> {
         bad("upstream budget a fraction", text(json!({"op": "configure", "enabled": false, "upstreamCompaction": {"enabled": true, "maxOutputTokens": 1.5}})), "$.upstreamCompaction.maxOutputTokens", "expected a signed 32-bit integer", Rejects),
         bad("upstream switch missing", text(json!({"op": "configure", "enabled": false, "upstreamCompaction": {"strategy": true}})), "$.upstreamCompaction:", "missing member `enabled`", Rejects),
         bad("upstream unknown member", text(json!({"op": "configure", "enabled": false, "upstreamCompaction": {"enabled": true, "tokens": 5}})), "$.upstreamCompaction.tokens", "unknown member `tokens`", Rejects),
+        // ---- compose: the provider composer (SPEC CMP-5)
+        bad("unknown composer", text(json!({"op": "compose", "composer": "agent"})), "$.composer", "unknown name `agent`, expected `compaction` or `provider`", Rejects),
+        bad("composer context a string", text(json!({"op": "compose", "composer": "provider", "context": "none"})), "$.context", "expected an object, got the string", Rejects),
+        bad("a context for the narrow composer", text(json!({"op": "compose", "context": null})), "$.context", "only the provider composer", Cannot("provider context")),
         // ---- select / evaluate / analyze
         bad("select with neither entries nor transcript", text(json!({"op": "select", "policy": p})), "$:", "missing member `entries` (or `transcript`)", Rejects),
         bad("evaluate with entries and transcript", text(json!({"op": "evaluate", "policy": p, "entries": [], "transcript": {"format": "langchain", "messages": []}})), "$:", "mutually exclusive", Rejects),

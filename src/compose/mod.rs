@@ -33,5 +33,5 @@ pub mod configuration;
 
 pub use crate::node::trust;
 pub use capability::{effective_state, is_executable, is_requested};
-pub use composition::{compose, Composed, Composition};
+pub use composition::{compose, compose_provider, Composed, Composition, ProviderComposed};
 pub use trust::{configure, revalidate};

@@ -5,7 +5,9 @@
 use std::sync::{Arc, Mutex};
 
 use hybrid_compaction_model::cancel::CancellationToken;
-use hybrid_compaction_model::composition::{CompositionError, CompositionStatus};
+use hybrid_compaction_model::composition::{
+    ClientChain, CompositionError, CompositionStatus, HybridProfile,
+};
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{
@@ -14,19 +16,24 @@ use hybrid_compaction_model::reducers::{
 use hybrid_compaction_model::seam::composition::{context_of, default_binding, fixed_policy};
 use hybrid_compaction_model::seam::{
     AssemblyScript, AttemptFailure, BoxedUpstream, ComposeInput, Composition, ProfileParts,
-    ScriptedAccessor, TrustInput, TrustReport,
+    ProviderReport, ScriptedAccessor, TrustInput, TrustReport,
 };
 use hybrid_compaction_model::trust::{
-    AttemptEnd, AttemptEvent, BindingAccessor, PartialTrustConfiguration,
+    AttemptEnd, AttemptEvent, BindingAccessor, PartialTrustConfiguration, TrustContext,
 };
 
-use crate::compose::composition::compose as compose_agent;
+use crate::compose::composition::{
+    compose as compose_agent, compose_provider as compose_agent_provider, Composed,
+    ProviderComposed,
+};
 use crate::compose::Composition as Request;
+use crate::engine::classify::ContentHashClassifier;
 use crate::engine::estimate::Utf8ContextEstimator;
 use crate::lease::RunScope;
 use crate::node::{
     select, ChatClient, CompactionEvent, EventKind, NodeError, NodeOptions, NodeSelection,
     ProgressSink, ProviderError, Reporter, ReporterIdentity, SnapshotIntegration,
+    StaticIntegration,
 };
 
 /// A provider that accepts everything and counts calls.
@@ -89,19 +96,21 @@ pub fn default_profile(policy: Policy, reducer: BoxedUpstream<'static>) -> Profi
     }
 }
 
-/// One composition (SPEC CMP-3, CMP-4) with a counting client.
-pub fn compose(input: ComposeInput) -> Result<Composition, CompositionError> {
-    let binding = default_binding();
-    let accessor = ScriptedAccessor::always(context_of(&binding));
-    let chain = input.client.clone().unwrap_or_default();
-    let composed = compose_agent(Request {
-        client: input.client.map(|_| CountingClient::default()),
-        chain: &chain,
+/// The library's composition request for `input`: a counting client, the default binding, an
+/// accessor always answering `context`, the default-strategies profile over the fixed policy.
+fn request<'a>(
+    input: &'a ComposeInput,
+    chain: &'a ClientChain,
+    context: Option<TrustContext>,
+) -> Request<'a, CountingClient, WireProfile> {
+    Request {
+        client: input.client.as_ref().map(|_| CountingClient::default()),
+        chain,
         capabilities: input.profile.as_ref(),
-        execution_binding: input.binding.then_some(binding),
+        execution_binding: input.binding.then(default_binding),
         accessor: input
             .accessor
-            .then(|| Arc::new(accessor) as Arc<dyn BindingAccessor>),
+            .then(|| Arc::new(ScriptedAccessor::new(vec![context])) as Arc<dyn BindingAccessor>),
         session_id: &input.session_id,
         hybrid_profile: input.hybrid_profile.then(|| {
             crate::compose::composition::default_profile(
@@ -110,11 +119,41 @@ pub fn compose(input: ComposeInput) -> Result<Composition, CompositionError> {
             )
         }),
         reporter: None,
-    })?;
+    }
+}
+
+/// The default-strategies profile the wire composes with.
+type WireProfile = HybridProfile<MessageCountingReducer, ContentHashClassifier, StaticIntegration>;
+
+/// One composition (SPEC CMP-3, CMP-4) with a counting client.
+pub fn compose(input: ComposeInput) -> Result<Composition, CompositionError> {
+    let chain = input.client.clone().unwrap_or_default();
+    let context = context_of(&default_binding());
+    let composed = compose_agent(request(&input, &chain, Some(context)))?;
     Ok(Composition {
         status: composed.status(),
         nodes: u32::from(composed.status() == CompositionStatus::Success),
         runs: composed.runs(),
+    })
+}
+
+/// One provider composition (SPEC CMP-5) with a counting client.
+pub fn compose_provider(
+    input: ComposeInput,
+    context: Option<TrustContext>,
+) -> Result<ProviderReport, CompositionError> {
+    let chain = input.client.clone().unwrap_or_default();
+    let composed = compose_agent_provider(request(&input, &chain, context))?;
+    let (binding, agent, inner) = match &composed {
+        ProviderComposed::Built(inner) => (None, true, Some(inner)),
+        ProviderComposed::Refused { binding, .. } => (*binding, false, None),
+    };
+    Ok(ProviderReport {
+        status: composed.status(),
+        binding,
+        agent,
+        nodes: u32::from(inner.is_some_and(|c| c.status() == CompositionStatus::Success)),
+        runs: inner.and_then(Composed::runs),
     })
 }
 

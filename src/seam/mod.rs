@@ -38,9 +38,10 @@ use hybrid_compaction_model::seam::{
     BoxedUpstream, ComposeInput, Composition, Implementation, LeaseWorld, NodeWorld, ProfileParts,
     ReporterFields, TrustInput, TrustReport,
 };
-use hybrid_compaction_model::seam::{BundleFacts, ConfigureInput, ConfigureReport};
+use hybrid_compaction_model::seam::{BundleFacts, ConfigureInput, ConfigureReport, ProviderReport};
 use hybrid_compaction_model::selection::PreservationSelection;
 use hybrid_compaction_model::snapshot::SnapshotProvider;
+use hybrid_compaction_model::trust::TrustContext;
 use hybrid_compaction_model::trust::{BindingAccessor, PartialTrustConfiguration, TrustBinding};
 use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::VerificationResult;
@@ -183,6 +184,13 @@ impl Implementation for Engine {
     }
     fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
         composition::trust(input)
+    }
+    fn compose_provider(
+        &self,
+        input: ComposeInput,
+        context: Option<TrustContext>,
+    ) -> Result<ProviderReport, CompositionError> {
+        composition::compose_provider(input, context)
     }
     fn configure(&self, input: ConfigureInput) -> Result<ConfigureReport, ConfigurationError> {
         let c = crate::compose::configuration::configure(

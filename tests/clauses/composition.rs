@@ -25,8 +25,8 @@ use hybrid_compaction_model::composition::{
 };
 use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::seam::{
-    AssemblyScript, ComposeInput, Composition, ConfigureInput, ScriptedAccessor, TrustInput,
-    TrustReport,
+    AssemblyScript, ComposeInput, Composition, ConfigureInput, ProviderReport, ScriptedAccessor,
+    TrustInput, TrustReport,
 };
 use hybrid_compaction_model::trust::{
     AttemptEnd, AttemptEvent, BindingAccessor, Owners, PartialTrustConfiguration, TrustBinding,
@@ -500,6 +500,151 @@ fn cmp_3_mismatches_are_decided_before_executability_and_the_chain() {
 }
 
 // -------------------------------------------------------------------------------- TRU ----
+
+/// The context of the binding the seam composes with (its default binding).
+fn composed_context() -> Option<TrustContext> {
+    Some(hybrid_compaction_model::seam::composition::context_of(
+        &hybrid_compaction_model::seam::composition::default_binding(),
+    ))
+}
+
+/// The provider composer's report of `input` with the accessor answering `context`.
+fn provide(input: ComposeInput, context: Option<TrustContext>) -> ProviderReport {
+    imp().compose_provider(input, context).unwrap()
+}
+
+#[test]
+fn cmp_5_the_provider_composer_validates_the_binding_and_maps_the_statuses() {
+    // SPEC CMP-5 (C# S74 "validates the execution binding first, maps failures to Compaction…
+    // statuses before any agent is built"): the mapping of every narrow status, an agent exactly
+    // on Success (with a node only when compaction succeeded), no agent and no node otherwise.
+    use composition::ProviderCompositionStatus as P;
+    let report = |s: &Setup, hybrid: bool| provide(s.input(hybrid), composed_context());
+    let enabled = Setup::new(enabled_compaction());
+    assert_eq!(
+        report(&enabled, true),
+        ProviderReport {
+            status: P::Success,
+            binding: None,
+            agent: true,
+            nodes: 1,
+            runs: Some(RunCoordination::SharedWithAgent),
+        }
+    );
+    let r = report(&enabled, false);
+    assert_eq!(
+        (r.status, r.agent, r.nodes),
+        (P::CompactionCapabilityEnabledWithoutProfile, false, 0)
+    );
+    let not_requested = Setup::new(Some(compaction(false, Some(DeliveryPhase::G5))));
+    let r = report(&not_requested, true);
+    assert_eq!(
+        (r.status, r.agent, r.nodes),
+        (
+            P::CompactionProfileSuppliedWithoutCapabilityEnabled,
+            false,
+            0
+        )
+    );
+    // Compaction Disabled: the agent is built without a node.
+    assert_eq!(
+        report(&not_requested, false),
+        ProviderReport {
+            status: P::Success,
+            binding: None,
+            agent: true,
+            nodes: 0,
+            runs: None,
+        }
+    );
+    let mut incoherent = Setup::new(enabled_compaction());
+    incoherent.capabilities.history_coherent = false;
+    let r = report(&incoherent, true);
+    assert_eq!(
+        (r.status, r.agent),
+        (P::CompactionProfileNotExecutable, false)
+    );
+    assert_eq!(
+        report(&Setup::new(None), true).status,
+        P::CompactionProfileNotExecutable
+    );
+    let mut second = Setup::new(enabled_compaction());
+    second.chain.components.push(ClientComponent::Compaction);
+    let r = report(&second, true);
+    assert_eq!(
+        (r.status, r.agent, r.nodes),
+        (P::CompactionExistingComponent, false, 0)
+    );
+    // The fixed mapping, status by status.
+    for s in CompositionStatus::ALL {
+        let mapped = P::of(s);
+        let expected = match s {
+            CompositionStatus::Disabled | CompositionStatus::Success => P::Success,
+            other => P::from_name(&format!("Compaction{}", other.name()))
+                .or_else(|| P::from_name("CompactionExistingComponent"))
+                .unwrap(),
+        };
+        assert_eq!(mapped, expected, "{s}");
+    }
+}
+
+#[test]
+fn cmp_5_tru_2_the_execution_binding_is_validated_first() {
+    // SPEC CMP-5 step 2: TRU-2's checks against the accessor's current context, before the
+    // compaction statuses: a failure is ExecutionBindingInvalid with its reason, no agent.
+    use composition::ProviderCompositionStatus as P;
+    let mut second = Setup::new(enabled_compaction());
+    second.chain.components.push(ClientComponent::Compaction);
+    let invalid = |input: ComposeInput, context, status| {
+        let r = provide(input, context);
+        assert_eq!(
+            (r.status, r.binding, r.agent, r.nodes),
+            (P::ExecutionBindingInvalid, Some(status), false, 0)
+        );
+    };
+    invalid(second.input(true), None, TrustStatus::MissingContext);
+    invalid(
+        second.input(true),
+        ctx("user-2", "orch-1", Some(1)),
+        TrustStatus::IdentityMismatch,
+    );
+    invalid(
+        second.input(false),
+        ctx("user-1", "orch-1", None),
+        TrustStatus::MissingWorkspace,
+    );
+    invalid(
+        second.input(true),
+        ctx("user-1", "orch-1", Some(2)),
+        TrustStatus::WorkspaceMismatch,
+    );
+    for session in ["session-2", " "] {
+        let mut input = second.input(true);
+        input.session_id = session.into();
+        invalid(input, composed_context(), TrustStatus::SessionMismatch);
+    }
+    // The missing inputs of CMP-3 step 1 are errors before the binding is validated.
+    let mut no_binding = second.input(true);
+    no_binding.binding = false;
+    assert_eq!(
+        imp().compose_provider(no_binding, None),
+        Err(CompositionError::Missing(
+            CompositionInput::ExecutionBinding
+        ))
+    );
+    let mut no_accessor = second.input(true);
+    no_accessor.accessor = false;
+    assert_eq!(
+        imp().compose_provider(no_accessor, None),
+        Err(CompositionError::Missing(CompositionInput::BindingAccessor))
+    );
+    let mut no_client = second.input(true);
+    no_client.client = None;
+    assert_eq!(
+        imp().compose_provider(no_client, None),
+        Err(CompositionError::Missing(CompositionInput::Client))
+    );
+}
 
 #[test]
 fn tru_1_dep_15_the_trust_configuration_is_all_or_nothing() {

@@ -12,7 +12,8 @@ use hybrid_compaction_model::capability::{
 };
 use hybrid_compaction_model::classifier::{AdaptError, Classifier};
 use hybrid_compaction_model::composition::{
-    ClientChain, CompositionError, NodeFactory, RunCoordination, StaticSnapshotIntegration,
+    ClientChain, CompositionError, NodeFactory, ProviderCompositionStatus, RunCoordination,
+    StaticSnapshotIntegration,
 };
 use hybrid_compaction_model::configuration::ConfigurationError;
 use hybrid_compaction_model::diagnostics::{Contribution, Diagnostics};
@@ -25,13 +26,15 @@ use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::seam::composition::{context_of, default_binding, fixed_policy};
 use hybrid_compaction_model::seam::{
     AssemblyScript, AttemptFailure, BoxedUpstream, ComposeInput, Composition, Implementation,
-    LeaseWorld, NodeWorld, ProfileParts, ReporterFields, ScriptedAccessor, TrustInput, TrustReport,
+    LeaseWorld, NodeWorld, ProfileParts, ProviderReport, ReporterFields, ScriptedAccessor,
+    TrustInput, TrustReport,
 };
 use hybrid_compaction_model::seam::{BundleFacts, ConfigureInput, ConfigureReport};
 use hybrid_compaction_model::selection::PreservationSelection;
 use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
 use hybrid_compaction_model::trust::{
-    AttemptEnd, BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustGuard, TrustStatus,
+    AttemptEnd, BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustContext, TrustGuard,
+    TrustStatus,
 };
 use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::VerificationResult;
@@ -58,6 +61,45 @@ impl<P> NodeFactory<P> for CountingFactory {
         self.runs = Some(runs);
     }
 }
+
+/// One composition by `compose` (the narrow composer or the provider composer) over the wire's
+/// fixed collaborators: the default binding, an accessor always answering `context`, the
+/// default-strategies profile over the fixed policy; with the nodes it installed.
+fn composed<S>(
+    model: &Model,
+    input: &ComposeInput,
+    context: Option<TrustContext>,
+    compose: fn(
+        composition::CompositionRequest<'_, DefaultProfile>,
+        &mut dyn NodeFactory<DefaultProfile>,
+    ) -> Result<S, CompositionError>,
+) -> Result<(S, u32, Option<RunCoordination>), CompositionError> {
+    let binding = default_binding();
+    let accessor = ScriptedAccessor::new(vec![context]);
+    let mut factory = CountingFactory::default();
+    let request = composition::CompositionRequest {
+        client: input.client.as_ref(),
+        capabilities: input.profile.as_ref(),
+        execution_binding: input.binding.then_some(&binding),
+        accessor: input.accessor.then_some(&accessor as &dyn BindingAccessor),
+        session_id: &input.session_id,
+        hybrid_profile: input.hybrid_profile.then(|| {
+            composition::default_profile(
+                fixed_policy(false, model.context_estimator()),
+                MessageCountingReducer { target_count: 2 },
+            )
+        }),
+    };
+    let status = compose(request, &mut factory)?;
+    Ok((status, factory.installs, factory.runs))
+}
+
+/// The default-strategies profile the wire composes with.
+type DefaultProfile = hybrid_compaction_model::composition::HybridProfile<
+    MessageCountingReducer,
+    classify::ContentHashClassifier,
+    StaticSnapshotIntegration,
+>;
 
 /// One guarded provider call, decided by where it ends (SPEC TRU-3, EVT-2).
 fn attempt(input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
@@ -240,26 +282,26 @@ impl Implementation for Model {
     }
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError> {
         let binding = default_binding();
-        let accessor = ScriptedAccessor::always(context_of(&binding));
-        let mut factory = CountingFactory::default();
-        let request = composition::CompositionRequest {
-            client: input.client.as_ref(),
-            capabilities: input.profile.as_ref(),
-            execution_binding: input.binding.then_some(&binding),
-            accessor: input.accessor.then_some(&accessor as &dyn BindingAccessor),
-            session_id: &input.session_id,
-            hybrid_profile: input.hybrid_profile.then(|| {
-                composition::default_profile(
-                    fixed_policy(false, self.context_estimator()),
-                    MessageCountingReducer { target_count: 2 },
-                )
-            }),
-        };
-        let status = composition::compose(request, &mut factory)?;
+        let context = context_of(&binding);
+        let (status, nodes, runs) = composed(self, &input, Some(context), composition::compose)?;
         Ok(Composition {
             status,
-            nodes: factory.installs,
-            runs: factory.runs,
+            nodes,
+            runs,
+        })
+    }
+    fn compose_provider(
+        &self,
+        input: ComposeInput,
+        context: Option<TrustContext>,
+    ) -> Result<ProviderReport, CompositionError> {
+        let (p, nodes, runs) = composed(self, &input, context, composition::compose_provider)?;
+        Ok(ProviderReport {
+            status: p.status,
+            binding: p.binding,
+            agent: p.status == ProviderCompositionStatus::Success,
+            nodes,
+            runs,
         })
     }
     fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {

@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use super::BoxedUpstream;
 use crate::capability::CapabilityProfile;
 use crate::classifier::Classifier;
-use crate::composition::{ClientChain, CompositionStatus, RunCoordination};
+use crate::composition::{
+    ClientChain, CompositionStatus, ProviderCompositionStatus, RunCoordination,
+};
 use crate::configuration::{
     EffectiveDefault, FeatureDisposition, HistoryPlacement, PublicOptions, UpstreamCompaction,
 };
@@ -47,6 +49,22 @@ pub struct Composition {
     /// The status (SPEC CMP-2).
     pub status: CompositionStatus,
     /// Nodes installed (0 or 1, SPEC CMP-4).
+    pub nodes: u32,
+    /// Who owns the runs of the installed node.
+    pub runs: Option<RunCoordination>,
+}
+
+/// What the provider composer built (SPEC CMP-5): its status, the reason of an invalid
+/// binding, whether the agent exists, the nodes installed and their run coordination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderReport {
+    /// The status.
+    pub status: ProviderCompositionStatus,
+    /// `ExecutionBindingInvalid`'s reason (SPEC TRU-2).
+    pub binding: Option<TrustStatus>,
+    /// Whether the agent was built (exactly on `Success`).
+    pub agent: bool,
+    /// Nodes installed (0 or 1).
     pub nodes: u32,
     /// Who owns the runs of the installed node.
     pub runs: Option<RunCoordination>,

@@ -34,7 +34,8 @@ use std::sync::Arc;
 
 pub use composition::{
     AssemblyScript, AttemptFailure, BundleFacts, ComposeInput, Composition, ConfigureInput,
-    ConfigureReport, Integration, ProfileParts, ScriptedAccessor, TrustInput, TrustReport,
+    ConfigureReport, Integration, ProfileParts, ProviderReport, ScriptedAccessor, TrustInput,
+    TrustReport,
 };
 pub use leases::{Admission, Entered, LeaseWorld, RunView};
 pub use node::{
@@ -61,7 +62,7 @@ use crate::policy::{Policy, TriggerEvaluation};
 use crate::reducers::UpstreamReducer;
 use crate::selection::PreservationSelection;
 use crate::snapshot::SnapshotProvider;
-use crate::trust::{BindingAccessor, PartialTrustConfiguration, TrustBinding};
+use crate::trust::{BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustContext};
 use crate::value::Value;
 use crate::verification::VerificationResult;
 
@@ -217,6 +218,13 @@ pub trait Implementation: Sync {
     fn default_profile(&self, policy: Policy, reducer: BoxedUpstream<'static>) -> ProfileParts;
     /// One composition (SPEC CMP-3, CMP-4).
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError>;
+    /// One provider composition (SPEC CMP-5), the accessor (when supplied) answering `context`
+    /// (`None`: no current context).
+    fn compose_provider(
+        &self,
+        input: ComposeInput,
+        context: Option<TrustContext>,
+    ) -> Result<ProviderReport, CompositionError>;
     /// One guarded provider call (SPEC TRU-1 .. TRU-3).
     fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration>;
 
