@@ -370,6 +370,10 @@ fn table() -> Vec<Bad> {
         bad("unknown composer", text(json!({"op": "compose", "composer": "agent"})), "$.composer", "unknown name `agent`, expected `compaction` or `provider`", Rejects),
         bad("composer context a string", text(json!({"op": "compose", "composer": "provider", "context": "none"})), "$.context", "expected an object, got the string", Rejects),
         bad("a context for the narrow composer", text(json!({"op": "compose", "context": null})), "$.context", "only the provider composer", Cannot("provider context")),
+        // ---- node: a failing classifier (SPEC CLS-3)
+        bad("classifier failure kind unknown", text(json!({"op": "node", "policy": policy(), "steps": [{"call": {"messages": [{"role": "user", "text": "q"}], "classifierFails": {"message": 0, "kind": "Boom"}}}]})), "$.steps[0].call.classifierFails.kind", "unknown ErrorKind \"Boom\", expected one of OutOfRange", Rejects),
+        bad("classifier failure past the messages", text(json!({"op": "node", "policy": policy(), "steps": [{"call": {"messages": [{"role": "user", "text": "q"}], "classifierFails": {"message": 1, "kind": "InvalidOperation"}}}]})), "$.steps[0].call.classifierFails.message", "the index of a message of the call (below 1)", Cannot("override index bound")),
+        bad("classifier failure without a kind", text(json!({"op": "node", "policy": policy(), "steps": [{"call": {"messages": [], "classifierFails": {"message": 0}}}]})), "$.steps[0].call.classifierFails:", "missing member `kind`", Rejects),
         // ---- select / evaluate / analyze
         bad("select with neither entries nor transcript", text(json!({"op": "select", "policy": p})), "$:", "missing member `entries` (or `transcript`)", Rejects),
         bad("evaluate with entries and transcript", text(json!({"op": "evaluate", "policy": p, "entries": [], "transcript": {"format": "langchain", "messages": []}})), "$:", "mutually exclusive", Rejects),

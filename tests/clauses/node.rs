@@ -23,8 +23,8 @@ use hybrid_compaction_model::reducers::{
     MessageCountingReducer, ScriptedUpstreamReducer, UpstreamReducer, UpstreamStep,
 };
 use hybrid_compaction_model::seam::{
-    BoxedUpstream, CallEnd, CallPlan, CallRecord, EventRecord, NodeWorld, ReporterFields, RunView,
-    StreamPlan, Termination,
+    BoxedUpstream, CallEnd, CallPlan, CallRecord, ClassifierFailure, EventRecord, NodeWorld,
+    ReporterFields, RunView, StreamPlan, Termination,
 };
 use hybrid_compaction_model::trust::AttemptEvent;
 use hybrid_compaction_model::*;
@@ -391,6 +391,34 @@ fn node_3_evt_2_cancellation_during_assembly_emits_started_only() {
     // The body reserved during assembly is given back (NODE-5).
     assert_gate_free_and_nothing_reserved(w.view());
     assert!(!delivered(&*w, digest()));
+}
+
+#[test]
+fn cls_3_node_3_evt_2_a_failing_classifier_emits_nothing_and_propagates() {
+    // SPEC CLS-3, NODE-3 step 3, EVT-2, NODE-5 (ADR "Exceptional failures before assembly begins
+    // (classifier exception, ...) propagate directly without emitting any event"): with a
+    // reporter, a recovered body in the schedule and a run, the call fails with the
+    // classifier's own kind, reports no event, dispatches nothing and reserves nothing; the
+    // next call of the run succeeds.
+    let mut w = world(counting(), true);
+    w.begin_run();
+    for kind in [ErrorKind::InvalidOperation, ErrorKind::Cancelled] {
+        let plan = CallPlan {
+            classifier_fails: Some(ClassifierFailure { message: 2, kind }),
+            ..body_plan(long_history())
+        };
+        let r = w.call(&plan);
+        let (error, termination, dispatched) = failed(&r);
+        assert_eq!(error.kind, kind);
+        assert!(termination.is_none() && dispatched.is_none());
+        assert!(r.events.is_empty(), "no event of any kind");
+        assert_eq!(r.events_before_dispatch, None);
+        assert!(r.diagnostics.is_none());
+        assert_gate_free_and_nothing_reserved(w.view());
+    }
+    let r = w.call(&CallPlan::new(small_history()));
+    assert!(matches!(r.end, CallEnd::Sent { .. }));
+    assert_eq!(kinds(&r.events), [Started, Completed, Composed]);
 }
 
 #[test]

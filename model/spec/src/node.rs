@@ -21,8 +21,8 @@ use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::seam::node::{forwarded_digests, STREAM_ITEM_FAILURE};
 use hybrid_compaction_model::seam::{
-    BoxedUpstream, CallEnd, CallPlan, CallRecord, Entered, EventRecord, LeaseWorld, NodeWorld,
-    ReporterFields, RunView, StartedFields, StreamEnd, Termination,
+    BoxedUpstream, CallEnd, CallPlan, CallRecord, Entered, EventRecord, FailingClassifier,
+    LeaseWorld, NodeWorld, ReporterFields, RunView, StartedFields, StreamEnd, Termination,
 };
 use hybrid_compaction_model::snapshot::{Snapshot, SnapshotError, SnapshotProvider};
 use hybrid_compaction_model::trust::{AttemptEvent, TrustGuard};
@@ -168,9 +168,14 @@ impl Node {
             return Err(cancelled().into());
         }
         self.revalidate()?;
-        // 3. adapt with the content-hash classifier (SPEC CLS-2).
-        let baseline = classify::adapt(&plan.messages, &mut classify::ContentHashClassifier)
-            .map_err(|e| TypedError::from(&e))?;
+        // 3. adapt with the content-hash classifier (SPEC CLS-2), which fails where the plan
+        // says (SPEC CLS-3): the failure propagates before any event.
+        let mut classifier = FailingClassifier {
+            inner: classify::ContentHashClassifier,
+            failure: plan.classifier_fails,
+        };
+        let baseline =
+            classify::adapt(&plan.messages, &mut classifier).map_err(|e| TypedError::from(&e))?;
         // 4. the integration's provider.
         let inner = plan.provider(baseline, token).ok_or_else(|| {
             TypedError::new(

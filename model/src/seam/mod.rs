@@ -39,8 +39,8 @@ pub use composition::{
 };
 pub use leases::{Admission, Entered, LeaseWorld, RunView};
 pub use node::{
-    CallEnd, CallPlan, CallRecord, EventRecord, NodeWorld, ReporterFields, StartedFields,
-    StreamEnd, StreamPlan, Termination,
+    CallEnd, CallPlan, CallRecord, ClassifierFailure, EventRecord, FailingClassifier, NodeWorld,
+    ReporterFields, StartedFields, StreamEnd, StreamPlan, Termination,
 };
 
 use crate::analysis::ToolExchangeAnalysis;

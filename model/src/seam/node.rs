@@ -11,9 +11,10 @@
 use crate::artifact::Digest;
 use crate::assembly::Outcome;
 use crate::cancel::CancellationToken;
+use crate::classifier::{Classifier, ClassifierError};
 use crate::diagnostics::Diagnostics;
 use crate::entry::{Entry, EntryKind};
-use crate::error::TypedError;
+use crate::error::{ErrorKind, TypedError};
 use crate::estimator::MeasurementUnit;
 use crate::lease::{LeaseError, LeaseId, Revision};
 use crate::message::Message;
@@ -40,6 +41,39 @@ pub struct CallPlan {
     pub provider_fails: Option<String>,
     /// A streaming call: updates, error item position, reads before dropping.
     pub stream: Option<StreamPlan>,
+    /// The classifier fails when asked for this message's id (SPEC CLS-3).
+    pub classifier_fails: Option<ClassifierFailure>,
+}
+
+/// A classifier failure a plan schedules (SPEC CLS-3): at which message, with which kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassifierFailure {
+    /// The 0-based index of the message whose id the classifier is asked for.
+    pub message: usize,
+    /// The kind it raises.
+    pub kind: ErrorKind,
+}
+
+/// A classifier that fails as `failure` says and otherwise answers as `inner` (SPEC CLS-3): the
+/// host classifier of a plan, around each implementation's content-hash classifier.
+#[derive(Debug, Clone)]
+pub struct FailingClassifier<C> {
+    /// The classifier asked otherwise.
+    pub inner: C,
+    /// The scheduled failure, if any.
+    pub failure: Option<ClassifierFailure>,
+}
+
+impl<C: Classifier> Classifier for FailingClassifier<C> {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
+        match self.failure {
+            Some(f) if f.message == index => Err(ClassifierError { kind: f.kind }),
+            _ => self.inner.entry_id(messages, index),
+        }
+    }
+    fn override_kind(&mut self, messages: &[Message], index: usize) -> Option<EntryKind> {
+        self.inner.override_kind(messages, index)
+    }
 }
 
 impl CallPlan {
@@ -53,6 +87,7 @@ impl CallPlan {
             cancel_capture: None,
             provider_fails: None,
             stream: None,
+            classifier_fails: None,
         }
     }
 

@@ -9,7 +9,8 @@ use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::lease::LeaseId;
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::seam::{
-    CallEnd, CallPlan, CallRecord, EventRecord, Implementation, ReporterFields, StreamPlan,
+    CallEnd, CallPlan, CallRecord, ClassifierFailure, EventRecord, Implementation, ReporterFields,
+    StreamPlan,
 };
 
 use super::{
@@ -76,6 +77,22 @@ fn plan(c: &NodeCallInput, path: &str) -> Result<CallPlan, CaseError> {
             reads: x.reads.map(|r| r as usize),
         }),
     };
+    let classifier_fails = match &c.classifier_fails {
+        None => None,
+        Some(f) if f.message as usize >= c.messages.len() => {
+            return wire(
+                format!("{path}.classifierFails.message"),
+                format!(
+                    "expected the index of a message of the call (below {})",
+                    c.messages.len()
+                ),
+            )
+        }
+        Some(f) => Some(ClassifierFailure {
+            message: f.message as usize,
+            kind: f.kind.0,
+        }),
+    };
     Ok(CallPlan {
         messages,
         schedule,
@@ -84,6 +101,7 @@ fn plan(c: &NodeCallInput, path: &str) -> Result<CallPlan, CaseError> {
         cancel_capture,
         provider_fails: c.provider_fails.clone(),
         stream,
+        classifier_fails,
     })
 }
 

@@ -5,6 +5,7 @@
 //! converts the calls into plans and steps the implementation's node world.
 
 use hybrid_compaction_model::assembly::Outcome;
+use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::estimator::MeasurementUnit;
 use hybrid_compaction_model::seam::Implementation;
 use hybrid_compaction_model::trust::AttemptEvent;
@@ -119,6 +120,20 @@ pub struct NodeCallInput {
     /// A streaming call (SPEC NODE-2): the provider streams updates and the caller reads them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamInput>,
+    /// The classifier fails when asked for a message's id (SPEC CLS-3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classifier_fails: Option<ClassifierFailsInput>,
+}
+
+/// A failing classifier (SPEC CLS-3): it raises an error of `kind` when asked for the id of
+/// message `message`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClassifierFailsInput {
+    /// The 0-based index of the message (below the call's message count).
+    pub message: u32,
+    /// The kind the classifier raises (propagated unchanged).
+    pub kind: Name<ErrorKind>,
 }
 
 /// A streaming provider call (SPEC NODE-2, NODE-5).
