@@ -370,6 +370,12 @@ fn table() -> Vec<Bad> {
         bad("unknown composer", text(json!({"op": "compose", "composer": "agent"})), "$.composer", "unknown name `agent`, expected `compaction` or `provider`", Rejects),
         bad("composer context a string", text(json!({"op": "compose", "composer": "provider", "context": "none"})), "$.context", "expected an object, got the string", Rejects),
         bad("a context for the narrow composer", text(json!({"op": "compose", "context": null})), "$.context", "only the provider composer", Cannot("provider context")),
+        // ---- trust: a chosen call (SPEC TRU-4)
+        bad("trust message role a number", text(json!({"op": "trust", "messages": [{"role": 1}]})), "$.messages[0].role", "expected a string, got the number 1", Rejects),
+        bad("trust assembly with a policy", text(json!({"op": "trust", "assembly": "Failed", "policy": policy()})), "$.policy", "mutually exclusive with `policy` and `reducer`", Cannot("fixed or chosen trust call")),
+        bad("trust stream error past the updates", text(json!({"op": "trust", "messages": [], "stream": {"updates": 1, "errorAt": 1}})), "$.stream.errorAt", "expected a position below `updates` (1)", Cannot("stream error position")),
+        bad("trust stream updates negative", text(json!({"op": "trust", "stream": {"updates": -1}})), "$.stream.updates", "expected an unsigned 32-bit integer", Rejects),
+        bad("trust reducer kind unknown", text(json!({"op": "trust", "reducer": {"kind": "nope"}})), "$.reducer.kind", "unknown reducer kind \"nope\"", Rejects),
         // ---- node: a failing classifier (SPEC CLS-3)
         bad("classifier failure kind unknown", text(json!({"op": "node", "policy": policy(), "steps": [{"call": {"messages": [{"role": "user", "text": "q"}], "classifierFails": {"message": 0, "kind": "Boom"}}}]})), "$.steps[0].call.classifierFails.kind", "unknown ErrorKind \"Boom\", expected one of OutOfRange", Rejects),
         bad("classifier failure past the messages", text(json!({"op": "node", "policy": policy(), "steps": [{"call": {"messages": [{"role": "user", "text": "q"}], "classifierFails": {"message": 1, "kind": "InvalidOperation"}}}]})), "$.steps[0].call.classifierFails.message", "the index of a message of the call (below 1)", Cannot("override index bound")),

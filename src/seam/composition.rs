@@ -1,8 +1,9 @@
 //! Composition and trust through the library (SPEC CMP-1, CMP-3, CMP-4, TRU-1 .. TRU-3): the
-//! library's default-strategies profile, a real [`crate::compose::compose`] call, and a real
-//! guarded [`crate::node::CompactionNode`] call observed through its events.
+//! library's default-strategies profile and a real [`crate::compose::compose`] call. A guarded
+//! call (`trust`) goes through the library's guarded node world (`seam::node`), by the seam's
+//! `composition::guarded_call`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::composition::{
@@ -10,17 +11,12 @@ use hybrid_compaction_model::composition::{
 };
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::Policy;
-use hybrid_compaction_model::reducers::{
-    MessageCountingReducer, ScriptedUpstreamReducer, UpstreamStep,
-};
+use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::seam::composition::{context_of, default_binding, fixed_policy};
 use hybrid_compaction_model::seam::{
-    AssemblyScript, AttemptFailure, BoxedUpstream, ComposeInput, Composition, ProfileParts,
-    ProviderReport, ScriptedAccessor, TrustInput, TrustReport,
+    BoxedUpstream, ComposeInput, Composition, ProfileParts, ProviderReport, ScriptedAccessor,
 };
-use hybrid_compaction_model::trust::{
-    AttemptEnd, AttemptEvent, BindingAccessor, PartialTrustConfiguration, TrustContext,
-};
+use hybrid_compaction_model::trust::{BindingAccessor, TrustContext};
 
 use crate::compose::composition::{
     compose as compose_agent, compose_provider as compose_agent_provider, Composed,
@@ -29,12 +25,7 @@ use crate::compose::composition::{
 use crate::compose::Composition as Request;
 use crate::engine::classify::ContentHashClassifier;
 use crate::engine::estimate::Utf8ContextEstimator;
-use crate::lease::RunScope;
-use crate::node::{
-    select, ChatClient, CompactionEvent, EventKind, NodeError, NodeOptions, NodeSelection,
-    ProgressSink, ProviderError, Reporter, ReporterIdentity, SnapshotIntegration,
-    StaticIntegration,
-};
+use crate::node::{ChatClient, ProviderError, SnapshotIntegration, StaticIntegration};
 
 /// A provider that accepts everything and counts calls.
 #[derive(Debug, Default)]
@@ -48,39 +39,6 @@ impl ChatClient for CountingClient {
     fn send(&mut self, _m: &[Message], _c: &CancellationToken) -> Result<(), ProviderError> {
         self.calls += 1;
         Ok(())
-    }
-}
-
-#[derive(Default)]
-struct KindSink(Mutex<Vec<EventKind>>);
-
-impl ProgressSink for KindSink {
-    fn report(&self, event: CompactionEvent) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(event.kind());
-    }
-}
-
-fn attempt_event(k: EventKind) -> AttemptEvent {
-    match k {
-        EventKind::Started => AttemptEvent::Started,
-        EventKind::Completed => AttemptEvent::Completed,
-        EventKind::Terminated => AttemptEvent::Terminated,
-        EventKind::Composed => AttemptEvent::Composed,
-    }
-}
-
-/// Where the attempt ended, read off its events (SPEC TRU-3, EVT-2).
-fn end_of(events: &[AttemptEvent]) -> AttemptEnd {
-    use AttemptEvent as E;
-    match events {
-        [] => AttemptEnd::BeforeStarted,
-        [E::Started] => AttemptEnd::DuringAssembly,
-        [E::Started, E::Terminated] => AttemptEnd::Terminated,
-        [E::Started, E::Completed] => AttemptEnd::RevalidationAfterAssembly,
-        _ => AttemptEnd::Success,
     }
 }
 
@@ -154,57 +112,5 @@ pub fn compose_provider(
         agent,
         nodes: u32::from(inner.is_some_and(|c| c.status() == CompositionStatus::Success)),
         runs: inner.and_then(Composed::runs),
-    })
-}
-
-/// One call through a library node configured with `input`'s trust.
-pub fn trust(input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
-    let tight = input.assembly != AssemblyScript::Success;
-    let step = match input.assembly {
-        AssemblyScript::Failed => UpstreamStep::Fail("reducer failed".to_owned()),
-        _ => UpstreamStep::Echo,
-    };
-    let options = NodeOptions {
-        policy: fixed_policy(tight, Arc::new(Utf8ContextEstimator)),
-        reducer: ScriptedUpstreamReducer::new(vec![step]),
-    };
-    let sink = Arc::new(KindSink::default());
-    let reporter = Reporter::new(
-        Arc::clone(&sink) as Arc<dyn ProgressSink>,
-        ReporterIdentity::workflow("wire"),
-    );
-    let selection = select(
-        true,
-        Some(options),
-        CountingClient::default(),
-        Some(reporter),
-    );
-    let Ok(NodeSelection::Installed(node)) = selection else {
-        unreachable!("switch and options together always install a node (SPEC NODE-1)")
-    };
-    let mut node = node.with_trust(input.binding, input.accessor, input.session_id.as_deref())?;
-    let text = "x".repeat(if tight { 200 } else { 20 });
-    let messages = vec![Message::text("user", text)];
-    let result = node.call(&mut RunScope::new(), &messages, &CancellationToken::new());
-    let events: Vec<AttemptEvent> = sink
-        .0
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .map(|k| attempt_event(*k))
-        .collect();
-    let failure = result.err().map(|e| AttemptFailure {
-        kind: e.kind(),
-        status: match e {
-            NodeError::Trust(t) => Some(t.status),
-            _ => None,
-        },
-    });
-    Ok(TrustReport {
-        guarded: node.is_guarded(),
-        end: end_of(&events),
-        events,
-        dispatched: node.client().calls > 0,
-        failure,
     })
 }

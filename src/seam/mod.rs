@@ -36,7 +36,7 @@ use hybrid_compaction_model::message::{Message, Part};
 use hybrid_compaction_model::policy::{Policy, TriggerEvaluation};
 use hybrid_compaction_model::seam::{
     BoxedUpstream, ComposeInput, Composition, Implementation, LeaseWorld, NodeWorld, ProfileParts,
-    ReporterFields, TrustInput, TrustReport,
+    ReporterFields,
 };
 use hybrid_compaction_model::seam::{BundleFacts, ConfigureInput, ConfigureReport, ProviderReport};
 use hybrid_compaction_model::selection::PreservationSelection;
@@ -181,9 +181,6 @@ impl Implementation for Engine {
     }
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError> {
         composition::compose(input)
-    }
-    fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
-        composition::trust(input)
     }
     fn compose_provider(
         &self,

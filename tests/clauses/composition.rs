@@ -26,7 +26,7 @@ use hybrid_compaction_model::composition::{
 use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::seam::{
     AssemblyScript, ComposeInput, Composition, ConfigureInput, ProviderReport, ScriptedAccessor,
-    TrustInput, TrustReport,
+    StreamPlan, TrustInput, TrustReport,
 };
 use hybrid_compaction_model::trust::{
     AttemptEnd, AttemptEvent, BindingAccessor, Owners, PartialTrustConfiguration, TrustBinding,
@@ -37,8 +37,8 @@ use proptest::prelude::*;
 
 use super::common::*;
 use super::node::{
-    assert_gate_free_and_nothing_reserved, body_plan, counting, digest, failed, kinds, policy,
-    reference, reporter, sent,
+    assert_gate_free_and_nothing_reserved, body_plan, counting, digest, failed, kinds,
+    long_history, policy, reference, reporter, sent,
 };
 use crate::imp;
 
@@ -87,12 +87,12 @@ fn attempt(
     session: Option<&str>,
     assembly: AssemblyScript,
 ) -> Result<TrustReport, PartialTrustConfiguration> {
-    imp().trust(TrustInput {
+    imp().trust(TrustInput::fixed(
         binding,
         accessor,
-        session_id: session.map(str::to_owned),
+        session.map(str::to_owned),
         assembly,
-    })
+    ))
 }
 
 /// A fully guarded call with the accessor's `script`.
@@ -888,6 +888,65 @@ fn tru_3_node_5_a_failed_second_revalidation_releases_the_lease_for_a_later_call
     assert_eq!(sent(&second).1, [digest()]);
     assert_eq!(kinds(&second.events), [Started, Completed, Composed]);
     assert!(w.view().unwrap().delivered.contains(&digest()));
+}
+
+#[test]
+fn tru_4_a_chosen_history_plain_or_streaming_keeps_tru_3_and_reports_its_diagnostics() {
+    // SPEC TRU-4 (C# S51 "plain or streaming", S52 steps 1 and 12): 120 units over the
+    // threshold, the counting reducer keeps 40 (Reduced); both revalidations happen before any
+    // stream exists; `Completed` carries the assembly's diagnostics even when step 12 fails.
+    let chosen = |script: Vec<Option<TrustContext>>, stream: Option<StreamPlan>| TrustInput {
+        messages: Some(long_history()),
+        policy: Some(policy()),
+        reducer: Some(Box::new(counting())),
+        stream,
+        ..TrustInput::fixed(
+            Some(binding()),
+            Some(accessor(script)),
+            Some("session-1".into()),
+            AssemblyScript::Success,
+        )
+    };
+    let plan = |updates, reads| StreamPlan {
+        updates,
+        error_at: None,
+        reads,
+    };
+    for stream in [None, Some(plan(2, None))] {
+        let r = imp().trust(chosen(vec![good()], stream)).unwrap();
+        assert_eq!(r.events, [Started, Completed, Composed]);
+        assert!(r.dispatched && r.failure.is_none());
+        assert_eq!(r.streamed, stream.map(|_| 2));
+        assert_eq!(r.sent.as_ref().map(Vec::len), Some(4));
+        let d = r.diagnostics.as_ref().expect("a success has diagnostics");
+        assert_eq!(
+            (d.outcome, d.original_size, d.final_size),
+            (CompactionOutcome::Reduced, 120, 40)
+        );
+        let bad = ctx("user-2", "orch-1", Some(7));
+        let refused = imp().trust(chosen(vec![good(), bad], stream)).unwrap();
+        assert_eq!(refused.end, AttemptEnd::RevalidationAfterAssembly);
+        assert_eq!(refused.events, [Started, Completed]);
+        assert!(!refused.dispatched && refused.sent.is_none() && refused.streamed.is_none());
+        assert_eq!(
+            refused.failure.and_then(|f| f.status),
+            Some(TrustStatus::IdentityMismatch)
+        );
+        assert_eq!(refused.diagnostics, r.diagnostics);
+    }
+    // No revalidation while the stream is read: the accessor's third answer is never asked.
+    let r = imp()
+        .trust(chosen(vec![good(), good(), None], Some(plan(3, Some(1)))))
+        .unwrap();
+    assert!(r.failure.is_none() && r.dispatched);
+    assert_eq!(r.streamed, Some(1));
+    // A failed first revalidation: no event, no diagnostics, no stream.
+    let r = imp()
+        .trust(chosen(vec![None], Some(plan(1, None))))
+        .unwrap();
+    assert_eq!(r.end, AttemptEnd::BeforeStarted);
+    assert!(r.events.is_empty() && r.diagnostics.is_none() && !r.dispatched);
+    assert!(r.streamed.is_none());
 }
 
 // -------------------------------------------------------- properties stated from the SPEC ----

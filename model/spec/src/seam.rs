@@ -25,16 +25,14 @@ use hybrid_compaction_model::policy::{Policy, TriggerEvaluation};
 use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::seam::composition::{context_of, default_binding, fixed_policy};
 use hybrid_compaction_model::seam::{
-    AssemblyScript, AttemptFailure, BoxedUpstream, ComposeInput, Composition, Implementation,
-    LeaseWorld, NodeWorld, ProfileParts, ProviderReport, ReporterFields, ScriptedAccessor,
-    TrustInput, TrustReport,
+    BoxedUpstream, ComposeInput, Composition, Implementation, LeaseWorld, NodeWorld, ProfileParts,
+    ProviderReport, ReporterFields, ScriptedAccessor,
 };
 use hybrid_compaction_model::seam::{BundleFacts, ConfigureInput, ConfigureReport};
 use hybrid_compaction_model::selection::PreservationSelection;
 use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
 use hybrid_compaction_model::trust::{
-    AttemptEnd, BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustContext, TrustGuard,
-    TrustStatus,
+    BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustContext,
 };
 use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::VerificationResult;
@@ -100,45 +98,6 @@ type DefaultProfile = hybrid_compaction_model::composition::HybridProfile<
     classify::ContentHashClassifier,
     StaticSnapshotIntegration,
 >;
-
-/// One guarded provider call, decided by where it ends (SPEC TRU-3, EVT-2).
-fn attempt(input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
-    let guard = trust::configure(input.binding, input.accessor, input.session_id.as_deref())?;
-    let trust_failure = |status: TrustStatus| AttemptFailure {
-        kind: ErrorKind::InvalidOperation,
-        status: Some(status),
-    };
-    let revalidate = |g: &Option<TrustGuard>| match g {
-        Some(g) => trust::revalidate(g).map_err(|e| trust_failure(e.status)),
-        None => Ok(()),
-    };
-    let failure = |kind| AttemptFailure { kind, status: None };
-    let (end, failure) = if let Err(f) = revalidate(&guard) {
-        (AttemptEnd::BeforeStarted, Some(f))
-    } else {
-        match input.assembly {
-            AssemblyScript::Terminated => (
-                AttemptEnd::Terminated,
-                Some(failure(ErrorKind::InvalidOperation)),
-            ),
-            AssemblyScript::Failed => (
-                AttemptEnd::DuringAssembly,
-                Some(failure(ErrorKind::ReducerFailed)),
-            ),
-            AssemblyScript::Success => match revalidate(&guard) {
-                Err(f) => (AttemptEnd::RevalidationAfterAssembly, Some(f)),
-                Ok(()) => (AttemptEnd::Success, None),
-            },
-        }
-    };
-    Ok(TrustReport {
-        guarded: guard.is_some(),
-        end,
-        events: trust::attempt_events(end),
-        dispatched: end == AttemptEnd::Success,
-        failure,
-    })
-}
 
 impl Implementation for Model {
     fn name(&self) -> &'static str {
@@ -303,9 +262,6 @@ impl Implementation for Model {
             nodes,
             runs,
         })
-    }
-    fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
-        attempt(input)
     }
     fn configure(&self, input: ConfigureInput) -> Result<ConfigureReport, ConfigurationError> {
         let c = crate::configuration::configure_bundle(

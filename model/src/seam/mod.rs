@@ -225,8 +225,11 @@ pub trait Implementation: Sync {
         input: ComposeInput,
         context: Option<TrustContext>,
     ) -> Result<ProviderReport, CompositionError>;
-    /// One guarded provider call (SPEC TRU-1 .. TRU-3).
-    fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration>;
+    /// One guarded provider call (SPEC TRU-1 .. TRU-3) through this implementation's own
+    /// guarded node ([`Implementation::guarded_node_world`], [`composition::guarded_call`]).
+    fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
+        composition::guarded_call(self, input)
+    }
 
     // ----------------------------------------------------------------------- CFG --
     /// The public configuration path (SPEC CFG-1 .. CFG-5).

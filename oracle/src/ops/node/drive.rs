@@ -15,13 +15,29 @@ use hybrid_compaction_model::seam::{
 
 use super::{
     EventOutput, NodeCallInput, NodeCase, NodeOutput, NodeStepInput, NodeStepOutput, ReporterInput,
-    SentOutput, TerminatedOutput,
+    SentOutput, StreamInput, TerminatedOutput,
 };
 use crate::wire::convert::{self, CancelPoint};
 use crate::wire::error::{answer, error_output, wire, CaseError};
 use crate::wire::names::Name;
 use crate::wire::output::diagnostics_output;
 use crate::wire::runs::{run_output, Placeholders, RAW_LEASE_BASE};
+
+/// A streaming call's script (SPEC NODE-2) from `x` at `path`: the error item's position must
+/// be below `updates`.
+pub fn stream_plan(x: &StreamInput, path: &str) -> Result<StreamPlan, CaseError> {
+    if x.error_at.is_some_and(|e| e >= x.updates) {
+        return wire(
+            format!("{path}.errorAt"),
+            format!("expected a position below `updates` ({})", x.updates),
+        );
+    }
+    Ok(StreamPlan {
+        updates: x.updates as usize,
+        error_at: x.error_at.map(|e| e as usize),
+        reads: x.reads.map(|r| r as usize),
+    })
+}
 
 fn plan(c: &NodeCallInput, path: &str) -> Result<CallPlan, CaseError> {
     let mut messages = Vec::with_capacity(c.messages.len());
@@ -65,17 +81,7 @@ fn plan(c: &NodeCallInput, path: &str) -> Result<CallPlan, CaseError> {
         };
     let stream = match &c.stream {
         None => None,
-        Some(x) if x.error_at.is_some_and(|e| e >= x.updates) => {
-            return wire(
-                format!("{path}.stream.errorAt"),
-                format!("expected a position below `updates` ({})", x.updates),
-            )
-        }
-        Some(x) => Some(StreamPlan {
-            updates: x.updates as usize,
-            error_at: x.error_at.map(|e| e as usize),
-            reads: x.reads.map(|r| r as usize),
-        }),
+        Some(x) => Some(stream_plan(x, &format!("{path}.stream"))?),
     };
     let classifier_fails = match &c.classifier_fails {
         None => None,
@@ -121,7 +127,8 @@ fn event_output(e: &EventRecord, ids: &mut Placeholders) -> EventOutput {
     }
 }
 
-fn sent(ms: &[Message]) -> Vec<SentOutput> {
+/// The dispatched messages as role and text (SPEC ENT-3).
+pub fn sent(ms: &[Message]) -> Vec<SentOutput> {
     ms.iter()
         .map(|m| SentOutput {
             role: m.role.clone(),
