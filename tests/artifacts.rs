@@ -38,6 +38,7 @@ use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::rehydration::{
     RehydrationError, RehydrationRequest, RehydrationSource, ResolutionStatus,
 };
+use hybrid_compaction_model::seam::ReporterFields;
 use hybrid_compaction_model::trust::{
     BindingAccessor, Owners, TrustBinding, TrustContext, TrustGuard, TrustStatus, WorkspaceId,
 };
@@ -45,6 +46,7 @@ use hybrid_compaction_model::workspace::ScriptedWorkspace;
 use hybrid_compaction_spec as spec;
 use proptest::prelude::*;
 use spec::offload::{offload, OffloadHost};
+use spec::progress::{ReporterScopes, ScopeError};
 use spec::record::{create, reconstruct, Creation};
 use spec::rehydrate::rehydrate;
 
@@ -878,6 +880,97 @@ fn atr_3_the_result_and_its_event_share_one_diagnostics_value() {
         assert_eq!(events.len(), 1);
         assert!(Arc::ptr_eq(&diagnostics, &events[0].diagnostics));
     }
+}
+
+fn reporter(workflow: &str, agent: Option<&str>, depth: u32) -> ReporterFields {
+    ReporterFields {
+        workflow_id: workflow.into(),
+        agent_id: agent.map(Into::into),
+        parent_agent_id: None,
+        depth,
+    }
+}
+
+/// SPEC ATR-6 (ADR "when the accessor is absent, nothing is reported"; C# S81 "One event per
+/// decision"): outside every scope nothing is reported; inside, the innermost scope's reporter
+/// numbers every decision's one event from its source, holding the decision's very value; leaving
+/// makes the enclosing scope current again.
+#[test]
+fn atr_6_decisions_report_through_the_innermost_scope_or_not_at_all() {
+    let decisions = every_decision("é€😀");
+    let mut scopes = ReporterScopes::new();
+    for (_, events) in &decisions {
+        assert_eq!(scopes.report(events[0].clone()), None, "no active scope");
+    }
+    scopes.enter(reporter("wf", Some("outer"), 0), None);
+    scopes.enter(reporter("wf-2", None, 3), None);
+    for (k, (diagnostics, events)) in decisions.iter().enumerate() {
+        let r = scopes
+            .report(events[0].clone())
+            .expect("a current reporter");
+        assert_eq!(r.sequence, k as u64 + 1);
+        assert_eq!(r.identity, reporter("wf-2", None, 3));
+        assert!(Arc::ptr_eq(&r.diagnostics, diagnostics));
+    }
+    scopes.leave().unwrap();
+    let (_, events) = &decisions[0];
+    let r = scopes.report(events[0].clone()).unwrap();
+    assert_eq!(
+        (r.sequence, r.identity),
+        (1, reporter("wf", Some("outer"), 0))
+    );
+    scopes.leave().unwrap();
+    assert_eq!(scopes.report(events[0].clone()), None);
+    assert_eq!(scopes.leave(), Err(ScopeError::NothingToLeave));
+}
+
+/// SPEC EVT-7: a child has its parent's workflow id and source, the parent's agent id as its
+/// parent agent id (absent when the parent has none) and one more depth; root reporters share a
+/// source only when the host says so (EVT-3).
+#[test]
+fn evt_7_child_reporters_share_their_parents_sequence_source() {
+    let (_, events) = &every_decision("x")[0];
+    let event = || events[0].clone();
+    let mut scopes = ReporterScopes::new();
+    assert_eq!(scopes.enter_child("a"), Err(ScopeError::NoParent));
+    scopes.enter(reporter("wf", None, 0), Some("s"));
+    assert_eq!(scopes.report(event()).unwrap().sequence, 1);
+    scopes.enter_child("kid").unwrap();
+    let r = scopes.report(event()).unwrap();
+    let kid = ReporterFields {
+        workflow_id: "wf".into(),
+        agent_id: Some("kid".into()),
+        parent_agent_id: None,
+        depth: 1,
+    };
+    assert_eq!((r.sequence, &r.identity), (2, &kid));
+    scopes.enter_child("grandkid").unwrap();
+    let r = scopes.report(event()).unwrap();
+    assert_eq!(r.sequence, 3);
+    assert_eq!(r.identity.parent_agent_id.as_deref(), Some("kid"));
+    assert_eq!(
+        (r.identity.depth, r.identity.workflow_id.as_str()),
+        (2, "wf")
+    );
+    // A second root naming the same source continues it; a third with its own starts at 1.
+    scopes.enter(reporter("other", Some("b"), 0), Some("s"));
+    assert_eq!(scopes.report(event()).unwrap().sequence, 4);
+    scopes.enter(reporter("third", None, 0), None);
+    assert_eq!(scopes.report(event()).unwrap().sequence, 1);
+    scopes.enter_child("third's").unwrap();
+    assert_eq!(
+        scopes.report(event()).unwrap().sequence,
+        2,
+        "the parent's own source"
+    );
+    scopes.leave().unwrap();
+    scopes.leave().unwrap();
+    scopes.leave().unwrap();
+    assert_eq!(
+        scopes.report(event()).unwrap().sequence,
+        5,
+        "back in the grandchild"
+    );
 }
 
 fn valid_fields() -> ArtifactDiagnosticsFields {

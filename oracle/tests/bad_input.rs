@@ -370,6 +370,13 @@ fn table() -> Vec<Bad> {
         bad("unknown composer", text(json!({"op": "compose", "composer": "agent"})), "$.composer", "unknown name `agent`, expected `compaction` or `provider`", Rejects),
         bad("composer context a string", text(json!({"op": "compose", "composer": "provider", "context": "none"})), "$.context", "expected an object, got the string", Rejects),
         bad("a context for the narrow composer", text(json!({"op": "compose", "context": null})), "$.context", "only the provider composer", Cannot("provider context")),
+        // ---- decisions: reporter scopes (SPEC ATR-6, EVT-7)
+        bad("decisions child without a scope", text(json!({"op": "decisions", "steps": [{"child": {"agentId": "a"}}]})), "$.steps[0].child", "a child reporter needs an active reporter scope", Cannot("reporter scopes")),
+        bad("decisions leave without a scope", text(json!({"op": "decisions", "steps": [{"reporter": {"workflowId": "w"}}, {"leave": {}}, {"leave": {}}]})), "$.steps[2].leave", "no active reporter scope to leave", Cannot("reporter scopes")),
+        bad("decisions workflow id a number", text(json!({"op": "decisions", "steps": [{"reporter": {"workflowId": 3}}]})), "$.steps[0].reporter.workflowId", "expected a string, got the number 3", Rejects),
+        bad("decisions unknown step", text(json!({"op": "decisions", "steps": [{"jump": {}}]})), "$.steps[0]", "unknown name `jump`, expected one of `reporter`, `child`, `leave`, `offload`, `rehydrate`", Rejects),
+        bad("decisions progress a string", text(json!({"op": "decisions", "progress": "yes", "steps": []})), "$.progress", "expected true or false, got the string \"yes\"", Rejects),
+        bad("decisions child without an agent id", text(json!({"op": "decisions", "steps": [{"child": {}}]})), "$.steps[0].child:", "missing member `agentId`", Rejects),
         // ---- trust: a chosen call (SPEC TRU-4)
         bad("trust message role a number", text(json!({"op": "trust", "messages": [{"role": 1}]})), "$.messages[0].role", "expected a string, got the number 1", Rejects),
         bad("trust assembly with a policy", text(json!({"op": "trust", "assembly": "Failed", "policy": policy()})), "$.policy", "mutually exclusive with `policy` and `reducer`", Cannot("fixed or chosen trust call")),

@@ -233,6 +233,9 @@ operations! {
     "offload" => Offload(artifacts::offload::OffloadCase),
     /// An artifact diagnostics value from given fields (SPEC ATR-2, ATR-5).
     "artifactDiagnostics" => ArtifactDiagnostics(artifacts::given::ArtifactDiagnosticsCase),
+    /// Artifact decisions reported through a progress accessor to scoped and child reporters
+    /// (SPEC ATR-6, EVT-7).
+    "decisions" => Decisions(artifacts::decisions::DecisionsCase),
     /// The public switch of ADR-0011 (SPEC CFG-1 .. CFG-4).
     "configure" => Configure(configure::ConfigureCase),
     /// A diagnostics record from its fields (SPEC DIA-1 .. DIA-4).

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::wire::error::{answer, CaseError};
 use crate::wire::host::{case_accessor, ContextInput};
 
+pub mod decisions;
 pub mod given;
 pub mod offload;
 pub mod record;
