@@ -377,6 +377,9 @@ fn table() -> Vec<Bad> {
         bad("decisions unknown step", text(json!({"op": "decisions", "steps": [{"jump": {}}]})), "$.steps[0]", "unknown name `jump`, expected one of `reporter`, `child`, `leave`, `offload`, `rehydrate`", Rejects),
         bad("decisions progress a string", text(json!({"op": "decisions", "progress": "yes", "steps": []})), "$.progress", "expected true or false, got the string \"yes\"", Rejects),
         bad("decisions child without an agent id", text(json!({"op": "decisions", "steps": [{"child": {}}]})), "$.steps[0].child:", "missing member `agentId`", Rejects),
+        // ---- node: reporters sharing one source (SPEC EVT-3)
+        bad("node reporter step without a case reporter", text(json!({"op": "node", "policy": policy(), "steps": [{"reporter": {"workflowId": "w"}}]})), "$.steps[0].reporter", "shares the sequence source of the case's `reporter`, which is absent", Cannot("shared reporter source")),
+        bad("node reporter step depth negative", text(json!({"op": "node", "policy": policy(), "reporter": {"workflowId": "w"}, "steps": [{"reporter": {"workflowId": "w", "depth": -1}}]})), "$.steps[0].reporter.depth", "expected an unsigned 32-bit integer", Rejects),
         // ---- trust: a chosen call (SPEC TRU-4)
         bad("trust message role a number", text(json!({"op": "trust", "messages": [{"role": 1}]})), "$.messages[0].role", "expected a string, got the number 1", Rejects),
         bad("trust assembly with a policy", text(json!({"op": "trust", "assembly": "Failed", "policy": policy()})), "$.policy", "mutually exclusive with `policy` and `reducer`", Cannot("fixed or chosen trust call")),

@@ -482,4 +482,13 @@ impl NodeWorld for Node {
     fn peek_revision(&self, d: Digest) -> Revision {
         self.scope.current().map_or(0, |r| r.revision(d))
     }
+    fn switch_reporter(&mut self, fields: &ReporterFields) {
+        let next = self
+            .node
+            .reporter()
+            .map(|r| r.sibling(reporter_identity(fields)));
+        if next.is_some() {
+            self.node.set_reporter(next);
+        }
+    }
 }

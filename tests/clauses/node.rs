@@ -394,6 +394,46 @@ fn node_3_evt_2_cancellation_during_assembly_emits_started_only() {
 }
 
 #[test]
+fn evt_3_evt_5_reporters_sharing_one_source_number_every_event_across_reporters() {
+    // SPEC EVT-3 (several reporters, one source), EVT-5 (one AssemblyId per attempt): the
+    // reporter is replaced between calls; the numbers go on strictly increasing across
+    // reporters, each event carries its own reporter's identity and each attempt its own id.
+    let mut w = world(counting(), true);
+    let agent = |a: &str, depth| ReporterFields {
+        workflow_id: "wf-1".into(),
+        agent_id: Some(a.into()),
+        parent_agent_id: Some("agent-1".into()),
+        depth,
+    };
+    let mut all = Vec::new();
+    let mut who = vec![reporter()];
+    let first = w.call(&CallPlan::new(long_history()));
+    all.extend(first.events);
+    for fields in [agent("agent-2", 2), agent("agent-3", 3), reporter()] {
+        w.switch_reporter(&fields);
+        who.push(fields);
+        all.extend(w.call(&CallPlan::new(small_history())).events);
+    }
+    let sequences: Vec<u64> = all.iter().map(|e| e.sequence).collect();
+    assert_eq!(sequences, (1..=12).collect::<Vec<u64>>());
+    for (k, chunk) in all.chunks(3).enumerate() {
+        assert_eq!(kinds(chunk), [Started, Completed, Composed]);
+        assert!(chunk
+            .iter()
+            .all(|e| e.identity == who[k] && e.id == chunk[0].id));
+    }
+    let ids: std::collections::BTreeSet<&str> = all.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids.len(), 4, "one AssemblyId per attempt");
+    // Without a reporter there is no source to share: still nothing is reported (EVT-1).
+    let mut silent = world(counting(), false);
+    silent.switch_reporter(&agent("agent-2", 2));
+    assert!(silent
+        .call(&CallPlan::new(small_history()))
+        .events
+        .is_empty());
+}
+
+#[test]
 fn cls_3_node_3_evt_2_a_failing_classifier_emits_nothing_and_propagates() {
     // SPEC CLS-3, NODE-3 step 3, EVT-2, NODE-5 (ADR "Exceptional failures before assembly begins
     // (classifier exception, ...) propagate directly without emitting any event"): with a

@@ -388,4 +388,10 @@ impl NodeWorld for Node {
     fn peek_revision(&self, d: Digest) -> Revision {
         self.flows.peek_revision(0, d)
     }
+    fn switch_reporter(&mut self, fields: &ReporterFields) {
+        // SPEC EVT-3: the node's one counter is the shared source; only the identity changes.
+        if self.reporter.is_some() {
+            self.reporter = Some(fields.clone());
+        }
+    }
 }

@@ -292,6 +292,10 @@ pub trait NodeWorld {
     fn view(&self) -> Option<RunView>;
     /// A digest's counter in the flow's run (0 without one).
     fn peek_revision(&self, d: Digest) -> Revision;
+    /// Later calls report through a reporter of `fields` that shares the current reporter's
+    /// sequence source (SPEC EVT-3: several reporters, one source). Without a reporter there is
+    /// no source to share, and nothing changes (EVT-1).
+    fn switch_reporter(&mut self, fields: &ReporterFields);
 }
 
 /// The digests of the recovered bodies among `entries`, in order (SPEC NODE-5).

@@ -249,6 +249,13 @@ pub fn run(c: &NodeCase, imp: &dyn Implementation) -> Result<NodeOutput, CaseErr
                 names.entry(x.lease.clone()).or_insert(next);
                 plans.push(None);
             }
+            NodeStepInput::Reporter(_) if c.reporter.is_none() => {
+                return wire(
+                    format!("{path}.reporter"),
+                    "a `reporter` step shares the sequence source of the case's `reporter`, \
+                     which is absent",
+                );
+            }
             _ => plans.push(None),
         }
     }
@@ -268,6 +275,10 @@ pub fn run(c: &NodeCase, imp: &dyn Implementation) -> Result<NodeOutput, CaseErr
             }
             (NodeStepInput::EndRun(_), _) => {
                 world.end_run();
+                NodeStepOutput::default()
+            }
+            (NodeStepInput::Reporter(r), _) => {
+                world.switch_reporter(&reporter(r));
                 NodeStepOutput::default()
             }
             (NodeStepInput::Reserve(x), _) => {

@@ -78,6 +78,9 @@ pub enum NodeStepInput {
     Reserve(NodeLeaseInput),
     /// That other lease is released (SPEC LSE-4).
     Release(NodeLeaseInput),
+    /// Later calls report through a reporter of these fields, sharing the case reporter's
+    /// sequence source (SPEC EVT-3); needs the case's `reporter`.
+    Reporter(ReporterInput),
 }
 
 /// A step without fields.
