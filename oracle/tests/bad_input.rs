@@ -377,6 +377,10 @@ fn table() -> Vec<Bad> {
         bad("decisions unknown step", text(json!({"op": "decisions", "steps": [{"jump": {}}]})), "$.steps[0]", "unknown name `jump`, expected one of `reporter`, `child`, `leave`, `offload`, `rehydrate`", Rejects),
         bad("decisions progress a string", text(json!({"op": "decisions", "progress": "yes", "steps": []})), "$.progress", "expected true or false, got the string \"yes\"", Rejects),
         bad("decisions child without an agent id", text(json!({"op": "decisions", "steps": [{"child": {}}]})), "$.steps[0].child:", "missing member `agentId`", Rejects),
+        // ---- node: two assemblies in flight (SPEC EVT-5)
+        bad("a parked call's call parks too", text(json!({"op": "node", "policy": policy(), "steps": [{"call": {"messages": [], "whileParked": {"calls": [{"messages": [], "whileParked": {"calls": []}}]}}}]})), "$.steps[0].call.whileParked.calls[0].whileParked", "does not park itself", Cannot("parked calls")),
+        bad("a parked call's call without messages", text(json!({"op": "node", "policy": policy(), "steps": [{"call": {"messages": [], "whileParked": {"calls": [{}]}}}]})), "$.steps[0].call.whileParked.calls[0]:", "missing member `messages`", Rejects),
+        bad("whileParked without calls", text(json!({"op": "node", "policy": policy(), "steps": [{"call": {"messages": [], "whileParked": {}}}]})), "$.steps[0].call.whileParked:", "missing member `calls`", Rejects),
         // ---- node: reporters sharing one source (SPEC EVT-3)
         bad("node reporter step without a case reporter", text(json!({"op": "node", "policy": policy(), "steps": [{"reporter": {"workflowId": "w"}}]})), "$.steps[0].reporter", "shares the sequence source of the case's `reporter`, which is absent", Cannot("shared reporter source")),
         bad("node reporter step depth negative", text(json!({"op": "node", "policy": policy(), "reporter": {"workflowId": "w"}, "steps": [{"reporter": {"workflowId": "w", "depth": -1}}]})), "$.steps[0].reporter.depth", "expected an unsigned 32-bit integer", Rejects),

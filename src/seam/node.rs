@@ -482,6 +482,31 @@ impl NodeWorld for Node {
     fn peek_revision(&self, d: Digest) -> Revision {
         self.scope.current().map_or(0, |r| r.revision(d))
     }
+    fn companion(
+        &self,
+        options: (Policy, BoxedUpstream<'static>),
+        reporter: Option<&ReporterFields>,
+    ) -> Box<dyn NodeWorld> {
+        // SPEC EVT-3: the companion's reporter numbers its events from this one's source, into
+        // its own sink (each call's events are its own); its own scope is another flow.
+        let sink = Arc::new(RecordingSink::default());
+        let shared = self.node.reporter().map(Reporter::sequence);
+        let reporter = self::reporter(&sink, reporter).map(|r| match shared {
+            Some(s) => r.with_sequence(s),
+            None => r,
+        });
+        let (policy, reducer) = options;
+        let selection = select(
+            true,
+            Some(NodeOptions { policy, reducer }),
+            client(&sink),
+            reporter,
+        );
+        let Ok(NodeSelection::Installed(node)) = selection else {
+            unreachable!("switch and options together always install a node (SPEC NODE-1)")
+        };
+        Box::new(Node::around(*node, sink))
+    }
     fn switch_reporter(&mut self, fields: &ReporterFields) {
         let next = self
             .node

@@ -22,6 +22,7 @@ use hybrid_compaction_model::lease::{LeaseError, LeaseId};
 use hybrid_compaction_model::reducers::{
     MessageCountingReducer, ScriptedUpstreamReducer, UpstreamReducer, UpstreamStep,
 };
+use hybrid_compaction_model::seam::park::{call_parked, ParkSlot, ParkingReducer};
 use hybrid_compaction_model::seam::{
     BoxedUpstream, CallEnd, CallPlan, CallRecord, ClassifierFailure, EventRecord, NodeWorld,
     ReporterFields, RunView, StreamPlan, Termination,
@@ -391,6 +392,58 @@ fn node_3_evt_2_cancellation_during_assembly_emits_started_only() {
     // The body reserved during assembly is given back (NODE-5).
     assert_gate_free_and_nothing_reserved(w.view());
     assert!(!delivered(&*w, digest()));
+}
+
+#[test]
+fn evt_5_two_assemblies_in_flight_interleave_and_pair_by_id() {
+    // SPEC EVT-5, EVT-3, NODE-2: a call waits in its reducer while another node sharing the
+    // reporter's source makes two calls on another flow; the events interleave, numbers increase
+    // strictly across both nodes, and each attempt's events carry its own id.
+    let slot = ParkSlot::default();
+    let parking = ParkingReducer {
+        inner: Box::new(counting()),
+        slot: slot.clone(),
+    };
+    let mut w = world_with(policy(), parking, true);
+    w.begin_run();
+    let other_fields = ReporterFields {
+        agent_id: Some("agent-2".into()),
+        ..reporter()
+    };
+    let mut other = w.companion((policy(), Box::new(counting())), Some(&other_fields));
+    let (first, parked, during) =
+        call_parked(&mut *w, &CallPlan::new(long_history()), &slot, || {
+            [
+                other.call(&CallPlan::new(small_history())),
+                other.call(&CallPlan::new(small_history())),
+            ]
+        });
+    assert!(parked);
+    assert!(matches!(first.end, CallEnd::Sent { .. }));
+    let numbers = |r: &CallRecord| r.events.iter().map(|e| e.sequence).collect::<Vec<u64>>();
+    assert_eq!(numbers(&first), [1, 8, 9]);
+    assert_eq!(numbers(&during[0]), [2, 3, 4]);
+    assert_eq!(numbers(&during[1]), [5, 6, 7]);
+    let mut ids = std::collections::BTreeSet::new();
+    for r in std::iter::once(&first).chain(&during) {
+        assert_eq!(kinds(&r.events), [Started, Completed, Composed]);
+        assert!(r.events.iter().all(|e| e.id == r.events[0].id));
+        ids.insert(r.events[0].id.clone());
+    }
+    assert_eq!(ids.len(), 3, "distinct AssemblyIds");
+    assert!(during.iter().all(|r| r.events[0].identity == other_fields));
+    // The parked call's run was not the other node's: its gate is free again, nothing waits.
+    assert_gate_free_and_nothing_reserved(w.view());
+    // A call that never reaches its reducer finishes first; the other call runs after it.
+    let (alone, parked, late) =
+        call_parked(&mut *w, &CallPlan::new(small_history()), &slot, || {
+            other.call(&CallPlan::new(small_history()))
+        });
+    assert!(!parked);
+    assert_eq!(
+        (numbers(&alone), numbers(&late)),
+        (vec![10, 11, 12], vec![13, 14, 15])
+    );
 }
 
 #[test]

@@ -10,7 +10,11 @@
 //! A node given a trust guard ([`Node::with_trust`], TRU-1) revalidates it at step 1, after the
 //! cancellation check, and at step 12, after `Completed` (TRU-2, TRU-3); a failure is an error
 //! like any other, so the lease is released.
-//! `AssemblyId`s are counters (`model-1`, ...): only how they pair up is observable (EVT-5).
+//! `AssemblyId`s are counters (`model-1`, ...), shared with the node's companions: only how they
+//! pair up is observable (EVT-5).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::cancel::CancellationToken;
@@ -68,8 +72,24 @@ pub struct Node {
     flows: Flows,
     /// The other call holding the gate ([`NodeWorld::hold_gate`]).
     holder: Option<usize>,
-    sequence: u64,
-    attempts: u64,
+    /// The sequence source and the attempt counter behind `AssemblyId`s, shared with the
+    /// node's companions (SPEC EVT-3, EVT-5).
+    counters: Arc<Counters>,
+}
+
+/// A node's sequence source and attempt counter (SPEC EVT-3, EVT-5): the last number handed out
+/// by each.
+#[derive(Debug, Default)]
+struct Counters {
+    sequence: AtomicU64,
+    attempts: AtomicU64,
+}
+
+impl Counters {
+    /// The next number of `counter` (first number 1).
+    fn next(counter: &AtomicU64) -> u64 {
+        counter.fetch_add(1, Ordering::SeqCst) + 1
+    }
 }
 
 /// What a successful assembly hands to dispatch (NODE-3 step 13): the bounded messages, the
@@ -110,8 +130,7 @@ impl Node {
             guard: None,
             flows: Flows::default(),
             holder: None,
-            sequence: 0,
-            attempts: 0,
+            counters: Arc::default(),
         }
     }
 
@@ -138,7 +157,7 @@ impl Node {
         diagnostics: Option<&Diagnostics>,
     ) {
         let Some(r) = &self.reporter else { return };
-        self.sequence += 1;
+        let sequence = Counters::next(&self.counters.sequence);
         let started = (kind == AttemptEvent::Started).then(|| StartedFields {
             measurement_unit: self.policy.estimator().unit(),
             hard_limit: self.policy.hard_limit(),
@@ -147,7 +166,7 @@ impl Node {
         events.push(EventRecord {
             kind,
             id: format!("model-{id}"),
-            sequence: self.sequence,
+            sequence,
             identity: r.clone(),
             started,
             diagnostics: diagnostics.cloned(),
@@ -184,8 +203,7 @@ impl Node {
             )
         })?;
         // 6. a fresh id, Started.
-        self.attempts += 1;
-        let id = self.attempts;
+        let id = Counters::next(&self.counters.attempts);
         self.emit(events, AttemptEvent::Started, id, None);
         // 5. filter and bridge; 7. assemble.
         let mut filtered = Filtered {
@@ -387,6 +405,20 @@ impl NodeWorld for Node {
 
     fn peek_revision(&self, d: Digest) -> Revision {
         self.flows.peek_revision(0, d)
+    }
+    fn companion(
+        &self,
+        options: (Policy, BoxedUpstream<'static>),
+        reporter: Option<&ReporterFields>,
+    ) -> Box<dyn NodeWorld> {
+        // SPEC EVT-3, EVT-5: one sequence source and one attempt counter for both nodes; the
+        // companion's own flows.
+        let (policy, reducer) = options;
+        let mut node = Node::new(policy, reducer, reporter.cloned());
+        if self.reporter.is_some() {
+            node.counters = Arc::clone(&self.counters);
+        }
+        Box::new(node)
     }
     fn switch_reporter(&mut self, fields: &ReporterFields) {
         // SPEC EVT-3: the node's one counter is the shared source; only the identity changes.

@@ -29,6 +29,7 @@
 pub mod composition;
 pub mod leases;
 pub mod node;
+pub mod park;
 
 use std::sync::Arc;
 

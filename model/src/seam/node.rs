@@ -22,6 +22,8 @@ use crate::snapshot::{ScriptedProvider, SnapshotProvider, StaticProvider};
 use crate::trust::AttemptEvent;
 
 use super::leases::RunView;
+use super::BoxedUpstream;
+use crate::policy::Policy;
 
 /// One provider call of a scenario.
 #[derive(Debug, Clone)]
@@ -269,8 +271,9 @@ pub struct CallRecord {
     pub diagnostics: Option<Diagnostics>,
 }
 
-/// The operations of a node scenario on one node and one logical flow.
-pub trait NodeWorld {
+/// The operations of a node scenario on one node and one logical flow. A world is `Send`: a
+/// call can be driven on a second thread while it is parked in its reducer ([`super::park`]).
+pub trait NodeWorld: Send {
     /// One provider call (SPEC NODE-2).
     fn call(&mut self, plan: &CallPlan) -> CallRecord;
     /// `BeginRun` on the flow (SPEC LSE-6).
@@ -296,6 +299,15 @@ pub trait NodeWorld {
     /// sequence source (SPEC EVT-3: several reporters, one source). Without a reporter there is
     /// no source to share, and nothing changes (EVT-1).
     fn switch_reporter(&mut self, fields: &ReporterFields);
+    /// Another node of `options` on another logical flow (its own runs), reporting through a
+    /// reporter of `reporter` that shares this world's sequence source (SPEC EVT-3) and draws
+    /// `AssemblyId`s distinct from this world's (EVT-5). Without a reporter here the companion's
+    /// has a source of its own.
+    fn companion(
+        &self,
+        options: (Policy, BoxedUpstream<'static>),
+        reporter: Option<&ReporterFields>,
+    ) -> Box<dyn NodeWorld>;
 }
 
 /// The digests of the recovered bodies among `entries`, in order (SPEC NODE-5).

@@ -8,9 +8,10 @@ use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::lease::LeaseId;
 use hybrid_compaction_model::message::Message;
+use hybrid_compaction_model::seam::park::{call_parked, ParkSlot, ParkingReducer};
 use hybrid_compaction_model::seam::{
-    CallEnd, CallPlan, CallRecord, ClassifierFailure, EventRecord, Implementation, ReporterFields,
-    StreamPlan,
+    BoxedUpstream, CallEnd, CallPlan, CallRecord, ClassifierFailure, EventRecord, Implementation,
+    ReporterFields, StreamPlan,
 };
 
 use super::{
@@ -37,6 +38,25 @@ pub fn stream_plan(x: &StreamInput, path: &str) -> Result<StreamPlan, CaseError>
         error_at: x.error_at.map(|e| e as usize),
         reads: x.reads.map(|r| r as usize),
     })
+}
+
+/// The plans of a call's `whileParked` calls (SPEC EVT-5); none of them parks itself.
+fn inner_plans(c: &NodeCallInput, path: &str) -> Result<Vec<CallPlan>, CaseError> {
+    let Some(wp) = &c.while_parked else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(wp.calls.len());
+    for (j, x) in wp.calls.iter().enumerate() {
+        let at = format!("{path}.whileParked.calls[{j}]");
+        if x.while_parked.is_some() {
+            return wire(
+                format!("{at}.whileParked"),
+                "a call made while another is parked does not park itself",
+            );
+        }
+        out.push(plan(x, &at)?);
+    }
+    Ok(out)
 }
 
 fn plan(c: &NodeCallInput, path: &str) -> Result<CallPlan, CaseError> {
@@ -215,20 +235,28 @@ fn reporter(r: &ReporterInput) -> ReporterFields {
 /// Steps `c` through `imp`'s node world (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6).
 pub fn run(c: &NodeCase, imp: &dyn Implementation) -> Result<NodeOutput, CaseError> {
     let enabled = c.enabled.unwrap_or(true);
+    // The node's reducer parks when a `whileParked` call arms it (SPEC EVT-5).
+    let slot = ParkSlot::default();
     let options = if c.options.unwrap_or(true) {
         let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
-        Some((p, convert::upstream(c.reducer.as_ref())?))
+        let parking = ParkingReducer {
+            inner: convert::upstream(c.reducer.as_ref())?,
+            slot: slot.clone(),
+        };
+        Some((p, Box::new(parking) as BoxedUpstream<'static>))
     } else {
         None
     };
     let mut plans = Vec::with_capacity(c.steps.len());
     let mut names: BTreeMap<String, LeaseId> = BTreeMap::new();
     let mut named = BTreeSet::new();
+    let mut parked: BTreeMap<usize, Vec<CallPlan>> = BTreeMap::new();
     for (i, s) in c.steps.iter().enumerate() {
         let path = format!("$.steps[{i}]");
         match s {
             NodeStepInput::Call(x) => {
                 let p = plan(x, &format!("{path}.call"))?;
+                parked.insert(i, inner_plans(x, &format!("{path}.call"))?);
                 for (_, es) in p.schedule.iter().flatten() {
                     for e in es.iter().flatten() {
                         if let Some(s) = e.recoverable_segment() {
@@ -266,9 +294,25 @@ pub fn run(c: &NodeCase, imp: &dyn Implementation) -> Result<NodeOutput, CaseErr
     let Some(mut world) = world else {
         return Ok(disabled(&c.steps, &plans));
     };
-    for (s, p) in c.steps.iter().zip(&plans) {
+    for (i, (s, p)) in c.steps.iter().zip(&plans).enumerate() {
         let mut o = match (s, p) {
-            (NodeStepInput::Call(_), Some(p)) => call_output(&world.call(p), &mut ids),
+            (NodeStepInput::Call(x), Some(p)) => match (&x.while_parked, parked.get(&i)) {
+                (Some(wp), Some(inner)) => {
+                    let policy = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
+                    let reducer = convert::upstream(wp.reducer.as_ref().or(c.reducer.as_ref()))?;
+                    let fields = wp.reporter.as_ref().or(c.reporter.as_ref()).map(reporter);
+                    let mut other = world.companion((policy, reducer), fields.as_ref());
+                    let (record, was_parked, during) = call_parked(&mut *world, p, &slot, || {
+                        inner.iter().map(|q| other.call(q)).collect::<Vec<_>>()
+                    });
+                    let mut o = call_output(&record, &mut ids);
+                    o.parked = Some(was_parked);
+                    o.while_parked =
+                        Some(during.iter().map(|r| call_output(r, &mut ids)).collect());
+                    o
+                }
+                _ => call_output(&world.call(p), &mut ids),
+            },
             (NodeStepInput::BeginRun(_), _) => {
                 world.begin_run();
                 NodeStepOutput::default()

@@ -126,6 +126,25 @@ pub struct NodeCallInput {
     /// The classifier fails when asked for a message's id (SPEC CLS-3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub classifier_fails: Option<ClassifierFailsInput>,
+    /// This call parks at its reducer's first invocation while another node makes its calls,
+    /// then continues (SPEC EVT-5: two assemblies in flight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub while_parked: Option<WhileParkedInput>,
+}
+
+/// Another node's calls while a call is parked in its reducer (SPEC EVT-5): the case's policy,
+/// another logical flow, a reporter sharing the case reporter's sequence source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WhileParkedInput {
+    /// The other node's reducer (absent: the case's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reducer: Option<ReducerInput>,
+    /// The other node's reporter identity (absent: the case's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reporter: Option<ReporterInput>,
+    /// Its calls, in order, each to its end (none of them parks).
+    pub calls: Vec<NodeCallInput>,
 }
 
 /// A failing classifier (SPEC CLS-3): it raises an error of `kind` when asked for the id of
@@ -232,6 +251,12 @@ pub struct NodeStepOutput {
     pub events: Vec<EventOutput>,
     /// The flow's run after the step (null: no active run).
     pub run: Option<RunOutput>,
+    /// A call with `whileParked`: whether it reached its reducer and parked there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<bool>,
+    /// A call with `whileParked`: the other node's calls (each `run` null: call-local runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub while_parked: Option<Vec<NodeStepOutput>>,
 }
 
 /// `node`: the selection and every step's answer.
