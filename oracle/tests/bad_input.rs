@@ -377,6 +377,11 @@ fn table() -> Vec<Bad> {
         bad("decisions unknown step", text(json!({"op": "decisions", "steps": [{"jump": {}}]})), "$.steps[0]", "unknown name `jump`, expected one of `reporter`, `child`, `leave`, `offload`, `rehydrate`", Rejects),
         bad("decisions progress a string", text(json!({"op": "decisions", "progress": "yes", "steps": []})), "$.progress", "expected true or false, got the string \"yes\"", Rejects),
         bad("decisions child without an agent id", text(json!({"op": "decisions", "steps": [{"child": {}}]})), "$.steps[0].child:", "missing member `agentId`", Rejects),
+        // ---- bundle: the tool loop (SPEC CFG-6)
+        bad("bundle answer before the last round", text(json!({"op": "bundle", "enabled": false, "turns": [{"user": "q", "rounds": [{"answer": "a"}, {"answer": "b"}]}]})), "$.turns[0].rounds[0]", "an answer ends the turn: it must be the turn's last round", Cannot("answers end turns")),
+        bad("bundle tool call without a result", text(json!({"op": "bundle", "enabled": false, "turns": [{"user": "q", "rounds": [{"toolCalls": [{"callId": "c", "name": "t"}]}]}]})), "$.turns[0].rounds[0].toolCalls[0]:", "missing member `result`", Rejects),
+        bad("bundle strategy keeps a negative count", text(json!({"op": "bundle", "enabled": false, "upstreamStrategy": {"keepLast": -1}, "turns": []})), "$.upstreamStrategy.keepLast", "expected an unsigned 32-bit integer", Rejects),
+        bad("bundle without the switch", text(json!({"op": "bundle", "turns": []})), "$:", "missing member `enabled`", Rejects),
         // ---- node: two assemblies in flight (SPEC EVT-5)
         bad("a parked call's call parks too", text(json!({"op": "node", "policy": policy(), "steps": [{"call": {"messages": [], "whileParked": {"calls": [{"messages": [], "whileParked": {"calls": []}}]}}}]})), "$.steps[0].call.whileParked.calls[0].whileParked", "does not park itself", Cannot("parked calls")),
         bad("a parked call's call without messages", text(json!({"op": "node", "policy": policy(), "steps": [{"call": {"messages": [], "whileParked": {"calls": [{}]}}}]})), "$.steps[0].call.whileParked.calls[0]:", "missing member `messages`", Rejects),

@@ -1414,3 +1414,89 @@ fn cfg_2_cfg_3_the_public_path_on_both_implementations() {
     assert_eq!(c.runs, RunCoordination::CallLocal);
     assert!(!c.trust_binding && !c.capability_resolver_consulted);
 }
+
+/// SPEC CFG-6 (ADR: every intermediate tool round is bounded; the framework's seam evaluates
+/// once per agent turn): three tool rounds of 120-byte results under a 1000-byte limit with a
+/// 10-byte margin; the strategy runs once per turn, the node's reducer on each call over the
+/// trigger, and the stored history keeps every message.
+#[test]
+fn cfg_6_the_tool_loop_bounds_every_round_while_the_strategy_runs_once_per_turn() {
+    use hybrid_compaction_model::seam::bundle::{
+        tool_loop, BundleInput, RoundScript, ToolCallScript, TurnScript,
+    };
+    let tools = |k: usize| {
+        let mut rounds: Vec<RoundScript> = (0..k)
+            .map(|i| {
+                RoundScript::ToolCalls(vec![ToolCallScript {
+                    call_id: format!("c{i}"),
+                    name: "read".into(),
+                    result: "é".repeat(200),
+                }])
+            })
+            .collect();
+        rounds.push(RoundScript::Answer("done".into()));
+        rounds
+    };
+    let run = |hybrid: bool, strategy: Option<usize>| {
+        let input = BundleInput {
+            configure: public_input(hybrid, hybrid, upstream(false, false, (None, None))),
+            strategy_keep_last: strategy,
+            history: vec![Message::text("system", "s")],
+            turns: vec![
+                TurnScript {
+                    user: "q".into(),
+                    rounds: tools(3),
+                },
+                TurnScript {
+                    user: "again".into(),
+                    rounds: tools(1),
+                },
+            ],
+        };
+        tool_loop(imp(), input).unwrap()
+    };
+    // The strategy alone: once per turn; the rounds grow unbounded (4 + 2 provider calls).
+    let alone = run(false, Some(50));
+    assert_eq!((alone.strategy.len(), alone.reducer.len()), (2, 0));
+    assert_eq!(alone.rounds.len(), 6);
+    let sizes: Vec<usize> = alone
+        .rounds
+        .iter()
+        .map(|r| r.received.as_ref().unwrap().len())
+        .collect();
+    assert_eq!(sizes, [2, 4, 6, 8, 10, 12]);
+    // The node: every round is assembled; a call whose context reaches the trigger calls the
+    // reducer, and no call sends more than the limit: it is bounded, or it fails (a termination)
+    // and its turn ends there (CFG-3's L2: never forwarded over budget).
+    let bounded = run(true, None);
+    assert!(bounded.strategy.is_empty());
+    assert!(!bounded.reducer.is_empty());
+    for (k, r) in bounded.rounds.iter().enumerate() {
+        match (&r.received, &r.error) {
+            (Some(sent), None) => {
+                let bytes: usize = sent.iter().map(|m| m.text_content().len()).sum();
+                assert!(bytes < 1000, "{sent:?}");
+            }
+            (None, Some(e)) => {
+                assert_eq!(e.kind, ErrorKind::InvalidOperation);
+                let next = bounded.rounds.get(k + 1);
+                assert!(next.is_none_or(|n| n.turn == r.turn + 1), "the turn ends");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    for inv in &bounded.reducer {
+        let out = inv.output.as_ref().unwrap();
+        assert!(
+            out.len() < inv.input.len(),
+            "the reducer kept system and the last 2"
+        );
+    }
+    // The stored history is never reduced: it keeps every message any call received.
+    for r in &bounded.rounds {
+        for m in r.received.iter().flatten() {
+            assert!(bounded.history.contains(m));
+        }
+    }
+    assert_eq!(alone.history.len(), 1 + 1 + 3 * 2 + 1 + 1 + 2 + 1);
+}

@@ -26,6 +26,7 @@
 //! This module exists only with the vocabulary's `testing` feature: it is conformance
 //! machinery, not something a host embeds.
 
+pub mod bundle;
 pub mod composition;
 pub mod leases;
 pub mod node;

@@ -155,21 +155,53 @@ pub struct ConfigureAnswer {
     pub configuration: ConfigurationOutput,
 }
 
+/// The inputs of one public configuration (SPEC CFG-1 .. CFG-5); a supplied upstream reducer is
+/// message counting, keeping 2.
+pub fn configure_input(
+    enabled: bool,
+    options: Option<&PublicOptionsInput>,
+    client: &[String],
+    upstream: UpstreamCompaction,
+) -> Result<ConfigureInput, CaseError> {
+    let client = chain(client, "$.client")?;
+    let options = options.map(|o| PublicOptions {
+        hard_limit_bytes: o.hard_limit_bytes,
+        trigger_margin_bytes: o.trigger_margin_bytes,
+        recent_message_retention_count: o.recent_message_retention_count,
+        maximum_compaction_attempts: o.maximum_compaction_attempts,
+        upstream_reducer: o
+            .upstream_reducer
+            .then_some(MessageCountingReducer { target_count: 2 }),
+    });
+    Ok(ConfigureInput {
+        enabled,
+        options,
+        upstream,
+        client,
+    })
+}
+
+/// A refused configuration's typed answer, naming the member (SPEC CFG-2, CFG-5).
+pub fn configuration_error(e: &ConfigurationError) -> CaseError {
+    let field = match e {
+        ConfigurationError::EnabledWithoutOptions => "EnabledWithoutOptions",
+        ConfigurationError::OptionsWithoutEnabled => "OptionsWithoutEnabled",
+        ConfigurationError::MissingReducer => "UpstreamReducer",
+        ConfigurationError::ExistingCompactionComponent => "ExistingCompactionComponent",
+        ConfigurationError::Policy(p) => p.field().name(),
+        ConfigurationError::TokenBudget(b) => b.name(),
+        ConfigurationError::OutputBudgetNotBelowContextWindow => "MaxOutputTokens",
+        ConfigurationError::UpstreamCompactionWithoutBacking => "EnableCompaction",
+        _ => "Options",
+    };
+    CaseError::Answer(answer(e.kind(), Some(field), None, e.to_string()))
+}
+
 impl Operation for ConfigureCase {
     const ANSWER: &'static str = "configuration";
     type Answer = ConfigureAnswer;
 
     fn run(&self, imp: &dyn Implementation) -> Result<ConfigureAnswer, CaseError> {
-        let client = chain(&self.client, "$.client")?;
-        let options = self.options.as_ref().map(|o| PublicOptions {
-            hard_limit_bytes: o.hard_limit_bytes,
-            trigger_margin_bytes: o.trigger_margin_bytes,
-            recent_message_retention_count: o.recent_message_retention_count,
-            maximum_compaction_attempts: o.maximum_compaction_attempts,
-            upstream_reducer: o
-                .upstream_reducer
-                .then_some(MessageCountingReducer { target_count: 2 }),
-        });
         let upstream =
             self.upstream_compaction
                 .as_ref()
@@ -179,26 +211,8 @@ impl Operation for ConfigureCase {
                     max_context_window_tokens: u.max_context_window_tokens,
                     max_output_tokens: u.max_output_tokens,
                 });
-        let input = ConfigureInput {
-            enabled: self.enabled,
-            options,
-            upstream,
-            client,
-        };
-        let configured = imp.configure(input).map_err(|e| {
-            let field = match &e {
-                ConfigurationError::EnabledWithoutOptions => "EnabledWithoutOptions",
-                ConfigurationError::OptionsWithoutEnabled => "OptionsWithoutEnabled",
-                ConfigurationError::MissingReducer => "UpstreamReducer",
-                ConfigurationError::ExistingCompactionComponent => "ExistingCompactionComponent",
-                ConfigurationError::Policy(p) => p.field().name(),
-                ConfigurationError::TokenBudget(b) => b.name(),
-                ConfigurationError::OutputBudgetNotBelowContextWindow => "MaxOutputTokens",
-                ConfigurationError::UpstreamCompactionWithoutBacking => "EnableCompaction",
-                _ => "Options",
-            };
-            CaseError::Answer(answer(e.kind(), Some(field), None, e.to_string()))
-        })?;
+        let input = configure_input(self.enabled, self.options.as_ref(), &self.client, upstream)?;
+        let configured = imp.configure(input).map_err(|e| configuration_error(&e))?;
         let report = configured.report;
         let compaction = configured.compaction.map(|b| {
             let p = &b.policy;

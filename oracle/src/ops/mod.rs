@@ -52,6 +52,7 @@ pub mod analyze;
 pub mod artifacts;
 pub mod assemble;
 pub mod bridge;
+pub mod bundle;
 pub mod compose;
 pub mod configure;
 pub mod diagnostics;
@@ -238,6 +239,9 @@ operations! {
     "decisions" => Decisions(artifacts::decisions::DecisionsCase),
     /// The public switch of ADR-0011 (SPEC CFG-1 .. CFG-4).
     "configure" => Configure(configure::ConfigureCase),
+    /// The complete-bundle agent's tool loop through the public configuration's node, beside the
+    /// upstream framework's per-turn strategy (SPEC CFG-6).
+    "bundle" => Bundle(bundle::BundleCase),
     /// A diagnostics record from its fields (SPEC DIA-1 .. DIA-4).
     "diagnostics" => Diagnostics(diagnostics::DiagnosticsCase),
     /// The upstream-reducer bridge on its own (SPEC BRG-1 .. BRG-3).
