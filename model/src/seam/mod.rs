@@ -21,7 +21,11 @@
 //! driven one step at a time ([`LeaseWorld`], [`NodeWorld`], the latter also guarded by a trust
 //! binding); composition and trust take plain inputs and report plain values ([`composition`]),
 //! except the default-strategies profile, whose classifier and integration come back as
-//! behaviour to call ([`ProfileParts`]).
+//! behaviour to call ([`ProfileParts`]). A few drivers are written once here, over each
+//! implementation's own parts: a guarded call (`trust`, [`composition::guarded_call`] over
+//! [`Implementation::guarded_node_world`]), a call parked in its reducer while another node runs
+//! ([`park`], over [`NodeWorld::companion`]) and the complete-bundle agent's tool loop
+//! ([`bundle`], over [`Implementation::configure`] and [`Implementation::node_world`]).
 //!
 //! This module exists only with the vocabulary's `testing` feature: it is conformance
 //! machinery, not something a host embeds.

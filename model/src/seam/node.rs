@@ -4,7 +4,9 @@
 //! A driver converts each call into a [`CallPlan`] (messages, the snapshot integration's
 //! schedule, cancellation, how the real provider answers) and gets back a [`CallRecord`]: how the
 //! call ended and the events it emitted, as plain values. The world is synchronous: another call
-//! of the run holding the gate is a step of its own ([`NodeWorld::hold_gate`]). `AssemblyId`s
+//! of the run holding the gate is a step of its own ([`NodeWorld::hold_gate`]), and a call
+//! parked in its reducer while a companion node runs is driven by a handshake, never by time
+//! ([`super::park`]). `AssemblyId`s
 //! stay opaque strings (the library's are random, the specification's are counters): a driver
 //! compares how they pair up, not their text (SPEC EVT-5).
 
