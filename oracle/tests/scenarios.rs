@@ -218,15 +218,37 @@ fn node_call(r: &mut Rng) -> Json {
             }
             call["stream"] = stream;
         }
+        6 if r.chance(50) => {
+            let n = call["messages"].as_array().map_or(1, Vec::len);
+            let kind = r.pick(&["InvalidOperation", "NotSupported", "Cancelled"]);
+            call["classifierFails"] = json!({"message": r.below(n), "kind": kind});
+        }
         _ => {}
     }
     json!({"call": call})
 }
 
+/// A call that parks in its reducer while a companion node makes one or two calls (SPEC EVT-5).
+fn parked_call(r: &mut Rng) -> Json {
+    let mut step = node_call(r);
+    let inner: Vec<Json> = (0..1 + r.below(2))
+        .map(|_| node_call(r)["call"].clone())
+        .collect();
+    let mut while_parked = json!({"calls": inner});
+    if r.chance(50) {
+        while_parked["reporter"] = json!({"workflowId": "wf", "agentId": "other", "depth": 1});
+    }
+    if r.chance(30) {
+        while_parked["reducer"] = json!({"kind": "messageCounting", "targetCount": 1});
+    }
+    step["call"]["whileParked"] = while_parked;
+    step
+}
+
 #[test]
-fn node_2_node_5_evt_5_seeded_node_scenarios_answer_alike_on_model_and_library() {
+fn node_2_node_5_evt_5_cls_3_seeded_node_scenarios_answer_alike_on_model_and_library() {
     let mut r = Rng(7);
-    let (mut sent, mut terminated, mut started) = (0, 0, 0);
+    let (mut sent, mut terminated, mut started, mut parked) = (0, 0, 0, 0);
     for _ in 0..cases() {
         let reducer = match r.below(3) {
             0 => json!({"kind": "messageCounting", "targetCount": 1 + r.below(3)}),
@@ -237,11 +259,13 @@ fn node_2_node_5_evt_5_seeded_node_scenarios_answer_alike_on_model_and_library()
         };
         let mut steps = Vec::new();
         for _ in 0..1 + r.below(6) {
-            steps.push(match r.below(8) {
+            steps.push(match r.below(10) {
                 0 => json!({"beginRun": {}}),
                 1 => json!({"endRun": {}}),
                 2 => json!({"reserve": {"body": r.pick(&["A", "B"]), "lease": "other"}}),
                 3 => json!({"release": {"lease": "other"}}),
+                4 => json!({"reporter": {"workflowId": "wf", "agentId": "a2", "depth": 2}}),
+                5 => parked_call(&mut r),
                 _ => node_call(&mut r),
             });
         }
@@ -256,14 +280,15 @@ fn node_2_node_5_evt_5_seeded_node_scenarios_answer_alike_on_model_and_library()
         for s in out["node"]["steps"].as_array().into_iter().flatten() {
             sent += usize::from(s["forwarded"].is_array());
             terminated += usize::from(s["terminated"].is_object());
+            parked += usize::from(s["parked"] == json!(true));
             started += s["events"].as_array().map_or(0, |e| {
                 e.iter().filter(|e| e["kind"] == json!("Started")).count()
             });
         }
     }
     assert!(
-        sent > 20 && terminated > 5 && started > 20,
-        "{sent} dispatched, {terminated} terminated, {started} started"
+        sent > 20 && terminated > 5 && started > 20 && parked > 5,
+        "{sent} dispatched, {terminated} terminated, {started} started, {parked} parked"
     );
 }
 

@@ -72,24 +72,17 @@ pub struct Node {
     flows: Flows,
     /// The other call holding the gate ([`NodeWorld::hold_gate`]).
     holder: Option<usize>,
-    /// The sequence source and the attempt counter behind `AssemblyId`s, shared with the
-    /// node's companions (SPEC EVT-3, EVT-5).
-    counters: Arc<Counters>,
+    /// The reporter's sequence source: the last number handed out (SPEC EVT-3), shared with
+    /// the node's companions when it reports.
+    sequence: Arc<AtomicU64>,
+    /// The attempt counter behind `AssemblyId`s, always shared with the node's companions, so
+    /// ids stay distinct across attempts (SPEC EVT-5).
+    attempts: Arc<AtomicU64>,
 }
 
-/// A node's sequence source and attempt counter (SPEC EVT-3, EVT-5): the last number handed out
-/// by each.
-#[derive(Debug, Default)]
-struct Counters {
-    sequence: AtomicU64,
-    attempts: AtomicU64,
-}
-
-impl Counters {
-    /// The next number of `counter` (first number 1).
-    fn next(counter: &AtomicU64) -> u64 {
-        counter.fetch_add(1, Ordering::SeqCst) + 1
-    }
+/// The next number of `counter` (first number 1).
+fn next(counter: &AtomicU64) -> u64 {
+    counter.fetch_add(1, Ordering::SeqCst) + 1
 }
 
 /// What a successful assembly hands to dispatch (NODE-3 step 13): the bounded messages, the
@@ -130,7 +123,8 @@ impl Node {
             guard: None,
             flows: Flows::default(),
             holder: None,
-            counters: Arc::default(),
+            sequence: Arc::default(),
+            attempts: Arc::default(),
         }
     }
 
@@ -157,7 +151,7 @@ impl Node {
         diagnostics: Option<&Diagnostics>,
     ) {
         let Some(r) = &self.reporter else { return };
-        let sequence = Counters::next(&self.counters.sequence);
+        let sequence = next(&self.sequence);
         let started = (kind == AttemptEvent::Started).then(|| StartedFields {
             measurement_unit: self.policy.estimator().unit(),
             hard_limit: self.policy.hard_limit(),
@@ -203,7 +197,7 @@ impl Node {
             )
         })?;
         // 6. a fresh id, Started.
-        let id = Counters::next(&self.counters.attempts);
+        let id = next(&self.attempts);
         self.emit(events, AttemptEvent::Started, id, None);
         // 5. filter and bridge; 7. assemble.
         let mut filtered = Filtered {
@@ -411,13 +405,14 @@ impl NodeWorld for Node {
         options: (Policy, BoxedUpstream<'static>),
         reporter: Option<&ReporterFields>,
     ) -> Box<dyn NodeWorld> {
-        // SPEC EVT-3, EVT-5: one sequence source and one attempt counter for both nodes; the
-        // companion's own flows.
+        // SPEC EVT-3: one sequence source when this node reports (else the companion's own);
+        // EVT-5: one attempt counter, so ids stay distinct; the companion's own flows.
         let (policy, reducer) = options;
         let mut node = Node::new(policy, reducer, reporter.cloned());
         if self.reporter.is_some() {
-            node.counters = Arc::clone(&self.counters);
+            node.sequence = Arc::clone(&self.sequence);
         }
+        node.attempts = Arc::clone(&self.attempts);
         Box::new(node)
     }
     fn switch_reporter(&mut self, fields: &ReporterFields) {
