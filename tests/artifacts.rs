@@ -15,10 +15,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use hybrid_compaction_model::artifact::{ArtifactReference, REFERENCE_LEN};
+use hybrid_compaction_model::artifact::{ArtifactReference, Digest, REFERENCE_LEN};
 use hybrid_compaction_model::artifact_diagnostics::{
-    ArtifactContent, ArtifactDiagnostics, ArtifactDiagnosticsFields, ArtifactDiagnosticsRule,
-    ArtifactEvent, ArtifactOperation, ArtifactOutcome, ArtifactReason, Attribution,
+    ArtifactContent, ArtifactDiagnostics, ArtifactDiagnosticsError, ArtifactDiagnosticsFields,
+    ArtifactDiagnosticsRule, ArtifactEvent, ArtifactOperation, ArtifactOutcome, ArtifactReason,
+    Attribution,
 };
 use hybrid_compaction_model::artifact_record::{
     RecordError, RecordField, RecordFields, ReferenceRecord, DESCRIPTION_LIMIT_UTF16,
@@ -37,6 +38,7 @@ use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::rehydration::{
     RehydrationError, RehydrationRequest, RehydrationSource, ResolutionStatus,
 };
+use hybrid_compaction_model::seam::ReporterFields;
 use hybrid_compaction_model::trust::{
     BindingAccessor, Owners, TrustBinding, TrustContext, TrustGuard, TrustStatus, WorkspaceId,
 };
@@ -44,6 +46,7 @@ use hybrid_compaction_model::workspace::ScriptedWorkspace;
 use hybrid_compaction_spec as spec;
 use proptest::prelude::*;
 use spec::offload::{offload, OffloadHost};
+use spec::progress::{ReporterScopes, ScopeError};
 use spec::record::{create, reconstruct, Creation};
 use spec::rehydrate::rehydrate;
 
@@ -879,6 +882,97 @@ fn atr_3_the_result_and_its_event_share_one_diagnostics_value() {
     }
 }
 
+fn reporter(workflow: &str, agent: Option<&str>, depth: u32) -> ReporterFields {
+    ReporterFields {
+        workflow_id: workflow.into(),
+        agent_id: agent.map(Into::into),
+        parent_agent_id: None,
+        depth,
+    }
+}
+
+/// SPEC ATR-6 (ADR "when the accessor is absent, nothing is reported"; C# S81 "One event per
+/// decision"): outside every scope nothing is reported; inside, the innermost scope's reporter
+/// numbers every decision's one event from its source, holding the decision's very value; leaving
+/// makes the enclosing scope current again.
+#[test]
+fn atr_6_decisions_report_through_the_innermost_scope_or_not_at_all() {
+    let decisions = every_decision("é€😀");
+    let mut scopes = ReporterScopes::new();
+    for (_, events) in &decisions {
+        assert_eq!(scopes.report(events[0].clone()), None, "no active scope");
+    }
+    scopes.enter(reporter("wf", Some("outer"), 0), None);
+    scopes.enter(reporter("wf-2", None, 3), None);
+    for (k, (diagnostics, events)) in decisions.iter().enumerate() {
+        let r = scopes
+            .report(events[0].clone())
+            .expect("a current reporter");
+        assert_eq!(r.sequence, k as u64 + 1);
+        assert_eq!(r.identity, reporter("wf-2", None, 3));
+        assert!(Arc::ptr_eq(&r.diagnostics, diagnostics));
+    }
+    scopes.leave().unwrap();
+    let (_, events) = &decisions[0];
+    let r = scopes.report(events[0].clone()).unwrap();
+    assert_eq!(
+        (r.sequence, r.identity),
+        (1, reporter("wf", Some("outer"), 0))
+    );
+    scopes.leave().unwrap();
+    assert_eq!(scopes.report(events[0].clone()), None);
+    assert_eq!(scopes.leave(), Err(ScopeError::NothingToLeave));
+}
+
+/// SPEC EVT-7: a child has its parent's workflow id and source, the parent's agent id as its
+/// parent agent id (absent when the parent has none) and one more depth; root reporters share a
+/// source only when the host says so (EVT-3).
+#[test]
+fn evt_7_child_reporters_share_their_parents_sequence_source() {
+    let (_, events) = &every_decision("x")[0];
+    let event = || events[0].clone();
+    let mut scopes = ReporterScopes::new();
+    assert_eq!(scopes.enter_child("a"), Err(ScopeError::NoParent));
+    scopes.enter(reporter("wf", None, 0), Some("s"));
+    assert_eq!(scopes.report(event()).unwrap().sequence, 1);
+    scopes.enter_child("kid").unwrap();
+    let r = scopes.report(event()).unwrap();
+    let kid = ReporterFields {
+        workflow_id: "wf".into(),
+        agent_id: Some("kid".into()),
+        parent_agent_id: None,
+        depth: 1,
+    };
+    assert_eq!((r.sequence, &r.identity), (2, &kid));
+    scopes.enter_child("grandkid").unwrap();
+    let r = scopes.report(event()).unwrap();
+    assert_eq!(r.sequence, 3);
+    assert_eq!(r.identity.parent_agent_id.as_deref(), Some("kid"));
+    assert_eq!(
+        (r.identity.depth, r.identity.workflow_id.as_str()),
+        (2, "wf")
+    );
+    // A second root naming the same source continues it; a third with its own starts at 1.
+    scopes.enter(reporter("other", Some("b"), 0), Some("s"));
+    assert_eq!(scopes.report(event()).unwrap().sequence, 4);
+    scopes.enter(reporter("third", None, 0), None);
+    assert_eq!(scopes.report(event()).unwrap().sequence, 1);
+    scopes.enter_child("third's").unwrap();
+    assert_eq!(
+        scopes.report(event()).unwrap().sequence,
+        2,
+        "the parent's own source"
+    );
+    scopes.leave().unwrap();
+    scopes.leave().unwrap();
+    scopes.leave().unwrap();
+    assert_eq!(
+        scopes.report(event()).unwrap().sequence,
+        5,
+        "back in the grandchild"
+    );
+}
+
 fn valid_fields() -> ArtifactDiagnosticsFields {
     ArtifactDiagnosticsFields {
         operation: ArtifactOperation::Offload,
@@ -896,7 +990,9 @@ fn valid_fields() -> ArtifactDiagnosticsFields {
     }
 }
 
-/// SPEC ATR-2 (C# S83): each validation rule rejects its violation, with `InvalidArgument`.
+/// SPEC ATR-2 (C# S83): each validation rule rejects its violation, in the order listed, with
+/// the rule's kind: `OutOfRange` for a value outside its field, `InvalidArgument` for the
+/// reference id and for contradicting fields (DEP-22).
 #[test]
 fn atr_2_artifact_diagnostics_are_validated_per_operation() {
     use ArtifactDiagnosticsRule as Rule;
@@ -905,20 +1001,36 @@ fn atr_2_artifact_diagnostics_are_validated_per_operation() {
         let mut f = valid_fields();
         mutate(&mut f);
         let e = ArtifactDiagnostics::new(f).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(e.kind(), e.rule.kind());
         e.rule
     };
+    let out_of_range = [
+        Rule::OutcomeFamily,
+        Rule::ReasonFamily,
+        Rule::ObservedSize,
+        Rule::ThresholdOrBudget,
+        Rule::ObservedPresence,
+    ];
+    for r in ArtifactDiagnosticsRule::ALL {
+        let expected = if out_of_range.contains(&r) {
+            ErrorKind::OutOfRange
+        } else {
+            ErrorKind::InvalidArgument
+        };
+        assert_eq!(r.kind(), expected, "{r}");
+    }
     assert_eq!(
         rule(&|f| f.operation = ArtifactOperation::Rehydration),
         Rule::OutcomeFamily
     );
     assert_eq!(
-        rule(&|f| f.reason = ArtifactReason::BelowThreshold),
-        Rule::ReasonFamily
-    );
-    assert_eq!(
         rule(&|f| f.reason = ArtifactReason::DigestVerified),
         Rule::ReasonFamily
+    );
+    // A reason of the right family but another outcome's pair (DEP-22).
+    assert_eq!(
+        rule(&|f| f.reason = ArtifactReason::BelowThreshold),
+        Rule::ReasonPair
     );
     assert_eq!(
         rule(&|f| f.content = ArtifactContent::RecoverableContextSegment),
@@ -926,7 +1038,7 @@ fn atr_2_artifact_diagnostics_are_validated_per_operation() {
     );
     assert_eq!(
         rule(&|f| f.observed_utf8_byte_size = None),
-        Rule::ObservedSize
+        Rule::ObservedPresence
     );
     assert_eq!(
         rule(&|f| f.observed_utf8_byte_size = Some(-1)),
@@ -949,6 +1061,22 @@ fn atr_2_artifact_diagnostics_are_validated_per_operation() {
         rule(&|f| f.attribution.input_utf8_bytes = 82),
         Rule::AttributionBytes
     );
+    // The order: a negative size is reported before a missing reference, a missing reference
+    // before a contradicting reason.
+    assert_eq!(
+        rule(&|f| {
+            f.observed_utf8_byte_size = Some(-1);
+            f.reference = None;
+        }),
+        Rule::ObservedSize
+    );
+    assert_eq!(
+        rule(&|f| {
+            f.reference = None;
+            f.reason = ArtifactReason::BelowThreshold;
+        }),
+        Rule::ReferencePresence
+    );
     // Rehydration: Missing has no observed size and always a reference.
     let missing = ArtifactDiagnosticsFields {
         operation: ArtifactOperation::Rehydration,
@@ -970,7 +1098,7 @@ fn atr_2_artifact_diagnostics_are_validated_per_operation() {
         ..missing
     })
     .unwrap_err();
-    assert_eq!(e.rule, Rule::ObservedSize);
+    assert_eq!(e.rule, Rule::ObservedPresence);
     let e = ArtifactDiagnostics::new(ArtifactDiagnosticsFields {
         reference: None,
         ..missing
@@ -990,6 +1118,201 @@ fn atr_2_artifact_diagnostics_are_validated_per_operation() {
     assert_eq!(
         ArtifactDiagnostics::new(inline).unwrap_err().rule,
         Rule::ReferencePresence
+    );
+}
+
+/// SPEC ATR-5 (C# S83, the factories `ForOffload` / `ForRehydration`): a value from given
+/// fields, the attribution computed; the reference implementation's own test cases (a missing,
+/// malformed, forbidden, wrong-prefix or uppercase reference id is `InvalidArgument`, a valid one
+/// succeeds), and the value equals the one a decision with the same facts builds.
+#[test]
+fn atr_5_artifact_diagnostics_from_given_fields() {
+    use ArtifactDiagnosticsRule as Rule;
+    use ArtifactOutcome as O;
+    use ArtifactReason as R;
+    let valid = ArtifactReference::to_content("valid reference content").to_string();
+    let digest = Digest::of("valid reference content").to_hex();
+    let offload = |outcome, reason, reference: Option<&str>| {
+        ArtifactDiagnostics::for_offload(
+            outcome,
+            ArtifactContent::ToolResult,
+            reason,
+            200,
+            100,
+            reference,
+        )
+    };
+    let refused = |r: Result<ArtifactDiagnostics, ArtifactDiagnosticsError>| {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        e.rule
+    };
+    assert_eq!(
+        refused(offload(O::Offloaded, R::ThresholdExceeded, None)),
+        Rule::ReferencePresence
+    );
+    assert_eq!(
+        refused(offload(
+            O::ExistingReference,
+            R::ExistingContentMatch,
+            Some("artifact://sha256/not-actually-hex")
+        )),
+        Rule::ReferenceMalformed
+    );
+    for (outcome, reason) in [
+        (O::Inline, R::BelowThreshold),
+        (O::Failed, R::NoAuthorizedWorkspace),
+        (O::RecoveryRequired, R::CanceledAfterWrite),
+    ] {
+        assert_eq!(
+            refused(offload(outcome, reason, Some(&valid))),
+            Rule::ReferencePresence
+        );
+    }
+    let rehydration = |outcome, reason, observed, reference: &str| {
+        ArtifactDiagnostics::for_rehydration(outcome, reason, observed, 100, reference)
+    };
+    for bad in [
+        "not-a-canonical-reference-id".to_owned(),
+        format!("artifact://sha1/{digest}"),
+        format!("artifact://sha256/{}", digest.to_uppercase()),
+        String::new(),
+        format!(" {valid}"),
+    ] {
+        assert_eq!(
+            refused(rehydration(O::Resolved, R::DigestVerified, Some(50), &bad)),
+            Rule::ReferenceMalformed,
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        refused(rehydration(
+            O::Missing,
+            R::Missing,
+            None,
+            "artifact://sha1/x"
+        )),
+        Rule::ReferenceMalformed
+    );
+    // A valid value: the attribution is ATR-1's, the value a decision builds.
+    let made = offload(O::Offloaded, R::ThresholdExceeded, Some(&valid)).unwrap();
+    assert_eq!(made.reference().map(|r| r.to_string()), Some(valid.clone()));
+    assert_eq!(
+        made.attribution(),
+        &spec::attribution::attribute(O::Offloaded, Some(200))
+    );
+    let decided = spec::attribution::decide(spec::attribution::Decision {
+        outcome: O::Offloaded,
+        reason: R::ThresholdExceeded,
+        content: ArtifactContent::ToolResult,
+        observed: Some(200),
+        threshold_or_budget: 100,
+        reference: Some(ArtifactReference::to_content("valid reference content")),
+    })
+    .unwrap();
+    assert_eq!(*decided, made);
+    let resolved = rehydration(O::Resolved, R::DigestVerified, Some(12), &valid).unwrap();
+    assert_eq!(
+        resolved.content(),
+        ArtifactContent::RecoverableContextSegment
+    );
+    assert_eq!(resolved.attribution().input_utf8_bytes, 82);
+    assert_eq!(resolved.attribution().output_utf8_bytes, Some(12));
+    // Kinds the reference implementation raises as out-of-range: a family, a number, a
+    // resolved body without its size.
+    let out_of_range = |r: Result<ArtifactDiagnostics, ArtifactDiagnosticsError>| {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::OutOfRange);
+        e.rule
+    };
+    assert_eq!(
+        out_of_range(offload(O::Resolved, R::ThresholdExceeded, Some(&valid))),
+        Rule::OutcomeFamily
+    );
+    assert_eq!(
+        out_of_range(offload(O::Offloaded, R::DigestVerified, Some(&valid))),
+        Rule::ReasonFamily
+    );
+    assert_eq!(
+        out_of_range(ArtifactDiagnostics::for_offload(
+            O::Inline,
+            ArtifactContent::ToolResult,
+            R::BelowThreshold,
+            -1,
+            100,
+            None
+        )),
+        Rule::ObservedSize
+    );
+    assert_eq!(
+        out_of_range(ArtifactDiagnostics::for_rehydration(
+            O::Stale,
+            R::DigestMismatch,
+            Some(3),
+            0,
+            &valid
+        )),
+        Rule::ThresholdOrBudget
+    );
+    assert_eq!(
+        out_of_range(rehydration(O::Resolved, R::DigestVerified, None, &valid)),
+        Rule::ObservedPresence
+    );
+    // DEP-22: what the reference implementation's factories accept and no decision builds.
+    assert_eq!(
+        refused(offload(O::Inline, R::ThresholdExceeded, None)),
+        Rule::ReasonPair
+    );
+    assert_eq!(
+        refused(ArtifactDiagnostics::for_offload(
+            O::Inline,
+            ArtifactContent::RecoverableContextSegment,
+            R::BelowThreshold,
+            3,
+            100,
+            None
+        )),
+        Rule::Content
+    );
+}
+
+/// SPEC DEP-22: the values the reference implementation's factories accept but no decision
+/// builds are refused, and every value a decision builds is accepted by the factory with the
+/// same facts.
+#[test]
+fn dep_22_factories_accept_exactly_the_values_decisions_build() {
+    for (diagnostics, _) in every_decision("é€😀") {
+        let d = *diagnostics;
+        let reference = d.reference().map(|r| r.to_string());
+        let rebuilt = match d.operation() {
+            ArtifactOperation::Offload => ArtifactDiagnostics::for_offload(
+                d.outcome(),
+                d.content(),
+                d.reason(),
+                d.observed_utf8_byte_size().unwrap(),
+                d.configured_threshold_or_budget(),
+                reference.as_deref(),
+            ),
+            ArtifactOperation::Rehydration => ArtifactDiagnostics::for_rehydration(
+                d.outcome(),
+                d.reason(),
+                d.observed_utf8_byte_size(),
+                d.configured_threshold_or_budget(),
+                reference.as_deref().unwrap(),
+            ),
+        };
+        assert_eq!(rebuilt, Ok(d));
+    }
+    let missing_with_size = ArtifactDiagnostics::for_rehydration(
+        ArtifactOutcome::Missing,
+        ArtifactReason::Missing,
+        Some(4),
+        10,
+        &ArtifactReference::to_content("b").to_string(),
+    );
+    assert_eq!(
+        missing_with_size.unwrap_err().rule,
+        ArtifactDiagnosticsRule::ObservedPresence
     );
 }
 

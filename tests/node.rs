@@ -31,7 +31,7 @@ use hybrid_compaction::node::{
 use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
 use hybrid_compaction_model::assembly::{AssemblyError, Outcome};
 use hybrid_compaction_model::cancel::CancellationToken;
-use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::classifier::{Classifier, ClassifierError};
 use hybrid_compaction_model::diagnostics::Category;
 use hybrid_compaction_model::entry::{Entry, EntryKind, RecoverableSegment};
 use hybrid_compaction_model::error::ErrorKind;
@@ -378,8 +378,8 @@ fn node_3_evt_2_a_reducer_cancelling_the_calls_token_is_an_error_during_assembly
 struct ForbiddenOverride;
 
 impl Classifier for ForbiddenOverride {
-    fn entry_id(&mut self, _messages: &[Message], index: usize) -> String {
-        format!("m{index}")
+    fn entry_id(&mut self, _messages: &[Message], index: usize) -> Result<String, ClassifierError> {
+        Ok(format!("m{index}"))
     }
     fn override_kind(&mut self, _messages: &[Message], _index: usize) -> Option<EntryKind> {
         Some(EntryKind::RecoverableContextSegment)
@@ -936,8 +936,8 @@ fn node_2_node_5_the_node_stream_holds_the_gate_and_the_lease_until_it_ends() {
 struct OptionalSecond;
 
 impl Classifier for OptionalSecond {
-    fn entry_id(&mut self, _messages: &[Message], index: usize) -> String {
-        format!("m{index}")
+    fn entry_id(&mut self, _messages: &[Message], index: usize) -> Result<String, ClassifierError> {
+        Ok(format!("m{index}"))
     }
     fn override_kind(&mut self, _messages: &[Message], index: usize) -> Option<EntryKind> {
         (index == 1).then_some(EntryKind::OptionalContext)

@@ -2,9 +2,12 @@
 //! C# S81-S83; ADR "one UTF-8 byte attribution shared by the internal result and its event").
 //!
 //! [`ArtifactDiagnostics`] exists only validated: [`ArtifactDiagnostics::new`] checks the rules
-//! of SPEC ATR-2 (outcome and reason families per operation, content, observed size, threshold,
-//! reference presence) and that the [`Attribution`] is exactly the one SPEC ATR-1's table
-//! prescribes. The executable specification computes the attribution independently
+//! of SPEC ATR-2 (outcome and reason families per operation, observed size, threshold,
+//! reference presence, the outcome's own reason and content) and that the [`Attribution`] is
+//! exactly the one SPEC ATR-1's table prescribes; [`ArtifactDiagnostics::for_offload`] and
+//! [`ArtifactDiagnostics::for_rehydration`] are the reference implementation's two factories
+//! (SPEC ATR-5): the value from given fields, the reference id as text, the attribution
+//! computed. Each broken rule is an error of its own kind ([`ArtifactDiagnosticsRule::kind`]). The executable specification computes the attribution independently
 //! (`hybrid_compaction_spec::attribution`); this constructor is the second statement of the
 //! table, so the two cannot drift silently.
 //!
@@ -139,6 +142,17 @@ impl ArtifactOutcome {
     }
 }
 
+impl ArtifactReason {
+    /// The operation whose family the reason belongs to (SPEC ATR-2).
+    pub fn operation(self) -> ArtifactOperation {
+        if self.index() < ArtifactReason::DigestVerified.index() {
+            ArtifactOperation::Offload
+        } else {
+            ArtifactOperation::Rehydration
+        }
+    }
+}
+
 /// The UTF-8 byte attribution of one decision (SPEC ATR-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Attribution {
@@ -172,20 +186,27 @@ pub struct ArtifactDiagnosticsFields {
 }
 
 named_enum! {
-    /// The ATR-2 rule a diagnostics value broke.
+    /// The ATR-2 rule a diagnostics value broke, in the order the rules are checked.
     pub enum ArtifactDiagnosticsRule {
         /// The outcome is not of the operation's family.
         OutcomeFamily,
-        /// The reason is not one of the outcome's pairs.
+        /// The reason is not of the operation's family.
         ReasonFamily,
-        /// The content kind does not match the operation or reason.
-        Content,
-        /// The observed size is absent when required, present when forbidden, or negative.
+        /// The observed size is negative.
         ObservedSize,
         /// The threshold or budget is not positive.
         ThresholdOrBudget,
         /// The reference id is absent when required or present when forbidden.
         ReferencePresence,
+        /// The reference id is not a canonical `artifact://sha256/` reference (SPEC ART-2).
+        ReferenceMalformed,
+        /// The observed size is absent where the outcome observed one (a resolved body has a
+        /// size), or present where nothing was read (rehydration `Missing`, `Unauthorized`).
+        ObservedPresence,
+        /// The reason is not one of the outcome's own pairs (SPEC OFF-2, RHY-2; DEP-22).
+        ReasonPair,
+        /// The content kind does not match the operation or reason (DEP-22).
+        Content,
         /// The attribution's operation is not the record's.
         AttributionOperation,
         /// The attribution's bytes are not the table's.
@@ -193,18 +214,77 @@ named_enum! {
     }
 }
 
-/// An invalid artifact diagnostics value (SPEC ATR-2): an `InvalidArgument` naming the rule.
+impl ArtifactDiagnosticsRule {
+    /// The kind of a violation (SPEC ATR-2): as the reference implementation's factories raise
+    /// them, `OutOfRange` for a value outside what its field admits (an outcome or reason of
+    /// the other operation, a negative size, a threshold or budget not above zero, a resolved
+    /// decision without the body's size) and `InvalidArgument` for a reference id that is
+    /// missing, forbidden or not canonical; the rules this specification adds (DEP-22) are
+    /// arguments that contradict each other, `InvalidArgument`, except the observed size's
+    /// presence, which keeps the kind the reference gives its one case of it.
+    pub fn kind(self) -> ErrorKind {
+        use ArtifactDiagnosticsRule as R;
+        match self {
+            R::OutcomeFamily
+            | R::ReasonFamily
+            | R::ObservedSize
+            | R::ThresholdOrBudget
+            | R::ObservedPresence => ErrorKind::OutOfRange,
+            R::ReferencePresence
+            | R::ReferenceMalformed
+            | R::ReasonPair
+            | R::Content
+            | R::AttributionOperation
+            | R::AttributionBytes => ErrorKind::InvalidArgument,
+        }
+    }
+
+    /// What the rule requires, in words.
+    pub fn text(self) -> &'static str {
+        use ArtifactDiagnosticsRule as R;
+        match self {
+            R::OutcomeFamily => "the outcome must be one of the operation's outcomes",
+            R::ReasonFamily => "the reason must be one of the operation's reasons",
+            R::ObservedSize => "the observed size must not be negative",
+            R::ThresholdOrBudget => "the threshold or budget must be greater than zero",
+            R::ReferencePresence => {
+                "a reference id is carried exactly by Offloaded, ExistingReference and every rehydration"
+            }
+            R::ReferenceMalformed => {
+                "the reference id must be a canonical artifact://sha256/ reference"
+            }
+            R::ObservedPresence => {
+                "the observed size is absent exactly for rehydration Missing and Unauthorized"
+            }
+            R::ReasonPair => "the reason must be one of the outcome's own reasons",
+            R::Content => {
+                "the content is RecoverableContextSegment exactly for RecoverableSegmentBypass and rehydration"
+            }
+            R::AttributionOperation => "the attribution's operation must be the record's",
+            R::AttributionBytes => "the attribution's bytes must be the table's",
+        }
+    }
+}
+
+/// An invalid artifact diagnostics value (SPEC ATR-2): an error of the broken rule's kind,
+/// naming the rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("invalid artifact diagnostics: {rule}")]
+#[error("invalid artifact diagnostics ({rule}): {}", rule.text())]
 pub struct ArtifactDiagnosticsError {
     /// The broken rule.
     pub rule: ArtifactDiagnosticsRule,
 }
 
 impl ArtifactDiagnosticsError {
-    /// The language-neutral category (SPEC ERR-1).
+    /// The language-neutral category (SPEC ERR-1): the rule's.
     pub fn kind(&self) -> ErrorKind {
-        ErrorKind::InvalidArgument
+        self.rule.kind()
+    }
+}
+
+impl From<&ArtifactDiagnosticsError> for crate::error::TypedError {
+    fn from(e: &ArtifactDiagnosticsError) -> crate::error::TypedError {
+        crate::error::TypedError::new(e.kind(), e.to_string()).with_field(e.rule.name())
     }
 }
 
@@ -231,40 +311,90 @@ fn table(outcome: ArtifactOutcome, observed: Option<i64>) -> Option<Attribution>
     })
 }
 
+/// Whether an outcome carries a reference id (SPEC ATR-2): offload `Offloaded` and
+/// `ExistingReference`, and every rehydration.
+fn reference_required(outcome: ArtifactOutcome) -> bool {
+    outcome.operation() == ArtifactOperation::Rehydration
+        || matches!(
+            outcome,
+            ArtifactOutcome::Offloaded | ArtifactOutcome::ExistingReference
+        )
+}
+
+/// The first two rules of SPEC ATR-2: the outcome and the reason are of the operation's family.
+fn check_families(
+    operation: ArtifactOperation,
+    outcome: ArtifactOutcome,
+    reason: ArtifactReason,
+) -> Result<(), ArtifactDiagnosticsError> {
+    use ArtifactDiagnosticsRule as Rule;
+    if outcome.operation() != operation {
+        return Err(ArtifactDiagnosticsError {
+            rule: Rule::OutcomeFamily,
+        });
+    }
+    if reason.operation() != operation {
+        return Err(ArtifactDiagnosticsError {
+            rule: Rule::ReasonFamily,
+        });
+    }
+    Ok(())
+}
+
+/// The rules that make a value state one decision's facts consistently (SPEC ATR-2): the
+/// observed size's presence, then (DEP-22) the outcome's own reason and the content kind.
+fn check_consistency(
+    outcome: ArtifactOutcome,
+    reason: ArtifactReason,
+    content: ArtifactContent,
+    observed: Option<i64>,
+) -> Result<(), ArtifactDiagnosticsError> {
+    use ArtifactDiagnosticsRule as Rule;
+    let nothing_read = matches!(
+        outcome,
+        ArtifactOutcome::Missing | ArtifactOutcome::Unauthorized
+    );
+    if observed.is_some() == nothing_read {
+        return Err(ArtifactDiagnosticsError {
+            rule: Rule::ObservedPresence,
+        });
+    }
+    if !outcome.reasons().contains(&reason) {
+        return Err(ArtifactDiagnosticsError {
+            rule: Rule::ReasonPair,
+        });
+    }
+    let segment = outcome.operation() == ArtifactOperation::Rehydration
+        || reason == ArtifactReason::RecoverableSegmentBypass;
+    if (content == ArtifactContent::RecoverableContextSegment) != segment {
+        return Err(ArtifactDiagnosticsError {
+            rule: Rule::Content,
+        });
+    }
+    Ok(())
+}
+
 impl ArtifactDiagnostics {
-    /// Validates `fields` with the rules of SPEC ATR-2, in the order listed there.
+    /// Validates `fields` with the rules of SPEC ATR-2, in the order of
+    /// [`ArtifactDiagnosticsRule`] (a typed reference cannot be malformed, so that rule is the
+    /// factories' alone).
     pub fn new(
         fields: ArtifactDiagnosticsFields,
     ) -> Result<ArtifactDiagnostics, ArtifactDiagnosticsError> {
         use ArtifactDiagnosticsRule as Rule;
-        use ArtifactOutcome as O;
         let fail = |rule| Err(ArtifactDiagnosticsError { rule });
         let f = fields;
-        let rehydration = f.operation == ArtifactOperation::Rehydration;
-        if f.outcome.operation() != f.operation {
-            return fail(Rule::OutcomeFamily);
-        }
-        if !f.outcome.reasons().contains(&f.reason) {
-            return fail(Rule::ReasonFamily);
-        }
-        let segment = rehydration || f.reason == ArtifactReason::RecoverableSegmentBypass;
-        if (f.content == ArtifactContent::RecoverableContextSegment) != segment {
-            return fail(Rule::Content);
-        }
-        let observed_absent = matches!(f.outcome, O::Missing | O::Unauthorized);
-        match f.observed_utf8_byte_size {
-            None if observed_absent => {}
-            Some(n) if !observed_absent && n >= 0 => {}
-            _ => return fail(Rule::ObservedSize),
+        check_families(f.operation, f.outcome, f.reason)?;
+        if f.observed_utf8_byte_size.is_some_and(|n| n < 0) {
+            return fail(Rule::ObservedSize);
         }
         if f.configured_threshold_or_budget <= 0 {
             return fail(Rule::ThresholdOrBudget);
         }
-        let reference_required =
-            rehydration || matches!(f.outcome, O::Offloaded | O::ExistingReference);
-        if f.reference.is_some() != reference_required {
+        if f.reference.is_some() != reference_required(f.outcome) {
             return fail(Rule::ReferencePresence);
         }
+        check_consistency(f.outcome, f.reason, f.content, f.observed_utf8_byte_size)?;
         if f.attribution.operation != f.operation {
             return fail(Rule::AttributionOperation);
         }
@@ -272,6 +402,93 @@ impl ArtifactDiagnostics {
             return fail(Rule::AttributionBytes);
         }
         Ok(ArtifactDiagnostics(fields))
+    }
+
+    /// The reference implementation's offload factory (SPEC ATR-5): the value of one offload
+    /// decision from its fields, the attribution computed by SPEC ATR-1's table. `reference_id`
+    /// is text, so a malformed one is expressible (and refused).
+    pub fn for_offload(
+        outcome: ArtifactOutcome,
+        content: ArtifactContent,
+        reason: ArtifactReason,
+        observed_utf8_byte_size: i64,
+        configured_threshold: i64,
+        reference_id: Option<&str>,
+    ) -> Result<ArtifactDiagnostics, ArtifactDiagnosticsError> {
+        ArtifactDiagnostics::from_given(
+            ArtifactOperation::Offload,
+            outcome,
+            content,
+            reason,
+            Some(observed_utf8_byte_size),
+            configured_threshold,
+            reference_id,
+        )
+    }
+
+    /// The reference implementation's rehydration factory (SPEC ATR-5): the content is always
+    /// `RecoverableContextSegment`, and a rehydration always names the reference it resolves.
+    pub fn for_rehydration(
+        outcome: ArtifactOutcome,
+        reason: ArtifactReason,
+        observed_utf8_byte_size: Option<i64>,
+        configured_budget: i64,
+        reference_id: &str,
+    ) -> Result<ArtifactDiagnostics, ArtifactDiagnosticsError> {
+        ArtifactDiagnostics::from_given(
+            ArtifactOperation::Rehydration,
+            outcome,
+            ArtifactContent::RecoverableContextSegment,
+            reason,
+            observed_utf8_byte_size,
+            configured_budget,
+            Some(reference_id),
+        )
+    }
+
+    /// SPEC ATR-5's steps, shared by both factories: the families, the numbers, the reference
+    /// id (present exactly where ATR-2 requires it, then canonical), the rules of DEP-22, and
+    /// the attribution of ATR-1's table.
+    fn from_given(
+        operation: ArtifactOperation,
+        outcome: ArtifactOutcome,
+        content: ArtifactContent,
+        reason: ArtifactReason,
+        observed: Option<i64>,
+        threshold_or_budget: i64,
+        reference_id: Option<&str>,
+    ) -> Result<ArtifactDiagnostics, ArtifactDiagnosticsError> {
+        use ArtifactDiagnosticsRule as Rule;
+        let fail = |rule| Err(ArtifactDiagnosticsError { rule });
+        check_families(operation, outcome, reason)?;
+        if observed.is_some_and(|n| n < 0) {
+            return fail(Rule::ObservedSize);
+        }
+        if threshold_or_budget <= 0 {
+            return fail(Rule::ThresholdOrBudget);
+        }
+        let reference = match (reference_required(outcome), reference_id) {
+            (true, None) | (false, Some(_)) => return fail(Rule::ReferencePresence),
+            (false, None) => None,
+            (true, Some(text)) => match ArtifactReference::parse(text) {
+                Ok(r) => Some(r),
+                Err(_) => return fail(Rule::ReferenceMalformed),
+            },
+        };
+        check_consistency(outcome, reason, content, observed)?;
+        let attribution = table(outcome, observed).ok_or(ArtifactDiagnosticsError {
+            rule: Rule::ObservedPresence,
+        })?;
+        Ok(ArtifactDiagnostics(ArtifactDiagnosticsFields {
+            operation,
+            outcome,
+            content,
+            reason,
+            observed_utf8_byte_size: observed,
+            configured_threshold_or_budget: threshold_or_budget,
+            reference,
+            attribution,
+        }))
     }
 
     /// The validated fields.
@@ -337,5 +554,74 @@ pub trait ArtifactEventSink {
 impl ArtifactEventSink for Vec<ArtifactEvent> {
     fn report(&mut self, event: ArtifactEvent) {
         self.push(event);
+    }
+}
+
+/// The fields one of the two factories of SPEC ATR-5 is called with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArtifactGiven {
+    /// [`ArtifactDiagnostics::for_offload`]'s arguments.
+    Offload {
+        /// The outcome.
+        outcome: ArtifactOutcome,
+        /// The content kind.
+        content: ArtifactContent,
+        /// The reason.
+        reason: ArtifactReason,
+        /// The observed UTF-8 byte size (an offload always observes one).
+        observed_utf8_byte_size: i64,
+        /// The inline threshold.
+        configured_threshold: i64,
+        /// The reference id as text, if any.
+        reference_id: Option<String>,
+    },
+    /// [`ArtifactDiagnostics::for_rehydration`]'s arguments.
+    Rehydration {
+        /// The outcome.
+        outcome: ArtifactOutcome,
+        /// The reason.
+        reason: ArtifactReason,
+        /// The observed UTF-8 byte size, if the workspace was read.
+        observed_utf8_byte_size: Option<i64>,
+        /// The byte budget.
+        configured_budget: i64,
+        /// The reference id being resolved, as text.
+        reference_id: String,
+    },
+}
+
+impl ArtifactGiven {
+    /// Calls the factory (SPEC ATR-5).
+    pub fn build(&self) -> Result<ArtifactDiagnostics, ArtifactDiagnosticsError> {
+        match self {
+            ArtifactGiven::Offload {
+                outcome,
+                content,
+                reason,
+                observed_utf8_byte_size,
+                configured_threshold,
+                reference_id,
+            } => ArtifactDiagnostics::for_offload(
+                *outcome,
+                *content,
+                *reason,
+                *observed_utf8_byte_size,
+                *configured_threshold,
+                reference_id.as_deref(),
+            ),
+            ArtifactGiven::Rehydration {
+                outcome,
+                reason,
+                observed_utf8_byte_size,
+                configured_budget,
+                reference_id,
+            } => ArtifactDiagnostics::for_rehydration(
+                *outcome,
+                *reason,
+                *observed_utf8_byte_size,
+                *configured_budget,
+                reference_id,
+            ),
+        }
     }
 }

@@ -10,10 +10,20 @@ use crate::message::Message;
 
 /// Classifies adapted messages (SPEC CLS-1).
 pub trait Classifier {
-    /// The entry id of `messages[index]` (called first, for every message, in order).
-    fn entry_id(&mut self, messages: &[Message], index: usize) -> String;
+    /// The entry id of `messages[index]` (called first, for every message, in order). A host
+    /// classifier may fail (SPEC CLS-3): adaptation stops and the failure propagates unchanged.
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError>;
     /// An optional kind override for `messages[index]` (consulted per SPEC CLS-1 step 3).
     fn override_kind(&mut self, messages: &[Message], index: usize) -> Option<EntryKind>;
+}
+
+/// A classifier's own failure (SPEC CLS-3): the host's error, reduced to its language-neutral
+/// kind. It carries no text: a classifier's output and its errors are private (SPEC EVT-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the message classifier failed ({kind})")]
+pub struct ClassifierError {
+    /// The kind the classifier raised, propagated unchanged.
+    pub kind: ErrorKind,
 }
 
 /// Why message adaptation failed (SPEC CLS-1).
@@ -37,6 +47,14 @@ pub enum AdaptError {
         /// The construction error.
         source: EntryError,
     },
+    /// The classifier itself failed (SPEC CLS-3); its kind propagates unchanged.
+    #[error("message {index}: {error}")]
+    Classifier {
+        /// 0-based index of the message being classified.
+        index: usize,
+        /// The classifier's error.
+        error: ClassifierError,
+    },
 }
 
 impl AdaptError {
@@ -45,6 +63,7 @@ impl AdaptError {
         match self {
             AdaptError::ForbiddenOverride { .. } => ErrorKind::InvalidOperation,
             AdaptError::Entry { source, .. } => source.kind(),
+            AdaptError::Classifier { error, .. } => error.kind,
         }
     }
 }
@@ -56,7 +75,16 @@ impl From<&AdaptError> for crate::error::TypedError {
 }
 
 impl<C: Classifier + ?Sized> Classifier for Box<C> {
-    fn entry_id(&mut self, messages: &[Message], index: usize) -> String {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
+        (**self).entry_id(messages, index)
+    }
+    fn override_kind(&mut self, messages: &[Message], index: usize) -> Option<EntryKind> {
+        (**self).override_kind(messages, index)
+    }
+}
+
+impl<C: Classifier + ?Sized> Classifier for &mut C {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
         (**self).entry_id(messages, index)
     }
     fn override_kind(&mut self, messages: &[Message], index: usize) -> Option<EntryKind> {

@@ -120,3 +120,42 @@ pub trait NodeFactory<P> {
     /// Installs one node for `profile` innermost around `chain`'s provider.
     fn install(&mut self, profile: P, chain: &ClientChain, runs: RunCoordination);
 }
+
+named_enum! {
+    /// The provider composer's statuses that concern compaction (SPEC CMP-5), in declaration
+    /// order: the composer builds the whole agent around the narrow composition of CMP-3 and
+    /// maps its failures to `Compaction…` statuses.
+    pub enum ProviderCompositionStatus {
+        /// The agent was built (with one compaction node, or none when compaction is
+        /// `Disabled`).
+        Success,
+        /// The execution binding does not validate against the current context.
+        ExecutionBindingInvalid,
+        /// CMP-3's `CapabilityEnabledWithoutProfile`.
+        CompactionCapabilityEnabledWithoutProfile,
+        /// CMP-3's `ProfileSuppliedWithoutCapabilityEnabled`.
+        CompactionProfileSuppliedWithoutCapabilityEnabled,
+        /// CMP-3's `ProfileNotExecutable`.
+        CompactionProfileNotExecutable,
+        /// CMP-3's `ExistingCompactionComponent`.
+        CompactionExistingComponent,
+    }
+}
+
+impl ProviderCompositionStatus {
+    /// The fixed mapping of a narrow composition's status (SPEC CMP-5): `Disabled` and
+    /// `Success` both let the agent be built; every failure has its `Compaction…` status.
+    pub fn of(status: CompositionStatus) -> ProviderCompositionStatus {
+        use CompositionStatus as C;
+        use ProviderCompositionStatus as P;
+        match status {
+            C::Disabled | C::Success => P::Success,
+            C::CapabilityEnabledWithoutProfile => P::CompactionCapabilityEnabledWithoutProfile,
+            C::ProfileSuppliedWithoutCapabilityEnabled => {
+                P::CompactionProfileSuppliedWithoutCapabilityEnabled
+            }
+            C::ProfileNotExecutable => P::CompactionProfileNotExecutable,
+            C::ExistingCompactionComponent => P::CompactionExistingComponent,
+        }
+    }
+}

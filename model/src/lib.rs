@@ -80,7 +80,7 @@ pub use assembly::{
     ReductionRequest, Stage,
 };
 pub use cancel::CancellationToken;
-pub use classifier::{AdaptError, Classifier};
+pub use classifier::{AdaptError, Classifier, ClassifierError};
 pub use diagnostics::{Category, CompactionOutcome, Contribution, Diagnostics, StageCategory};
 pub use entry::{Entry, EntryError, EntryId, EntryKind, RecoverableSegment};
 pub use error::{ErrorKind, TypedError};

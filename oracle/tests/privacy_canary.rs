@@ -46,7 +46,7 @@ use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::capability::{
     Acceptance, BundleLane, CapabilityEntry, CapabilityProfile, DeliveryPhase, COMPACTION,
 };
-use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::classifier::{Classifier, ClassifierError};
 use hybrid_compaction_model::composition::ClientChain;
 use hybrid_compaction_model::diagnostics::Diagnostics;
 use hybrid_compaction_model::entry::{Entry, EntryKind, RecoverableSegment};
@@ -187,8 +187,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
 struct CanaryClassifier(Vec<String>);
 
 impl Classifier for CanaryClassifier {
-    fn entry_id(&mut self, _messages: &[Message], index: usize) -> String {
-        self.0[index].clone()
+    fn entry_id(&mut self, _messages: &[Message], index: usize) -> Result<String, ClassifierError> {
+        Ok(self.0[index].clone())
     }
     fn override_kind(&mut self, _messages: &[Message], index: usize) -> Option<EntryKind> {
         (index % 3 == 2).then_some(EntryKind::OptionalContext)

@@ -1,4 +1,5 @@
-//! The scenario operations (`diagnostics`, `bridge`, `leases`, `node`; `docs/WIRE.md`):
+//! The scenario operations (`diagnostics`, `bridge`, `leases`, `node`; `docs/WIRE.md`) and the
+//! stateful ADR-0007 operations both implementations answer (`trust`, `bundle`):
 //!
 //! * seeded loops generate scenarios and require the model (the specification's worlds) and the
 //!   engine (the library's lease and node) to answer identically, with enough steps succeeding
@@ -218,15 +219,37 @@ fn node_call(r: &mut Rng) -> Json {
             }
             call["stream"] = stream;
         }
+        6 if r.chance(50) => {
+            let n = call["messages"].as_array().map_or(1, Vec::len);
+            let kind = r.pick(&["InvalidOperation", "NotSupported", "Cancelled"]);
+            call["classifierFails"] = json!({"message": r.below(n), "kind": kind});
+        }
         _ => {}
     }
     json!({"call": call})
 }
 
+/// A call that parks in its reducer while a companion node makes one or two calls (SPEC EVT-5).
+fn parked_call(r: &mut Rng) -> Json {
+    let mut step = node_call(r);
+    let inner: Vec<Json> = (0..1 + r.below(2))
+        .map(|_| node_call(r)["call"].clone())
+        .collect();
+    let mut while_parked = json!({"calls": inner});
+    if r.chance(50) {
+        while_parked["reporter"] = json!({"workflowId": "wf", "agentId": "other", "depth": 1});
+    }
+    if r.chance(30) {
+        while_parked["reducer"] = json!({"kind": "messageCounting", "targetCount": 1});
+    }
+    step["call"]["whileParked"] = while_parked;
+    step
+}
+
 #[test]
-fn node_2_node_5_evt_5_seeded_node_scenarios_answer_alike_on_model_and_library() {
+fn node_2_node_5_evt_5_cls_3_seeded_node_scenarios_answer_alike_on_model_and_library() {
     let mut r = Rng(7);
-    let (mut sent, mut terminated, mut started) = (0, 0, 0);
+    let (mut sent, mut terminated, mut started, mut parked) = (0, 0, 0, 0);
     for _ in 0..cases() {
         let reducer = match r.below(3) {
             0 => json!({"kind": "messageCounting", "targetCount": 1 + r.below(3)}),
@@ -237,11 +260,13 @@ fn node_2_node_5_evt_5_seeded_node_scenarios_answer_alike_on_model_and_library()
         };
         let mut steps = Vec::new();
         for _ in 0..1 + r.below(6) {
-            steps.push(match r.below(8) {
+            steps.push(match r.below(10) {
                 0 => json!({"beginRun": {}}),
                 1 => json!({"endRun": {}}),
                 2 => json!({"reserve": {"body": r.pick(&["A", "B"]), "lease": "other"}}),
                 3 => json!({"release": {"lease": "other"}}),
+                4 => json!({"reporter": {"workflowId": "wf", "agentId": "a2", "depth": 2}}),
+                5 => parked_call(&mut r),
                 _ => node_call(&mut r),
             });
         }
@@ -256,14 +281,15 @@ fn node_2_node_5_evt_5_seeded_node_scenarios_answer_alike_on_model_and_library()
         for s in out["node"]["steps"].as_array().into_iter().flatten() {
             sent += usize::from(s["forwarded"].is_array());
             terminated += usize::from(s["terminated"].is_object());
+            parked += usize::from(s["parked"] == json!(true));
             started += s["events"].as_array().map_or(0, |e| {
                 e.iter().filter(|e| e["kind"] == json!("Started")).count()
             });
         }
     }
     assert!(
-        sent > 20 && terminated > 5 && started > 20,
-        "{sent} dispatched, {terminated} terminated, {started} started"
+        sent > 20 && terminated > 5 && started > 20 && parked > 5,
+        "{sent} dispatched, {terminated} terminated, {started} started, {parked} parked"
     );
 }
 
@@ -517,5 +543,129 @@ fn lse_7_the_cli_answers_a_scenario_and_refuses_a_bad_step_in_one_line() {
     assert!(
         err.contains("$.steps[1].commit.call") && err.contains("no call named \"c1\""),
         "{err}"
+    );
+}
+
+/// Both implementations answer `case` alike (no wire error expected); returns the answer.
+fn alike(case: &Json) -> Json {
+    let (m, e) = (answer(case, &Model), answer(case, &Engine));
+    assert_eq!(m, e, "model and engine disagree on\n{case}");
+    let errs = case_validator().errors(case);
+    assert!(errs.is_empty(), "schema refuses a valid case: {errs:?}");
+    m.unwrap_or_else(|w| panic!("unexpected wire error {w} on {case}"))
+}
+
+#[test]
+fn tru_4_seeded_chosen_trust_calls_answer_alike_on_model_and_library() {
+    // SPEC TRU-3, TRU-4: chosen histories, policies, reducers and streams under accessor scripts
+    // that fail at either revalidation or not at all.
+    let mut r = Rng(11);
+    let good = json!({"userId": "user-1", "orchestrationId": "orch-1", "workspace": 1});
+    let bad = json!({"userId": "user-2", "orchestrationId": "orch-1", "workspace": 1});
+    let (mut success, mut second, mut diagnostics) = (0, 0, 0);
+    for _ in 0..cases() {
+        let n = 1 + r.below(12);
+        let messages: Vec<Json> = (0..n).map(|i| message(&mut r, i)).collect();
+        let script: Vec<Json> = (0..1 + r.below(3))
+            .map(|_| {
+                if r.chance(70) {
+                    good.clone()
+                } else if r.chance(50) {
+                    bad.clone()
+                } else {
+                    Json::Null
+                }
+            })
+            .collect();
+        let mut case = json!({"op": "trust", "messages": messages,
+            "policy": {"hardLimit": 100, "triggerMargin": 10, "recentMessageRetentionCount": 1 + r.below(3),
+                "maximumCompactionAttempts": 1 + r.below(3), "preservationLabel": "p", "preservationVersion": 1,
+                "estimator": {"kind": "constant", "size": 10}}});
+        if r.chance(85) {
+            case["binding"] = json!({"owners": {"userId": "user-1", "orchestrationId": "orch-1", "sessionId": "session-1"}, "workspace": 1});
+            case["accessor"] = json!(script);
+            case["sessionId"] = json!(if r.chance(90) {
+                "session-1"
+            } else {
+                "session-2"
+            });
+        }
+        if r.chance(70) {
+            case["reducer"] = match r.below(2) {
+                0 => json!({"kind": "messageCounting", "targetCount": 1 + r.below(3)}),
+                _ => json!({"kind": "upstream", "steps": ["echo", {"fail": "x"}]}),
+            };
+        }
+        if r.chance(40) {
+            let updates = r.below(4);
+            let mut stream = json!({"updates": updates});
+            if updates > 0 && r.chance(30) {
+                stream["errorAt"] = json!(r.below(updates));
+            }
+            if r.chance(30) {
+                stream["reads"] = json!(r.below(updates + 2));
+            }
+            case["stream"] = stream;
+        }
+        let out = alike(&case);
+        let t = &out["trust"];
+        success += usize::from(t["end"] == json!("Success"));
+        second += usize::from(t["end"] == json!("RevalidationAfterAssembly"));
+        diagnostics += usize::from(t["diagnostics"].is_object());
+    }
+    assert!(
+        success > 20 && second > 5 && diagnostics > 20,
+        "{success} succeeded, {second} failed the second revalidation, {diagnostics} with diagnostics"
+    );
+}
+
+#[test]
+fn cfg_6_seeded_tool_loops_answer_alike_on_model_and_library() {
+    // SPEC CFG-6: turns of tool rounds with results of varying sizes, with or without hybrid
+    // compaction and the upstream per-turn strategy.
+    let mut r = Rng(13);
+    let (mut reduced, mut failed, mut strategy) = (0, 0, 0);
+    for _ in 0..cases() {
+        let turns: Vec<Json> = (0..1 + r.below(3))
+            .map(|t| {
+                let mut rounds: Vec<Json> = (0..r.below(4))
+                    .map(|k| {
+                        let calls: Vec<Json> = (0..1 + r.below(2))
+                            .map(|c| {
+                                json!({"callId": format!("c{t}-{k}-{c}"), "name": "read",
+                                "result": "é".repeat(10 + r.below(80))})
+                            })
+                            .collect();
+                        json!({"toolCalls": calls})
+                    })
+                    .collect();
+                if r.chance(80) {
+                    rounds.push(json!({"answer": "done"}));
+                }
+                json!({"user": format!("q{t}"), "rounds": rounds})
+            })
+            .collect();
+        let hybrid = r.chance(75);
+        let mut case = json!({"op": "bundle", "enabled": hybrid, "turns": turns,
+            "history": [{"role": "system", "text": "s"}]});
+        if hybrid {
+            case["options"] = json!({"hardLimitBytes": 200 + r.below(400), "triggerMarginBytes": 20,
+                "recentMessageRetentionCount": 1 + r.below(2), "maximumCompactionAttempts": 1 + r.below(2),
+                "upstreamReducer": true});
+        }
+        if r.chance(40) {
+            case["upstreamStrategy"] = json!({"keepLast": 2 + r.below(6)});
+        }
+        let out = alike(&case);
+        let b = &out["bundle"];
+        reduced += usize::from(b["reducerCalls"].as_u64().unwrap_or(0) > 0);
+        strategy += usize::from(b["strategyCalls"].as_u64().unwrap_or(0) > 0);
+        failed += b["calls"]
+            .as_array()
+            .map_or(0, |cs| cs.iter().filter(|c| c["error"].is_object()).count());
+    }
+    assert!(
+        reduced > 10 && failed > 3 && strategy > 20,
+        "{reduced} reduced, {failed} failed calls, {strategy} with the strategy"
     );
 }

@@ -1,8 +1,11 @@
-//! Selected-provider composition (SPEC CMP-1 .. CMP-4; C# S73, S74).
+//! Selected-provider composition (SPEC CMP-1 .. CMP-5; C# S73, S74).
 //!
 //! [`compose`] decides on borrowed inputs, in CMP-3's order; only `Success` builds a node, with
 //! the composition's trust binding (SPEC TRU-1) and the profile's four collaborators. Every other
 //! status hands the caller's client back untouched, so nothing is left behind (SPEC CMP-4).
+//! [`compose_provider`] is the provider composer around it (CMP-5): the execution binding is
+//! validated first, and the narrow statuses are mapped to the composer's own before any agent is
+//! built.
 
 use std::fmt;
 use std::sync::Arc;
@@ -11,15 +14,15 @@ use hybrid_compaction_model::capability::{CapabilityName, CapabilityProfile, Cap
 use hybrid_compaction_model::classifier::Classifier;
 use hybrid_compaction_model::composition::{
     ClientChain, CompositionError, CompositionInput, CompositionStatus, HybridProfile,
-    RunCoordination,
+    ProviderCompositionStatus, RunCoordination,
 };
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::UpstreamReducer;
-use hybrid_compaction_model::trust::{BindingAccessor, TrustBinding};
+use hybrid_compaction_model::trust::{BindingAccessor, TrustBinding, TrustGuard, TrustStatus};
 
 use super::capability::{effective_state, is_executable};
 use crate::engine::classify::ContentHashClassifier;
-use crate::node::trust::configure;
+use crate::node::trust::{configure, revalidate};
 use crate::node::{CompactionNode, Reporter, SnapshotIntegration, StaticIntegration};
 
 /// The default-strategies hybrid profile (SPEC CMP-1): the content-hash classifier (CLS-2) and
@@ -160,4 +163,88 @@ where
     // 9. exactly one node.
     let node = CompactionNode::from_profile(client, profile, request.reporter).guarded(guard);
     Ok(Composed::Installed(Box::new(node)))
+}
+
+/// What the provider composer produced (SPEC CMP-5).
+pub enum ProviderComposed<C, U> {
+    /// `Success`: the agent is built around the client, with the node composition installed
+    /// (`Composed::Installed`) or none when compaction is `Disabled`.
+    Built(Composed<C, U>),
+    /// Any other status: no agent and no node exist; the client comes back unchanged.
+    Refused {
+        /// The status (never `Success`).
+        status: ProviderCompositionStatus,
+        /// `ExecutionBindingInvalid`'s reason.
+        binding: Option<TrustStatus>,
+        /// The caller's client.
+        client: C,
+    },
+}
+
+impl<C, U> ProviderComposed<C, U> {
+    /// The provider composer's status (SPEC CMP-5).
+    pub fn status(&self) -> ProviderCompositionStatus {
+        match self {
+            ProviderComposed::Built(_) => ProviderCompositionStatus::Success,
+            ProviderComposed::Refused { status, .. } => *status,
+        }
+    }
+}
+
+impl<C, U> fmt::Debug for ProviderComposed<C, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.status().name())
+    }
+}
+
+/// The provider composer (SPEC CMP-5; C# S74 "validates the execution binding first, maps
+/// failures to `Compaction…` statuses before any agent is built"): the missing inputs of CMP-3
+/// step 1, the execution binding validated against the accessor's current context (TRU-2's
+/// checks; a failure is `ExecutionBindingInvalid`), then [`compose`] with its status mapped.
+/// Only `Success` builds the agent.
+pub fn compose_provider<C, U, K, I>(
+    request: Composition<'_, C, HybridProfile<U, K, I>>,
+) -> Result<ProviderComposed<C, U>, CompositionError>
+where
+    U: UpstreamReducer,
+    K: Classifier + Send + 'static,
+    I: SnapshotIntegration + Send + 'static,
+{
+    let missing = CompositionError::Missing;
+    if request.client.is_none() {
+        return Err(missing(CompositionInput::Client));
+    }
+    if request.capabilities.is_none() {
+        return Err(missing(CompositionInput::CapabilityProfile));
+    }
+    let (Some(binding), Some(accessor)) = (&request.execution_binding, &request.accessor) else {
+        let input = match request.execution_binding {
+            None => CompositionInput::ExecutionBinding,
+            Some(_) => CompositionInput::BindingAccessor,
+        };
+        return Err(missing(input));
+    };
+    let guard = TrustGuard {
+        binding: binding.clone(),
+        accessor: Arc::clone(accessor),
+        session_id: request.session_id.to_owned(),
+    };
+    if let Err(e) = revalidate(&guard) {
+        let client = request.client.ok_or(missing(CompositionInput::Client))?;
+        return Ok(ProviderComposed::Refused {
+            status: ProviderCompositionStatus::ExecutionBindingInvalid,
+            binding: Some(e.status),
+            client,
+        });
+    }
+    Ok(match compose(request)? {
+        Composed::NotInstalled { status, client } if status != CompositionStatus::Disabled => {
+            ProviderComposed::Refused {
+                status: ProviderCompositionStatus::of(status),
+                binding: None,
+                client,
+            }
+        }
+        built => ProviderComposed::Built(built),
+    })
 }

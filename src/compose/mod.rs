@@ -1,5 +1,6 @@
 //! Composition, capability resolution and trust configuration (SPEC CMP-1 .. CMP-4, CAP-3,
-//! CAP-4, TRU-1 .. TRU-3; C# S73-S77; ADR-0007 "a single, explicit, experimental opt-in").
+//! CAP-4, TRU-1 .. TRU-3; C# S73-S77; ADR-0007 "a single, explicit, experimental opt-in"), and
+//! the public configuration path of ADR-0011 ([`configuration`], SPEC CFG-1 .. CFG-5).
 //!
 //! The library's own implementation of the selection the executable specification writes as
 //! `hybrid_compaction_spec::{composition, capability, trust}` (this crate cannot call it; the
@@ -28,8 +29,9 @@
 
 pub mod capability;
 pub mod composition;
+pub mod configuration;
 
 pub use crate::node::trust;
 pub use capability::{effective_state, is_executable, is_requested};
-pub use composition::{compose, Composed, Composition};
+pub use composition::{compose, compose_provider, Composed, Composition, ProviderComposed};
 pub use trust::{configure, revalidate};

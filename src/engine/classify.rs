@@ -13,7 +13,7 @@ use sha2::{Digest as _, Sha256};
 
 use hybrid_compaction_model::artifact::{to_lower_hex, ArtifactReference};
 pub use hybrid_compaction_model::classifier::AdaptError;
-use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::classifier::{Classifier, ClassifierError};
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::message::{Message, Part, ROLE_SYSTEM};
 use hybrid_compaction_model::value::Value;
@@ -37,8 +37,10 @@ pub fn adapt(
 ) -> Result<Vec<Entry>, AdaptError> {
     let mut entries = Vec::with_capacity(messages.len());
     for (index, message) in messages.iter().enumerate() {
-        // The classifier first yields the id.
-        let id = classifier.entry_id(messages, index);
+        // The classifier first yields the id; its failure propagates unchanged (SPEC CLS-3).
+        let id = classifier
+            .entry_id(messages, index)
+            .map_err(|error| AdaptError::Classifier { index, error })?;
         let tool = message
             .parts
             .iter()
@@ -98,7 +100,7 @@ impl ContentHashClassifier {
 }
 
 impl Classifier for ContentHashClassifier {
-    fn entry_id(&mut self, messages: &[Message], index: usize) -> String {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
         let key = (messages.as_ptr() as usize, messages.len());
         // Adaptation asks for index 0 first: every new adaptation rebuilds the table.
         let fresh = index > 0
@@ -110,10 +112,11 @@ impl Classifier for ContentHashClassifier {
         if !fresh {
             self.rebuild(messages);
         }
-        self.table
+        Ok(self
+            .table
             .get(index)
             .map(|(_, id)| id.clone())
-            .unwrap_or_default()
+            .unwrap_or_default())
     }
 
     fn override_kind(&mut self, _messages: &[Message], _index: usize) -> Option<EntryKind> {

@@ -384,6 +384,17 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         &self.policy
     }
 
+    /// The reporter later calls report through (SPEC EVT-1, EVT-3).
+    pub fn reporter(&self) -> Option<&Reporter> {
+        self.reporter.as_ref()
+    }
+
+    /// Replaces the reporter for later calls: the host's progress accessor now answers another
+    /// reporter (SPEC EVT-3; `None` reports nothing, EVT-1).
+    pub fn set_reporter(&mut self, reporter: Option<Reporter>) {
+        self.reporter = reporter;
+    }
+
     /// The wrapped client.
     pub fn client(&self) -> &C {
         &self.client

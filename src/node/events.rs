@@ -250,6 +250,20 @@ impl Reporter {
         &self.identity
     }
 
+    /// The sequence source (SPEC EVT-3), to give another reporter with [`Reporter::with_sequence`].
+    pub fn sequence(&self) -> Arc<dyn SequenceSource> {
+        Arc::clone(&self.sequence)
+    }
+
+    /// A reporter for `identity` sharing this one's sink, sequence source and clock (SPEC
+    /// EVT-3: several reporters numbered by one source), e.g. another agent's of one workflow.
+    pub fn sibling(&self, identity: ReporterIdentity) -> Reporter {
+        Reporter {
+            identity,
+            ..self.clone()
+        }
+    }
+
     /// A fresh envelope: the timestamp and sequence number are taken now (SPEC EVT-3).
     pub(super) fn envelope(&self, assembly_id: AssemblyId) -> EventEnvelope {
         EventEnvelope {

@@ -27,6 +27,7 @@ use hybrid_compaction_model::capability::{
 };
 use hybrid_compaction_model::classifier::{AdaptError, Classifier};
 use hybrid_compaction_model::composition::CompositionError;
+use hybrid_compaction_model::configuration::ConfigurationError;
 use hybrid_compaction_model::diagnostics::{Contribution, Diagnostics};
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::error::TypedError;
@@ -35,10 +36,12 @@ use hybrid_compaction_model::message::{Message, Part};
 use hybrid_compaction_model::policy::{Policy, TriggerEvaluation};
 use hybrid_compaction_model::seam::{
     BoxedUpstream, ComposeInput, Composition, Implementation, LeaseWorld, NodeWorld, ProfileParts,
-    ReporterFields, TrustInput, TrustReport,
+    ReporterFields,
 };
+use hybrid_compaction_model::seam::{BundleFacts, ConfigureInput, ConfigureReport, ProviderReport};
 use hybrid_compaction_model::selection::PreservationSelection;
 use hybrid_compaction_model::snapshot::SnapshotProvider;
+use hybrid_compaction_model::trust::TrustContext;
 use hybrid_compaction_model::trust::{BindingAccessor, PartialTrustConfiguration, TrustBinding};
 use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::VerificationResult;
@@ -179,8 +182,31 @@ impl Implementation for Engine {
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError> {
         composition::compose(input)
     }
-    fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
-        composition::trust(input)
+    fn compose_provider(
+        &self,
+        input: ComposeInput,
+        context: Option<TrustContext>,
+    ) -> Result<ProviderReport, CompositionError> {
+        composition::compose_provider(input, context)
+    }
+    fn configure(&self, input: ConfigureInput) -> Result<ConfigureReport, ConfigurationError> {
+        let c = crate::compose::configuration::configure(
+            input.enabled,
+            input.options,
+            input.upstream,
+            &input.client,
+        )?;
+        Ok(ConfigureReport {
+            report: c.report,
+            dispositions: c.dispositions,
+            compaction: c.compaction.map(|b| BundleFacts {
+                policy: b.profile.policy,
+                runs: b.runs,
+                trust_binding: b.trust_binding,
+                capability_resolver_consulted: b.capability_resolver_consulted,
+                placement: b.placement,
+            }),
+        })
     }
     fn lease_world(&self) -> Box<dyn LeaseWorld> {
         Box::new(leases::Flows::default())

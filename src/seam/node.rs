@@ -10,22 +10,24 @@ use std::sync::{Arc, Mutex};
 
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::cancel::CancellationToken;
+use hybrid_compaction_model::classifier::{Classifier, ClassifierError};
 use hybrid_compaction_model::diagnostics::Diagnostics;
-use hybrid_compaction_model::entry::Entry;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::error::TypedError;
 use hybrid_compaction_model::lease::{LeaseError, LeaseId, Revision};
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::seam::node::STREAM_ITEM_FAILURE;
 use hybrid_compaction_model::seam::{
-    BoxedUpstream, CallEnd, CallPlan, CallRecord, EventRecord, NodeWorld, ReporterFields, RunView,
-    StartedFields, StreamPlan, Termination,
+    BoxedUpstream, CallEnd, CallPlan, CallRecord, EventRecord, FailingClassifier, NodeWorld,
+    ReporterFields, RunView, StartedFields, StreamPlan, Termination,
 };
 use hybrid_compaction_model::snapshot::SnapshotProvider;
 use hybrid_compaction_model::trust::{
     AttemptEvent, BindingAccessor, PartialTrustConfiguration, TrustBinding,
 };
 
+use crate::engine::classify::ContentHashClassifier;
 use crate::lease::{CallSlot, Run, RunScope};
 use crate::node::{
     select, ChatClient, CompactionEvent, CompactionNode, NodeError, NodeOptions, NodeSelection,
@@ -121,6 +123,31 @@ impl ProgressSink for RecordingSink {
 }
 
 type Plan = Arc<Mutex<Option<(CallPlan, CancellationToken)>>>;
+
+/// The node's classifier: the library's content-hash classifier, failing where the current
+/// call's plan says (SPEC CLS-3).
+struct PlanClassifier {
+    plan: Plan,
+    inner: ContentHashClassifier,
+}
+
+impl Classifier for PlanClassifier {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
+        let failure = self
+            .plan
+            .lock()
+            .ok()
+            .and_then(|p| p.as_ref().and_then(|(plan, _)| plan.classifier_fails));
+        FailingClassifier {
+            inner: &mut self.inner,
+            failure,
+        }
+        .entry_id(messages, index)
+    }
+    fn override_kind(&mut self, messages: &[Message], index: usize) -> Option<EntryKind> {
+        self.inner.override_kind(messages, index)
+    }
+}
 
 /// How a dispatched call ended: `Some(forwarded)` committed, `None` abandoned, with the dispatch
 /// result's diagnostics; or the node's error.
@@ -264,12 +291,19 @@ impl Node {
     ) -> Node {
         let plan: Plan = Arc::default();
         let for_integration = Arc::clone(&plan);
-        let node = Box::new(node.with_snapshot_integration(move |baseline: Vec<Entry>| {
-            let guard = for_integration.lock().ok()?;
-            let (plan, token) = guard.as_ref()?;
-            plan.provider(baseline, token)
-                .map(|p| p as Box<dyn SnapshotProvider>)
-        }));
+        let classifier = PlanClassifier {
+            plan: Arc::clone(&plan),
+            inner: ContentHashClassifier::new(),
+        };
+        let node = node
+            .with_classifier(Box::new(classifier))
+            .with_snapshot_integration(move |baseline: Vec<Entry>| {
+                let guard = for_integration.lock().ok()?;
+                let (plan, token) = guard.as_ref()?;
+                plan.provider(baseline, token)
+                    .map(|p| p as Box<dyn SnapshotProvider>)
+            });
+        let node = Box::new(node);
         Node {
             node,
             scope: RunScope::new(),
@@ -447,5 +481,39 @@ impl NodeWorld for Node {
 
     fn peek_revision(&self, d: Digest) -> Revision {
         self.scope.current().map_or(0, |r| r.revision(d))
+    }
+    fn companion(
+        &self,
+        options: (Policy, BoxedUpstream<'static>),
+        reporter: Option<&ReporterFields>,
+    ) -> Box<dyn NodeWorld> {
+        // SPEC EVT-3: the companion's reporter numbers its events from this one's source, into
+        // its own sink (each call's events are its own); its own scope is another flow.
+        let sink = Arc::new(RecordingSink::default());
+        let shared = self.node.reporter().map(Reporter::sequence);
+        let reporter = self::reporter(&sink, reporter).map(|r| match shared {
+            Some(s) => r.with_sequence(s),
+            None => r,
+        });
+        let (policy, reducer) = options;
+        let selection = select(
+            true,
+            Some(NodeOptions { policy, reducer }),
+            client(&sink),
+            reporter,
+        );
+        let Ok(NodeSelection::Installed(node)) = selection else {
+            unreachable!("switch and options together always install a node (SPEC NODE-1)")
+        };
+        Box::new(Node::around(*node, sink))
+    }
+    fn switch_reporter(&mut self, fields: &ReporterFields) {
+        let next = self
+            .node
+            .reporter()
+            .map(|r| r.sibling(reporter_identity(fields)));
+        if next.is_some() {
+            self.node.set_reporter(next);
+        }
     }
 }

@@ -26,7 +26,7 @@ pub mod openai;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::classifier::{Classifier, ClassifierError};
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::message::{Message, Part, ROLE_SYSTEM};
@@ -399,13 +399,13 @@ struct TranscriptClassifier {
 }
 
 impl Classifier for TranscriptClassifier {
-    fn entry_id(&mut self, messages: &[Message], index: usize) -> String {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
         // The derived classifier is asked for every index, so its table stays consistent.
-        let derived = self.derived.entry_id(messages, index);
-        match self.given.get(index) {
+        let derived = self.derived.entry_id(messages, index)?;
+        Ok(match self.given.get(index) {
             Some(Some(id)) => id.clone(),
             _ => derived,
-        }
+        })
     }
 
     fn override_kind(&mut self, _messages: &[Message], index: usize) -> Option<EntryKind> {

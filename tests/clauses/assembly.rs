@@ -18,6 +18,8 @@ use sha2::{Digest as _, Sha256};
 use std::sync::{Arc, Mutex};
 
 use super::common::*;
+use hybrid_compaction_model::seam::{ClassifierFailure, FailingClassifier};
+
 use crate::imp;
 
 use Stage::{
@@ -1223,9 +1225,9 @@ struct Probe {
 }
 
 impl Classifier for Probe {
-    fn entry_id(&mut self, _m: &[Message], index: usize) -> String {
+    fn entry_id(&mut self, _m: &[Message], index: usize) -> Result<String, ClassifierError> {
         self.calls.push(format!("id{index}"));
-        format!("e{index}")
+        Ok(format!("e{index}"))
     }
     fn override_kind(&mut self, _m: &[Message], index: usize) -> Option<EntryKind> {
         self.calls.push(format!("kind{index}"));
@@ -1274,6 +1276,36 @@ fn cls_1_precedence() {
     assert_eq!(entries[3].kind(), EntryKind::OptionalContext);
     assert_eq!(entries[0].kind(), EntryKind::ToolExchange);
     assert_eq!(entries[1].kind(), EntryKind::SystemInstruction);
+}
+
+#[test]
+fn cls_3_a_failing_classifier_stops_adaptation_and_its_kind_propagates() {
+    // SPEC CLS-3: the classifier's own failure at message 1 is the adaptation's error, of the
+    // classifier's kind; message 2 is never classified.
+    let msgs: Vec<Message> = ["a", "b", "c"]
+        .into_iter()
+        .map(|t| Message::text("user", t))
+        .collect();
+    for kind in [ErrorKind::InvalidOperation, ErrorKind::NotSupported] {
+        let mut probe = Probe {
+            calls: vec![],
+            answer: None,
+        };
+        let mut failing = FailingClassifier {
+            inner: &mut probe,
+            failure: Some(ClassifierFailure { message: 1, kind }),
+        };
+        let err = imp().adapt(&msgs, &mut failing).unwrap_err();
+        assert_eq!(
+            err,
+            AdaptError::Classifier {
+                index: 1,
+                error: ClassifierError { kind }
+            }
+        );
+        assert_eq!(err.kind(), kind);
+        assert_eq!(probe.calls, s(&["id0", "kind0"]));
+    }
 }
 
 #[test]
@@ -1414,7 +1446,7 @@ fn cls_2_content_hash_ids() {
     assert_eq!(cls.override_kind(std::slice::from_ref(&a), 0), None);
     assert_eq!(
         cls.entry_id(&[a.clone(), b], 1),
-        format!("{}:1", sha_hex("tool\u{1F}result:c:v\u{1E}"))
+        Ok(format!("{}:1", sha_hex("tool\u{1F}result:c:v\u{1E}")))
     );
 }
 

@@ -216,7 +216,9 @@ pub fn sha_hex(text: &str) -> String {
 /// The content-hash id (SPEC CLS-2) the implementation under test gives message `index`.
 pub fn content_hash_id(messages: &[Message], index: usize) -> String {
     let mut classifier = imp().content_hash_classifier();
-    classifier.entry_id(messages, index)
+    classifier
+        .entry_id(messages, index)
+        .expect("the content-hash classifier never fails")
 }
 
 /// SPEC CLS-2: `message` renders as `expected`. Checked on the rendering string where the

@@ -25,7 +25,8 @@ use hybrid_compaction_model::composition::{
 };
 use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::seam::{
-    AssemblyScript, ComposeInput, Composition, ScriptedAccessor, TrustInput, TrustReport,
+    AssemblyScript, ComposeInput, Composition, ConfigureInput, ProviderReport, ScriptedAccessor,
+    StreamPlan, TrustInput, TrustReport,
 };
 use hybrid_compaction_model::trust::{
     AttemptEnd, AttemptEvent, BindingAccessor, Owners, PartialTrustConfiguration, TrustBinding,
@@ -36,8 +37,8 @@ use proptest::prelude::*;
 
 use super::common::*;
 use super::node::{
-    assert_gate_free_and_nothing_reserved, body_plan, counting, digest, failed, kinds, policy,
-    reference, reporter, sent,
+    assert_gate_free_and_nothing_reserved, body_plan, counting, digest, failed, kinds,
+    long_history, policy, reference, reporter, sent,
 };
 use crate::imp;
 
@@ -86,12 +87,12 @@ fn attempt(
     session: Option<&str>,
     assembly: AssemblyScript,
 ) -> Result<TrustReport, PartialTrustConfiguration> {
-    imp().trust(TrustInput {
+    imp().trust(TrustInput::fixed(
         binding,
         accessor,
-        session_id: session.map(str::to_owned),
+        session.map(str::to_owned),
         assembly,
-    })
+    ))
 }
 
 /// A fully guarded call with the accessor's `script`.
@@ -346,8 +347,8 @@ fn cmp_1_the_default_strategies_profile_supplies_cls_2_and_snap_3() {
     // identical renderings; never an override.
     let two = [Message::text("user", "hi"), Message::text("user", "hi")];
     let hex = sha_hex("user\u{1F}text:hi\u{1E}");
-    assert_eq!(p.classifier.entry_id(&two, 0), format!("{hex}:0"));
-    assert_eq!(p.classifier.entry_id(&two, 1), format!("{hex}:1"));
+    assert_eq!(p.classifier.entry_id(&two, 0), Ok(format!("{hex}:0")));
+    assert_eq!(p.classifier.entry_id(&two, 1), Ok(format!("{hex}:1")));
     assert_eq!(p.classifier.override_kind(&two, 0), None);
     // SNAP-3: a static provider over the baseline, always version 0.
     let baseline = vec![sys("s", "x"), conv("a", "x")];
@@ -499,6 +500,151 @@ fn cmp_3_mismatches_are_decided_before_executability_and_the_chain() {
 }
 
 // -------------------------------------------------------------------------------- TRU ----
+
+/// The context of the binding the seam composes with (its default binding).
+fn composed_context() -> Option<TrustContext> {
+    Some(hybrid_compaction_model::seam::composition::context_of(
+        &hybrid_compaction_model::seam::composition::default_binding(),
+    ))
+}
+
+/// The provider composer's report of `input` with the accessor answering `context`.
+fn provide(input: ComposeInput, context: Option<TrustContext>) -> ProviderReport {
+    imp().compose_provider(input, context).unwrap()
+}
+
+#[test]
+fn cmp_5_the_provider_composer_validates_the_binding_and_maps_the_statuses() {
+    // SPEC CMP-5 (C# S74 "validates the execution binding first, maps failures to Compaction…
+    // statuses before any agent is built"): the mapping of every narrow status, an agent exactly
+    // on Success (with a node only when compaction succeeded), no agent and no node otherwise.
+    use composition::ProviderCompositionStatus as P;
+    let report = |s: &Setup, hybrid: bool| provide(s.input(hybrid), composed_context());
+    let enabled = Setup::new(enabled_compaction());
+    assert_eq!(
+        report(&enabled, true),
+        ProviderReport {
+            status: P::Success,
+            binding: None,
+            agent: true,
+            nodes: 1,
+            runs: Some(RunCoordination::SharedWithAgent),
+        }
+    );
+    let r = report(&enabled, false);
+    assert_eq!(
+        (r.status, r.agent, r.nodes),
+        (P::CompactionCapabilityEnabledWithoutProfile, false, 0)
+    );
+    let not_requested = Setup::new(Some(compaction(false, Some(DeliveryPhase::G5))));
+    let r = report(&not_requested, true);
+    assert_eq!(
+        (r.status, r.agent, r.nodes),
+        (
+            P::CompactionProfileSuppliedWithoutCapabilityEnabled,
+            false,
+            0
+        )
+    );
+    // Compaction Disabled: the agent is built without a node.
+    assert_eq!(
+        report(&not_requested, false),
+        ProviderReport {
+            status: P::Success,
+            binding: None,
+            agent: true,
+            nodes: 0,
+            runs: None,
+        }
+    );
+    let mut incoherent = Setup::new(enabled_compaction());
+    incoherent.capabilities.history_coherent = false;
+    let r = report(&incoherent, true);
+    assert_eq!(
+        (r.status, r.agent),
+        (P::CompactionProfileNotExecutable, false)
+    );
+    assert_eq!(
+        report(&Setup::new(None), true).status,
+        P::CompactionProfileNotExecutable
+    );
+    let mut second = Setup::new(enabled_compaction());
+    second.chain.components.push(ClientComponent::Compaction);
+    let r = report(&second, true);
+    assert_eq!(
+        (r.status, r.agent, r.nodes),
+        (P::CompactionExistingComponent, false, 0)
+    );
+    // The fixed mapping, status by status.
+    for s in CompositionStatus::ALL {
+        let mapped = P::of(s);
+        let expected = match s {
+            CompositionStatus::Disabled | CompositionStatus::Success => P::Success,
+            other => P::from_name(&format!("Compaction{}", other.name()))
+                .or_else(|| P::from_name("CompactionExistingComponent"))
+                .unwrap(),
+        };
+        assert_eq!(mapped, expected, "{s}");
+    }
+}
+
+#[test]
+fn cmp_5_tru_2_the_execution_binding_is_validated_first() {
+    // SPEC CMP-5 step 2: TRU-2's checks against the accessor's current context, before the
+    // compaction statuses: a failure is ExecutionBindingInvalid with its reason, no agent.
+    use composition::ProviderCompositionStatus as P;
+    let mut second = Setup::new(enabled_compaction());
+    second.chain.components.push(ClientComponent::Compaction);
+    let invalid = |input: ComposeInput, context, status| {
+        let r = provide(input, context);
+        assert_eq!(
+            (r.status, r.binding, r.agent, r.nodes),
+            (P::ExecutionBindingInvalid, Some(status), false, 0)
+        );
+    };
+    invalid(second.input(true), None, TrustStatus::MissingContext);
+    invalid(
+        second.input(true),
+        ctx("user-2", "orch-1", Some(1)),
+        TrustStatus::IdentityMismatch,
+    );
+    invalid(
+        second.input(false),
+        ctx("user-1", "orch-1", None),
+        TrustStatus::MissingWorkspace,
+    );
+    invalid(
+        second.input(true),
+        ctx("user-1", "orch-1", Some(2)),
+        TrustStatus::WorkspaceMismatch,
+    );
+    for session in ["session-2", " "] {
+        let mut input = second.input(true);
+        input.session_id = session.into();
+        invalid(input, composed_context(), TrustStatus::SessionMismatch);
+    }
+    // The missing inputs of CMP-3 step 1 are errors before the binding is validated.
+    let mut no_binding = second.input(true);
+    no_binding.binding = false;
+    assert_eq!(
+        imp().compose_provider(no_binding, None),
+        Err(CompositionError::Missing(
+            CompositionInput::ExecutionBinding
+        ))
+    );
+    let mut no_accessor = second.input(true);
+    no_accessor.accessor = false;
+    assert_eq!(
+        imp().compose_provider(no_accessor, None),
+        Err(CompositionError::Missing(CompositionInput::BindingAccessor))
+    );
+    let mut no_client = second.input(true);
+    no_client.client = None;
+    assert_eq!(
+        imp().compose_provider(no_client, None),
+        Err(CompositionError::Missing(CompositionInput::Client))
+    );
+}
 
 #[test]
 fn tru_1_dep_15_the_trust_configuration_is_all_or_nothing() {
@@ -742,6 +888,65 @@ fn tru_3_node_5_a_failed_second_revalidation_releases_the_lease_for_a_later_call
     assert_eq!(sent(&second).1, [digest()]);
     assert_eq!(kinds(&second.events), [Started, Completed, Composed]);
     assert!(w.view().unwrap().delivered.contains(&digest()));
+}
+
+#[test]
+fn tru_4_a_chosen_history_plain_or_streaming_keeps_tru_3_and_reports_its_diagnostics() {
+    // SPEC TRU-4 (C# S51 "plain or streaming", S52 steps 1 and 12): 120 units over the
+    // threshold, the counting reducer keeps 40 (Reduced); both revalidations happen before any
+    // stream exists; `Completed` carries the assembly's diagnostics even when step 12 fails.
+    let chosen = |script: Vec<Option<TrustContext>>, stream: Option<StreamPlan>| TrustInput {
+        messages: Some(long_history()),
+        policy: Some(policy()),
+        reducer: Some(Box::new(counting())),
+        stream,
+        ..TrustInput::fixed(
+            Some(binding()),
+            Some(accessor(script)),
+            Some("session-1".into()),
+            AssemblyScript::Success,
+        )
+    };
+    let plan = |updates, reads| StreamPlan {
+        updates,
+        error_at: None,
+        reads,
+    };
+    for stream in [None, Some(plan(2, None))] {
+        let r = imp().trust(chosen(vec![good()], stream)).unwrap();
+        assert_eq!(r.events, [Started, Completed, Composed]);
+        assert!(r.dispatched && r.failure.is_none());
+        assert_eq!(r.streamed, stream.map(|_| 2));
+        assert_eq!(r.sent.as_ref().map(Vec::len), Some(4));
+        let d = r.diagnostics.as_ref().expect("a success has diagnostics");
+        assert_eq!(
+            (d.outcome, d.original_size, d.final_size),
+            (CompactionOutcome::Reduced, 120, 40)
+        );
+        let bad = ctx("user-2", "orch-1", Some(7));
+        let refused = imp().trust(chosen(vec![good(), bad], stream)).unwrap();
+        assert_eq!(refused.end, AttemptEnd::RevalidationAfterAssembly);
+        assert_eq!(refused.events, [Started, Completed]);
+        assert!(!refused.dispatched && refused.sent.is_none() && refused.streamed.is_none());
+        assert_eq!(
+            refused.failure.and_then(|f| f.status),
+            Some(TrustStatus::IdentityMismatch)
+        );
+        assert_eq!(refused.diagnostics, r.diagnostics);
+    }
+    // No revalidation while the stream is read: the accessor's third answer is never asked.
+    let r = imp()
+        .trust(chosen(vec![good(), good(), None], Some(plan(3, Some(1)))))
+        .unwrap();
+    assert!(r.failure.is_none() && r.dispatched);
+    assert_eq!(r.streamed, Some(1));
+    // A failed first revalidation: no event, no diagnostics, no stream.
+    let r = imp()
+        .trust(chosen(vec![None], Some(plan(1, None))))
+        .unwrap();
+    assert_eq!(r.end, AttemptEnd::BeforeStarted);
+    assert!(r.events.is_empty() && r.diagnostics.is_none() && !r.dispatched);
+    assert!(r.streamed.is_none());
 }
 
 // -------------------------------------------------------- properties stated from the SPEC ----
@@ -1005,4 +1210,293 @@ proptest! {
             _ => prop_assert_eq!(got.unwrap_err().kind(), ErrorKind::InvalidArgument),
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CFG: the public configuration path, on both implementations
+
+fn public_input(
+    enabled: bool,
+    options: bool,
+    upstream: configuration::UpstreamCompaction,
+) -> ConfigureInput {
+    ConfigureInput {
+        enabled,
+        options: options.then_some(configuration::PublicOptions {
+            hard_limit_bytes: 1000,
+            trigger_margin_bytes: 10,
+            recent_message_retention_count: 1,
+            maximum_compaction_attempts: 3,
+            upstream_reducer: Some(MessageCountingReducer { target_count: 2 }),
+        }),
+        upstream,
+        client: ClientChain::default(),
+    }
+}
+
+fn upstream(
+    enabled: bool,
+    strategy: bool,
+    budgets: (Option<i32>, Option<i32>),
+) -> configuration::UpstreamCompaction {
+    configuration::UpstreamCompaction {
+        enabled,
+        strategy,
+        max_context_window_tokens: budgets.0,
+        max_output_tokens: budgets.1,
+    }
+}
+
+/// SPEC CFG-5 (C# S84, S85; the reference's report tests): the upstream framework's switch is
+/// checked first (budgets positive, output below the window, a backing when on), and the report's
+/// two compaction rows carry their fixed limitation texts and backings; the switches are
+/// independent.
+#[test]
+fn cfg_5_the_upstream_compaction_switch_is_checked_and_reported() {
+    use configuration::{BundleFeature, ConfigurationError as E, DefaultSource, TokenBudget};
+    let err = |i: ConfigureInput| {
+        let e = imp().configure(i).unwrap_err();
+        (e.clone(), e.kind())
+    };
+    // Checks in order, before CFG-2's (the hybrid switch without options would fail too).
+    assert_eq!(
+        err(public_input(
+            true,
+            false,
+            upstream(true, false, (Some(0), Some(-1)))
+        )),
+        (
+            E::TokenBudget(TokenBudget::MaxContextWindowTokens),
+            ErrorKind::OutOfRange
+        )
+    );
+    assert_eq!(
+        err(public_input(
+            true,
+            false,
+            upstream(false, false, (None, Some(0)))
+        )),
+        (
+            E::TokenBudget(TokenBudget::MaxOutputTokens),
+            ErrorKind::OutOfRange
+        )
+    );
+    assert_eq!(
+        err(public_input(
+            true,
+            false,
+            upstream(true, true, (Some(8), Some(8)))
+        )),
+        (
+            E::OutputBudgetNotBelowContextWindow,
+            ErrorKind::InvalidArgument
+        )
+    );
+    assert_eq!(
+        err(public_input(
+            true,
+            false,
+            upstream(true, false, (Some(8), None))
+        )),
+        (
+            E::UpstreamCompactionWithoutBacking,
+            ErrorKind::InvalidArgument
+        )
+    );
+    assert_eq!(
+        err(public_input(
+            true,
+            false,
+            upstream(false, false, (None, None))
+        )),
+        (E::EnabledWithoutOptions, ErrorKind::InvalidArgument)
+    );
+    // The rows: the upstream compaction's per-turn limitation, backed by the budgets.
+    let on = imp()
+        .configure(public_input(
+            false,
+            false,
+            upstream(true, false, (Some(16000), Some(1024))),
+        ))
+        .unwrap();
+    let [u, h] = on.dispositions;
+    assert_eq!(u.feature, BundleFeature::Compaction);
+    assert_eq!(
+        (u.requested, u.effective, u.backing),
+        (
+            configuration::RequestedState::RequestedEnabled,
+            configuration::EffectiveState::Enabled,
+            DefaultSource::UpstreamDefault
+        )
+    );
+    assert!(u.limitation.unwrap().contains("once per agent turn"));
+    assert!(u.backing_description.unwrap().contains("token budgets"));
+    assert_eq!(
+        h,
+        configuration::FeatureDisposition::disabled(BundleFeature::HybridCompaction)
+    );
+    assert!(on.compaction.is_none());
+    // A strategy backs it without budgets; hybrid compaction on alone, and both on.
+    let strategy = imp()
+        .configure(public_input(true, true, upstream(true, true, (None, None))))
+        .unwrap();
+    let [u, h] = strategy.dispositions;
+    assert_eq!(u.backing, DefaultSource::CallerSupplied);
+    assert!(u
+        .backing_description
+        .unwrap()
+        .contains("CompactionStrategy"));
+    assert_eq!(h.effective, configuration::EffectiveState::Enabled);
+    assert!(h.limitation.unwrap().contains("UTF-8 bytes"));
+    assert_eq!(h.backing, DefaultSource::CallerSupplied);
+    assert!(h.backing_description.unwrap().contains("innermost"));
+    assert!(strategy.compaction.is_some());
+    let hybrid_alone = imp()
+        .configure(public_input(
+            true,
+            true,
+            upstream(false, false, (None, None)),
+        ))
+        .unwrap();
+    assert_eq!(
+        hybrid_alone.dispositions[0],
+        configuration::FeatureDisposition::disabled(BundleFeature::Compaction)
+    );
+    assert_eq!(hybrid_alone.dispositions[1], h);
+    // Budgets without the switch are checked but report nothing.
+    let off = imp()
+        .configure(public_input(
+            false,
+            false,
+            upstream(false, false, (Some(9), Some(2))),
+        ))
+        .unwrap();
+    assert_eq!(
+        off.dispositions,
+        [
+            configuration::FeatureDisposition::disabled(BundleFeature::Compaction),
+            configuration::FeatureDisposition::disabled(BundleFeature::HybridCompaction)
+        ]
+    );
+}
+
+/// SPEC CFG-2, CFG-3 on both implementations: the checks and the public defaults.
+#[test]
+fn cfg_2_cfg_3_the_public_path_on_both_implementations() {
+    use configuration::ConfigurationError as E;
+    let none = upstream(false, false, (None, None));
+    let mut existing = public_input(true, true, none);
+    existing.client = ClientChain {
+        components: vec![ClientComponent::Compaction],
+    };
+    assert_eq!(
+        imp().configure(existing).unwrap_err(),
+        E::ExistingCompactionComponent
+    );
+    assert_eq!(
+        imp()
+            .configure(public_input(false, true, none))
+            .unwrap_err(),
+        E::OptionsWithoutEnabled
+    );
+    let mut no_reducer = public_input(true, true, none);
+    no_reducer.options.as_mut().unwrap().upstream_reducer = None;
+    assert_eq!(imp().configure(no_reducer).unwrap_err(), E::MissingReducer);
+    let c = imp()
+        .configure(public_input(true, true, none))
+        .unwrap()
+        .compaction
+        .unwrap();
+    assert_eq!(c.policy.preservation_label(), "foundry-harness-bundle");
+    assert_eq!(c.policy.preservation_version(), 1);
+    assert_eq!(c.policy.estimator().unit(), MeasurementUnit::Utf8Bytes);
+    assert_eq!(c.policy.trigger_threshold(), 990);
+    assert_eq!(c.runs, RunCoordination::CallLocal);
+    assert!(!c.trust_binding && !c.capability_resolver_consulted);
+}
+
+/// SPEC CFG-6 (ADR: every intermediate tool round is bounded; the framework's seam evaluates
+/// once per agent turn): three tool rounds of 120-byte results under a 1000-byte limit with a
+/// 10-byte margin; the strategy runs once per turn, the node's reducer on each call over the
+/// trigger, and the stored history keeps every message.
+#[test]
+fn cfg_6_the_tool_loop_bounds_every_round_while_the_strategy_runs_once_per_turn() {
+    use hybrid_compaction_model::seam::bundle::{
+        tool_loop, BundleInput, RoundScript, ToolCallScript, TurnScript,
+    };
+    let tools = |k: usize| {
+        let mut rounds: Vec<RoundScript> = (0..k)
+            .map(|i| {
+                RoundScript::ToolCalls(vec![ToolCallScript {
+                    call_id: format!("c{i}"),
+                    name: "read".into(),
+                    result: "é".repeat(200),
+                }])
+            })
+            .collect();
+        rounds.push(RoundScript::Answer("done".into()));
+        rounds
+    };
+    let run = |hybrid: bool, strategy: Option<usize>| {
+        let input = BundleInput {
+            configure: public_input(hybrid, hybrid, upstream(false, false, (None, None))),
+            strategy_keep_last: strategy,
+            history: vec![Message::text("system", "s")],
+            turns: vec![
+                TurnScript {
+                    user: "q".into(),
+                    rounds: tools(3),
+                },
+                TurnScript {
+                    user: "again".into(),
+                    rounds: tools(1),
+                },
+            ],
+        };
+        tool_loop(imp(), input).unwrap()
+    };
+    // The strategy alone: once per turn; the rounds grow unbounded (4 + 2 provider calls).
+    let alone = run(false, Some(50));
+    assert_eq!((alone.strategy.len(), alone.reducer.len()), (2, 0));
+    assert_eq!(alone.rounds.len(), 6);
+    let sizes: Vec<usize> = alone
+        .rounds
+        .iter()
+        .map(|r| r.received.as_ref().unwrap().len())
+        .collect();
+    assert_eq!(sizes, [2, 4, 6, 8, 10, 12]);
+    // The node: every round is assembled; a call whose context reaches the trigger calls the
+    // reducer, and no call sends more than the limit: it is bounded, or it fails (a termination)
+    // and its turn ends there (CFG-3's L2: never forwarded over budget).
+    let bounded = run(true, None);
+    assert!(bounded.strategy.is_empty());
+    assert!(!bounded.reducer.is_empty());
+    for (k, r) in bounded.rounds.iter().enumerate() {
+        match (&r.received, &r.error) {
+            (Some(sent), None) => {
+                let bytes: usize = sent.iter().map(|m| m.text_content().len()).sum();
+                assert!(bytes < 1000, "{sent:?}");
+            }
+            (None, Some(e)) => {
+                assert_eq!(e.kind, ErrorKind::InvalidOperation);
+                let next = bounded.rounds.get(k + 1);
+                assert!(next.is_none_or(|n| n.turn == r.turn + 1), "the turn ends");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    for inv in &bounded.reducer {
+        let out = inv.output.as_ref().unwrap();
+        assert!(
+            out.len() < inv.input.len(),
+            "the reducer kept system and the last 2"
+        );
+    }
+    // The stored history is never reduced: it keeps every message any call received.
+    for r in &bounded.rounds {
+        for m in r.received.iter().flatten() {
+            assert!(bounded.history.contains(m));
+        }
+    }
+    assert_eq!(alone.history.len(), 1 + 1 + 3 * 2 + 1 + 1 + 2 + 1);
 }

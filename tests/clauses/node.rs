@@ -22,9 +22,10 @@ use hybrid_compaction_model::lease::{LeaseError, LeaseId};
 use hybrid_compaction_model::reducers::{
     MessageCountingReducer, ScriptedUpstreamReducer, UpstreamReducer, UpstreamStep,
 };
+use hybrid_compaction_model::seam::park::{call_parked, ParkSlot, ParkingReducer};
 use hybrid_compaction_model::seam::{
-    BoxedUpstream, CallEnd, CallPlan, CallRecord, EventRecord, NodeWorld, ReporterFields, RunView,
-    StreamPlan, Termination,
+    BoxedUpstream, CallEnd, CallPlan, CallRecord, ClassifierFailure, EventRecord, NodeWorld,
+    ReporterFields, RunView, StreamPlan, Termination,
 };
 use hybrid_compaction_model::trust::AttemptEvent;
 use hybrid_compaction_model::*;
@@ -391,6 +392,126 @@ fn node_3_evt_2_cancellation_during_assembly_emits_started_only() {
     // The body reserved during assembly is given back (NODE-5).
     assert_gate_free_and_nothing_reserved(w.view());
     assert!(!delivered(&*w, digest()));
+}
+
+#[test]
+fn evt_5_two_assemblies_in_flight_interleave_and_pair_by_id() {
+    // SPEC EVT-5, EVT-3, NODE-2: a call waits in its reducer while another node sharing the
+    // reporter's source makes two calls on another flow; the events interleave, numbers increase
+    // strictly across both nodes, and each attempt's events carry its own id.
+    let slot = ParkSlot::default();
+    let parking = ParkingReducer {
+        inner: Box::new(counting()),
+        slot: slot.clone(),
+    };
+    let mut w = world_with(policy(), parking, true);
+    w.begin_run();
+    let other_fields = ReporterFields {
+        agent_id: Some("agent-2".into()),
+        ..reporter()
+    };
+    let mut other = w.companion((policy(), Box::new(counting())), Some(&other_fields));
+    let (first, parked, during) =
+        call_parked(&mut *w, &CallPlan::new(long_history()), &slot, || {
+            [
+                other.call(&CallPlan::new(small_history())),
+                other.call(&CallPlan::new(small_history())),
+            ]
+        });
+    assert!(parked);
+    assert!(matches!(first.end, CallEnd::Sent { .. }));
+    let numbers = |r: &CallRecord| r.events.iter().map(|e| e.sequence).collect::<Vec<u64>>();
+    assert_eq!(numbers(&first), [1, 8, 9]);
+    assert_eq!(numbers(&during[0]), [2, 3, 4]);
+    assert_eq!(numbers(&during[1]), [5, 6, 7]);
+    let mut ids = std::collections::BTreeSet::new();
+    for r in std::iter::once(&first).chain(&during) {
+        assert_eq!(kinds(&r.events), [Started, Completed, Composed]);
+        assert!(r.events.iter().all(|e| e.id == r.events[0].id));
+        ids.insert(r.events[0].id.clone());
+    }
+    assert_eq!(ids.len(), 3, "distinct AssemblyIds");
+    assert!(during.iter().all(|r| r.events[0].identity == other_fields));
+    // The parked call's run was not the other node's: its gate is free again, nothing waits.
+    assert_gate_free_and_nothing_reserved(w.view());
+    // A call that never reaches its reducer finishes first; the other call runs after it.
+    let (alone, parked, late) =
+        call_parked(&mut *w, &CallPlan::new(small_history()), &slot, || {
+            other.call(&CallPlan::new(small_history()))
+        });
+    assert!(!parked);
+    assert_eq!(
+        (numbers(&alone), numbers(&late)),
+        (vec![10, 11, 12], vec![13, 14, 15])
+    );
+}
+
+#[test]
+fn evt_3_evt_5_reporters_sharing_one_source_number_every_event_across_reporters() {
+    // SPEC EVT-3 (several reporters, one source), EVT-5 (one AssemblyId per attempt): the
+    // reporter is replaced between calls; the numbers go on strictly increasing across
+    // reporters, each event carries its own reporter's identity and each attempt its own id.
+    let mut w = world(counting(), true);
+    let agent = |a: &str, depth| ReporterFields {
+        workflow_id: "wf-1".into(),
+        agent_id: Some(a.into()),
+        parent_agent_id: Some("agent-1".into()),
+        depth,
+    };
+    let mut all = Vec::new();
+    let mut who = vec![reporter()];
+    let first = w.call(&CallPlan::new(long_history()));
+    all.extend(first.events);
+    for fields in [agent("agent-2", 2), agent("agent-3", 3), reporter()] {
+        w.switch_reporter(&fields);
+        who.push(fields);
+        all.extend(w.call(&CallPlan::new(small_history())).events);
+    }
+    let sequences: Vec<u64> = all.iter().map(|e| e.sequence).collect();
+    assert_eq!(sequences, (1..=12).collect::<Vec<u64>>());
+    for (k, chunk) in all.chunks(3).enumerate() {
+        assert_eq!(kinds(chunk), [Started, Completed, Composed]);
+        assert!(chunk
+            .iter()
+            .all(|e| e.identity == who[k] && e.id == chunk[0].id));
+    }
+    let ids: std::collections::BTreeSet<&str> = all.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids.len(), 4, "one AssemblyId per attempt");
+    // Without a reporter there is no source to share: still nothing is reported (EVT-1).
+    let mut silent = world(counting(), false);
+    silent.switch_reporter(&agent("agent-2", 2));
+    assert!(silent
+        .call(&CallPlan::new(small_history()))
+        .events
+        .is_empty());
+}
+
+#[test]
+fn cls_3_node_3_evt_2_a_failing_classifier_emits_nothing_and_propagates() {
+    // SPEC CLS-3, NODE-3 step 3, EVT-2, NODE-5 (ADR "Exceptional failures before assembly begins
+    // (classifier exception, ...) propagate directly without emitting any event"): with a
+    // reporter, a recovered body in the schedule and a run, the call fails with the
+    // classifier's own kind, reports no event, dispatches nothing and reserves nothing; the
+    // next call of the run succeeds.
+    let mut w = world(counting(), true);
+    w.begin_run();
+    for kind in [ErrorKind::InvalidOperation, ErrorKind::Cancelled] {
+        let plan = CallPlan {
+            classifier_fails: Some(ClassifierFailure { message: 2, kind }),
+            ..body_plan(long_history())
+        };
+        let r = w.call(&plan);
+        let (error, termination, dispatched) = failed(&r);
+        assert_eq!(error.kind, kind);
+        assert!(termination.is_none() && dispatched.is_none());
+        assert!(r.events.is_empty(), "no event of any kind");
+        assert_eq!(r.events_before_dispatch, None);
+        assert!(r.diagnostics.is_none());
+        assert_gate_free_and_nothing_reserved(w.view());
+    }
+    let r = w.call(&CallPlan::new(small_history()));
+    assert!(matches!(r.end, CallEnd::Sent { .. }));
+    assert_eq!(kinds(&r.events), [Started, Completed, Composed]);
 }
 
 #[test]

@@ -9,7 +9,7 @@
 use crate::estimate::{dotnet_f32, dotnet_f64};
 use hybrid_compaction_model::artifact::{sha256_hex, ArtifactReference};
 pub use hybrid_compaction_model::classifier::AdaptError;
-use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::classifier::{Classifier, ClassifierError};
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::message::{Message, Part, ROLE_SYSTEM};
 use hybrid_compaction_model::value::Value;
@@ -21,8 +21,10 @@ pub fn adapt(
 ) -> Result<Vec<Entry>, AdaptError> {
     let mut entries = Vec::with_capacity(messages.len());
     for (index, message) in messages.iter().enumerate() {
-        // The classifier first yields the id.
-        let id = classifier.entry_id(messages, index);
+        // The classifier first yields the id; its own failure propagates unchanged (SPEC CLS-3).
+        let id = classifier
+            .entry_id(messages, index)
+            .map_err(|error| AdaptError::Classifier { index, error })?;
         let kind = if message.has_call() || message.has_result() {
             // (1) any call/result part → ToolExchange.
             EntryKind::ToolExchange
@@ -59,10 +61,10 @@ pub fn adapt(
 pub struct ContentHashClassifier;
 
 impl Classifier for ContentHashClassifier {
-    fn entry_id(&mut self, messages: &[Message], index: usize) -> String {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
         // Out of range (never the case under `adapt`): a blank id, which construction refuses.
         let Some(message) = messages.get(index) else {
-            return String::new();
+            return Ok(String::new());
         };
         let rendering = canonical_rendering(message);
         // n = count of earlier messages with an identical rendering.
@@ -70,7 +72,7 @@ impl Classifier for ContentHashClassifier {
             .iter()
             .filter(|m| canonical_rendering(m) == rendering)
             .count();
-        format!("{}:{n}", sha256_hex(&rendering))
+        Ok(format!("{}:{n}", sha256_hex(&rendering)))
     }
 
     fn override_kind(&mut self, _messages: &[Message], _index: usize) -> Option<EntryKind> {

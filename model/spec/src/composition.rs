@@ -1,20 +1,22 @@
-//! Selected-provider composition (SPEC CMP-1 .. CMP-4; C# S73, S74).
+//! Selected-provider composition (SPEC CMP-1 .. CMP-5; C# S73, S74).
 //!
 //! [`compose`] applies CMP-3's checks in order; only `Success` calls the injected
 //! [`NodeFactory`], so every other status and every error is decided before any node exists
-//! (SPEC CMP-4).
+//! (SPEC CMP-4). [`compose_provider`] is the provider composer around it (CMP-5): it validates
+//! the execution binding first, then composes and maps the status; the agent exists exactly
+//! when the mapped status is `Success`.
 
 use hybrid_compaction_model::capability::{CapabilityName, CapabilityProfile, CapabilityState};
 use hybrid_compaction_model::composition::{
     ClientChain, CompositionError, CompositionInput, CompositionStatus, HybridProfile, NodeFactory,
-    RunCoordination, StaticSnapshotIntegration,
+    ProviderCompositionStatus, RunCoordination, StaticSnapshotIntegration,
 };
 use hybrid_compaction_model::policy::Policy;
-use hybrid_compaction_model::trust::{BindingAccessor, TrustBinding};
+use hybrid_compaction_model::trust::{BindingAccessor, TrustBinding, TrustStatus};
 
 use crate::capability::{effective_state, is_executable};
 use crate::classify::ContentHashClassifier;
-use crate::trust::is_blank;
+use crate::trust::{is_blank, validate};
 
 /// The default-strategies profile (SPEC CMP-1): the content-hash classifier (CLS-2) and the
 /// static integration (SNAP-3).
@@ -110,4 +112,48 @@ pub fn compose<P>(
     // 9. one node, one run coordinator shared with the guarded agent.
     factory.install(profile, client, RunCoordination::SharedWithAgent);
     Ok(CompositionStatus::Success)
+}
+
+/// What the provider composer decided (SPEC CMP-5): its status, and the trust status of a
+/// binding that did not validate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderComposition {
+    /// The status.
+    pub status: ProviderCompositionStatus,
+    /// `ExecutionBindingInvalid`'s reason (SPEC TRU-2).
+    pub binding: Option<TrustStatus>,
+}
+
+/// The provider composer (SPEC CMP-5): CMP-3 step 1's missing inputs; the execution binding
+/// validated against the accessor's current context for the request's session (TRU-2's checks;
+/// a failure is `ExecutionBindingInvalid`); then [`compose`], its status mapped. `factory` is
+/// called only when a node is installed; an agent exists exactly when the status is `Success`.
+pub fn compose_provider<P>(
+    request: CompositionRequest<'_, P>,
+    factory: &mut dyn NodeFactory<P>,
+) -> Result<ProviderComposition, CompositionError> {
+    use CompositionInput as In;
+    request
+        .client
+        .ok_or(CompositionError::Missing(In::Client))?;
+    request
+        .capabilities
+        .ok_or(CompositionError::Missing(In::CapabilityProfile))?;
+    let binding = request
+        .execution_binding
+        .ok_or(CompositionError::Missing(In::ExecutionBinding))?;
+    let accessor = request
+        .accessor
+        .ok_or(CompositionError::Missing(In::BindingAccessor))?;
+    if let Err(e) = validate(binding, accessor, request.session_id) {
+        return Ok(ProviderComposition {
+            status: ProviderCompositionStatus::ExecutionBindingInvalid,
+            binding: Some(e.status),
+        });
+    }
+    let status = compose(request, factory)?;
+    Ok(ProviderComposition {
+        status: ProviderCompositionStatus::of(status),
+        binding: None,
+    })
 }

@@ -46,6 +46,7 @@ pub mod lease;
 pub mod node;
 pub mod offload;
 pub mod preserve;
+pub mod progress;
 pub mod record;
 pub mod rehydrate;
 pub mod seam;

@@ -10,7 +10,11 @@
 //! A node given a trust guard ([`Node::with_trust`], TRU-1) revalidates it at step 1, after the
 //! cancellation check, and at step 12, after `Completed` (TRU-2, TRU-3); a failure is an error
 //! like any other, so the lease is released.
-//! `AssemblyId`s are counters (`model-1`, ...): only how they pair up is observable (EVT-5).
+//! `AssemblyId`s are counters (`model-1`, ...), shared with the node's companions: only how they
+//! pair up is observable (EVT-5).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::cancel::CancellationToken;
@@ -21,8 +25,8 @@ use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::seam::node::{forwarded_digests, STREAM_ITEM_FAILURE};
 use hybrid_compaction_model::seam::{
-    BoxedUpstream, CallEnd, CallPlan, CallRecord, Entered, EventRecord, LeaseWorld, NodeWorld,
-    ReporterFields, RunView, StartedFields, StreamEnd, Termination,
+    BoxedUpstream, CallEnd, CallPlan, CallRecord, Entered, EventRecord, FailingClassifier,
+    LeaseWorld, NodeWorld, ReporterFields, RunView, StartedFields, StreamEnd, Termination,
 };
 use hybrid_compaction_model::snapshot::{Snapshot, SnapshotError, SnapshotProvider};
 use hybrid_compaction_model::trust::{AttemptEvent, TrustGuard};
@@ -68,8 +72,17 @@ pub struct Node {
     flows: Flows,
     /// The other call holding the gate ([`NodeWorld::hold_gate`]).
     holder: Option<usize>,
-    sequence: u64,
-    attempts: u64,
+    /// The reporter's sequence source: the last number handed out (SPEC EVT-3), shared with
+    /// the node's companions when it reports.
+    sequence: Arc<AtomicU64>,
+    /// The attempt counter behind `AssemblyId`s, always shared with the node's companions, so
+    /// ids stay distinct across attempts (SPEC EVT-5).
+    attempts: Arc<AtomicU64>,
+}
+
+/// The next number of `counter` (first number 1).
+fn next(counter: &AtomicU64) -> u64 {
+    counter.fetch_add(1, Ordering::SeqCst) + 1
 }
 
 /// What a successful assembly hands to dispatch (NODE-3 step 13): the bounded messages, the
@@ -110,8 +123,8 @@ impl Node {
             guard: None,
             flows: Flows::default(),
             holder: None,
-            sequence: 0,
-            attempts: 0,
+            sequence: Arc::default(),
+            attempts: Arc::default(),
         }
     }
 
@@ -138,7 +151,7 @@ impl Node {
         diagnostics: Option<&Diagnostics>,
     ) {
         let Some(r) = &self.reporter else { return };
-        self.sequence += 1;
+        let sequence = next(&self.sequence);
         let started = (kind == AttemptEvent::Started).then(|| StartedFields {
             measurement_unit: self.policy.estimator().unit(),
             hard_limit: self.policy.hard_limit(),
@@ -147,7 +160,7 @@ impl Node {
         events.push(EventRecord {
             kind,
             id: format!("model-{id}"),
-            sequence: self.sequence,
+            sequence,
             identity: r.clone(),
             started,
             diagnostics: diagnostics.cloned(),
@@ -168,9 +181,14 @@ impl Node {
             return Err(cancelled().into());
         }
         self.revalidate()?;
-        // 3. adapt with the content-hash classifier (SPEC CLS-2).
-        let baseline = classify::adapt(&plan.messages, &mut classify::ContentHashClassifier)
-            .map_err(|e| TypedError::from(&e))?;
+        // 3. adapt with the content-hash classifier (SPEC CLS-2), which fails where the plan
+        // says (SPEC CLS-3): the failure propagates before any event.
+        let mut classifier = FailingClassifier {
+            inner: classify::ContentHashClassifier,
+            failure: plan.classifier_fails,
+        };
+        let baseline =
+            classify::adapt(&plan.messages, &mut classifier).map_err(|e| TypedError::from(&e))?;
         // 4. the integration's provider.
         let inner = plan.provider(baseline, token).ok_or_else(|| {
             TypedError::new(
@@ -179,8 +197,7 @@ impl Node {
             )
         })?;
         // 6. a fresh id, Started.
-        self.attempts += 1;
-        let id = self.attempts;
+        let id = next(&self.attempts);
         self.emit(events, AttemptEvent::Started, id, None);
         // 5. filter and bridge; 7. assemble.
         let mut filtered = Filtered {
@@ -382,5 +399,26 @@ impl NodeWorld for Node {
 
     fn peek_revision(&self, d: Digest) -> Revision {
         self.flows.peek_revision(0, d)
+    }
+    fn companion(
+        &self,
+        options: (Policy, BoxedUpstream<'static>),
+        reporter: Option<&ReporterFields>,
+    ) -> Box<dyn NodeWorld> {
+        // SPEC EVT-3: one sequence source when this node reports (else the companion's own);
+        // EVT-5: one attempt counter, so ids stay distinct; the companion's own flows.
+        let (policy, reducer) = options;
+        let mut node = Node::new(policy, reducer, reporter.cloned());
+        if self.reporter.is_some() {
+            node.sequence = Arc::clone(&self.sequence);
+        }
+        node.attempts = Arc::clone(&self.attempts);
+        Box::new(node)
+    }
+    fn switch_reporter(&mut self, fields: &ReporterFields) {
+        // SPEC EVT-3: the node's one counter is the shared source; only the identity changes.
+        if self.reporter.is_some() {
+            self.reporter = Some(fields.clone());
+        }
     }
 }

@@ -12,8 +12,10 @@ use hybrid_compaction_model::capability::{
 };
 use hybrid_compaction_model::classifier::{AdaptError, Classifier};
 use hybrid_compaction_model::composition::{
-    ClientChain, CompositionError, NodeFactory, RunCoordination, StaticSnapshotIntegration,
+    ClientChain, CompositionError, NodeFactory, ProviderCompositionStatus, RunCoordination,
+    StaticSnapshotIntegration,
 };
+use hybrid_compaction_model::configuration::ConfigurationError;
 use hybrid_compaction_model::diagnostics::{Contribution, Diagnostics};
 use hybrid_compaction_model::entry::{Entry, EntryId};
 use hybrid_compaction_model::error::{ErrorKind, TypedError};
@@ -23,13 +25,14 @@ use hybrid_compaction_model::policy::{Policy, TriggerEvaluation};
 use hybrid_compaction_model::reducers::MessageCountingReducer;
 use hybrid_compaction_model::seam::composition::{context_of, default_binding, fixed_policy};
 use hybrid_compaction_model::seam::{
-    AssemblyScript, AttemptFailure, BoxedUpstream, ComposeInput, Composition, Implementation,
-    LeaseWorld, NodeWorld, ProfileParts, ReporterFields, ScriptedAccessor, TrustInput, TrustReport,
+    BoxedUpstream, ComposeInput, Composition, Implementation, LeaseWorld, NodeWorld, ProfileParts,
+    ProviderReport, ReporterFields, ScriptedAccessor,
 };
+use hybrid_compaction_model::seam::{BundleFacts, ConfigureInput, ConfigureReport};
 use hybrid_compaction_model::selection::PreservationSelection;
 use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
 use hybrid_compaction_model::trust::{
-    AttemptEnd, BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustGuard, TrustStatus,
+    BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustContext,
 };
 use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::VerificationResult;
@@ -57,44 +60,44 @@ impl<P> NodeFactory<P> for CountingFactory {
     }
 }
 
-/// One guarded provider call, decided by where it ends (SPEC TRU-3, EVT-2).
-fn attempt(input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
-    let guard = trust::configure(input.binding, input.accessor, input.session_id.as_deref())?;
-    let trust_failure = |status: TrustStatus| AttemptFailure {
-        kind: ErrorKind::InvalidOperation,
-        status: Some(status),
+/// One composition by `compose` (the narrow composer or the provider composer) over the wire's
+/// fixed collaborators: the default binding, an accessor always answering `context`, the
+/// default-strategies profile over the fixed policy; with the nodes it installed.
+fn composed<S>(
+    model: &Model,
+    input: &ComposeInput,
+    context: Option<TrustContext>,
+    compose: fn(
+        composition::CompositionRequest<'_, DefaultProfile>,
+        &mut dyn NodeFactory<DefaultProfile>,
+    ) -> Result<S, CompositionError>,
+) -> Result<(S, u32, Option<RunCoordination>), CompositionError> {
+    let binding = default_binding();
+    let accessor = ScriptedAccessor::new(vec![context]);
+    let mut factory = CountingFactory::default();
+    let request = composition::CompositionRequest {
+        client: input.client.as_ref(),
+        capabilities: input.profile.as_ref(),
+        execution_binding: input.binding.then_some(&binding),
+        accessor: input.accessor.then_some(&accessor as &dyn BindingAccessor),
+        session_id: &input.session_id,
+        hybrid_profile: input.hybrid_profile.then(|| {
+            composition::default_profile(
+                fixed_policy(false, model.context_estimator()),
+                MessageCountingReducer { target_count: 2 },
+            )
+        }),
     };
-    let revalidate = |g: &Option<TrustGuard>| match g {
-        Some(g) => trust::revalidate(g).map_err(|e| trust_failure(e.status)),
-        None => Ok(()),
-    };
-    let failure = |kind| AttemptFailure { kind, status: None };
-    let (end, failure) = if let Err(f) = revalidate(&guard) {
-        (AttemptEnd::BeforeStarted, Some(f))
-    } else {
-        match input.assembly {
-            AssemblyScript::Terminated => (
-                AttemptEnd::Terminated,
-                Some(failure(ErrorKind::InvalidOperation)),
-            ),
-            AssemblyScript::Failed => (
-                AttemptEnd::DuringAssembly,
-                Some(failure(ErrorKind::ReducerFailed)),
-            ),
-            AssemblyScript::Success => match revalidate(&guard) {
-                Err(f) => (AttemptEnd::RevalidationAfterAssembly, Some(f)),
-                Ok(()) => (AttemptEnd::Success, None),
-            },
-        }
-    };
-    Ok(TrustReport {
-        guarded: guard.is_some(),
-        end,
-        events: trust::attempt_events(end),
-        dispatched: end == AttemptEnd::Success,
-        failure,
-    })
+    let status = compose(request, &mut factory)?;
+    Ok((status, factory.installs, factory.runs))
 }
+
+/// The default-strategies profile the wire composes with.
+type DefaultProfile = hybrid_compaction_model::composition::HybridProfile<
+    MessageCountingReducer,
+    classify::ContentHashClassifier,
+    StaticSnapshotIntegration,
+>;
 
 impl Implementation for Model {
     fn name(&self) -> &'static str {
@@ -238,30 +241,46 @@ impl Implementation for Model {
     }
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError> {
         let binding = default_binding();
-        let accessor = ScriptedAccessor::always(context_of(&binding));
-        let mut factory = CountingFactory::default();
-        let request = composition::CompositionRequest {
-            client: input.client.as_ref(),
-            capabilities: input.profile.as_ref(),
-            execution_binding: input.binding.then_some(&binding),
-            accessor: input.accessor.then_some(&accessor as &dyn BindingAccessor),
-            session_id: &input.session_id,
-            hybrid_profile: input.hybrid_profile.then(|| {
-                composition::default_profile(
-                    fixed_policy(false, self.context_estimator()),
-                    MessageCountingReducer { target_count: 2 },
-                )
-            }),
-        };
-        let status = composition::compose(request, &mut factory)?;
+        let context = context_of(&binding);
+        let (status, nodes, runs) = composed(self, &input, Some(context), composition::compose)?;
         Ok(Composition {
             status,
-            nodes: factory.installs,
-            runs: factory.runs,
+            nodes,
+            runs,
         })
     }
-    fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
-        attempt(input)
+    fn compose_provider(
+        &self,
+        input: ComposeInput,
+        context: Option<TrustContext>,
+    ) -> Result<ProviderReport, CompositionError> {
+        let (p, nodes, runs) = composed(self, &input, context, composition::compose_provider)?;
+        Ok(ProviderReport {
+            status: p.status,
+            binding: p.binding,
+            agent: p.status == ProviderCompositionStatus::Success,
+            nodes,
+            runs,
+        })
+    }
+    fn configure(&self, input: ConfigureInput) -> Result<ConfigureReport, ConfigurationError> {
+        let c = crate::configuration::configure_bundle(
+            input.enabled,
+            input.options,
+            input.upstream,
+            &input.client,
+        )?;
+        Ok(ConfigureReport {
+            report: c.report,
+            dispositions: c.dispositions,
+            compaction: c.compaction.map(|b| BundleFacts {
+                policy: b.profile.policy,
+                runs: b.runs,
+                trust_binding: b.trust_binding,
+                capability_resolver_consulted: b.capability_resolver_consulted,
+                placement: b.placement,
+            }),
+        })
     }
     fn lease_world(&self) -> Box<dyn LeaseWorld> {
         Box::new(crate::flows::Flows::default())

@@ -36,12 +36,22 @@ pub fn configure(
 /// Revalidates `guard`'s binding against the accessor's current context (SPEC TRU-2), checks in
 /// declaration order.
 pub fn revalidate(guard: &TrustGuard) -> Result<(), TrustError> {
+    validate(&guard.binding, &*guard.accessor, &guard.session_id)
+}
+
+/// TRU-2's checks of `binding` for `session_id` against `accessor`'s current context, in
+/// declaration order: revalidation of a guard, and the provider composer's validation of its
+/// execution binding (SPEC CMP-5).
+pub fn validate(
+    binding: &TrustBinding,
+    accessor: &dyn BindingAccessor,
+    session_id: &str,
+) -> Result<(), TrustError> {
     let fail = |status| Err(TrustError { status });
-    let binding = &guard.binding;
-    if guard.session_id != binding.owners.session_id {
+    if session_id != binding.owners.session_id {
         return fail(TrustStatus::SessionMismatch);
     }
-    let Some(context) = guard.accessor.current() else {
+    let Some(context) = accessor.current() else {
         return fail(TrustStatus::MissingContext);
     };
     if context.user_id != binding.owners.user_id

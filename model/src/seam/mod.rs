@@ -21,28 +21,36 @@
 //! driven one step at a time ([`LeaseWorld`], [`NodeWorld`], the latter also guarded by a trust
 //! binding); composition and trust take plain inputs and report plain values ([`composition`]),
 //! except the default-strategies profile, whose classifier and integration come back as
-//! behaviour to call ([`ProfileParts`]).
+//! behaviour to call ([`ProfileParts`]). A few drivers are written once here, over each
+//! implementation's own parts: a guarded call (`trust`, [`composition::guarded_call`] over
+//! [`Implementation::guarded_node_world`]), a call parked in its reducer while another node runs
+//! ([`park`], over [`NodeWorld::companion`]) and the complete-bundle agent's tool loop
+//! ([`bundle`], over [`Implementation::configure`] and [`Implementation::node_world`]).
 //!
 //! This module exists only with the vocabulary's `testing` feature: it is conformance
 //! machinery, not something a host embeds.
 
+pub mod bundle;
 pub mod composition;
 pub mod leases;
 pub mod node;
+pub mod park;
 
 use std::sync::Arc;
 
 pub use composition::{
-    AssemblyScript, AttemptFailure, ComposeInput, Composition, Integration, ProfileParts,
-    ScriptedAccessor, TrustInput, TrustReport,
+    AssemblyScript, AttemptFailure, BundleFacts, ComposeInput, Composition, ConfigureInput,
+    ConfigureReport, Integration, ProfileParts, ProviderReport, ScriptedAccessor, TrustInput,
+    TrustReport,
 };
 pub use leases::{Admission, Entered, LeaseWorld, RunView};
 pub use node::{
-    CallEnd, CallPlan, CallRecord, EventRecord, NodeWorld, ReporterFields, StartedFields,
-    StreamEnd, StreamPlan, Termination,
+    CallEnd, CallPlan, CallRecord, ClassifierFailure, EventRecord, FailingClassifier, NodeWorld,
+    ReporterFields, StartedFields, StreamEnd, StreamPlan, Termination,
 };
 
 use crate::analysis::ToolExchangeAnalysis;
+use crate::artifact_diagnostics::{ArtifactDiagnostics, ArtifactDiagnosticsError, ArtifactGiven};
 use crate::assembly::{AssemblyError, AssemblyResult, Reducer};
 use crate::cancel::CancellationToken;
 use crate::capability::{
@@ -50,6 +58,7 @@ use crate::capability::{
 };
 use crate::classifier::{AdaptError, Classifier};
 use crate::composition::CompositionError;
+use crate::configuration::ConfigurationError;
 use crate::diagnostics::{Contribution, Diagnostics, RecordFields};
 use crate::entry::{Entry, EntryId};
 use crate::error::TypedError;
@@ -59,7 +68,7 @@ use crate::policy::{Policy, TriggerEvaluation};
 use crate::reducers::UpstreamReducer;
 use crate::selection::PreservationSelection;
 use crate::snapshot::SnapshotProvider;
-use crate::trust::{BindingAccessor, PartialTrustConfiguration, TrustBinding};
+use crate::trust::{BindingAccessor, PartialTrustConfiguration, TrustBinding, TrustContext};
 use crate::value::Value;
 use crate::verification::VerificationResult;
 
@@ -187,6 +196,16 @@ pub trait Implementation: Sync {
         fields.validate()
     }
 
+    // ----------------------------------------------------------------------- ATR --
+    /// The artifact-diagnostics factories (SPEC ATR-5). Both implementations build artifact
+    /// diagnostics through the one vocabulary type, so both answer with its checks.
+    fn artifact_diagnostics(
+        &self,
+        given: &ArtifactGiven,
+    ) -> Result<ArtifactDiagnostics, ArtifactDiagnosticsError> {
+        given.build()
+    }
+
     // ----------------------------------------------------------------------- CAP --
     /// Effective state (SPEC CAP-3).
     fn effective_state(
@@ -205,8 +224,22 @@ pub trait Implementation: Sync {
     fn default_profile(&self, policy: Policy, reducer: BoxedUpstream<'static>) -> ProfileParts;
     /// One composition (SPEC CMP-3, CMP-4).
     fn compose(&self, input: ComposeInput) -> Result<Composition, CompositionError>;
-    /// One guarded provider call (SPEC TRU-1 .. TRU-3).
-    fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration>;
+    /// One provider composition (SPEC CMP-5), the accessor (when supplied) answering `context`
+    /// (`None`: no current context).
+    fn compose_provider(
+        &self,
+        input: ComposeInput,
+        context: Option<TrustContext>,
+    ) -> Result<ProviderReport, CompositionError>;
+    /// One guarded provider call (SPEC TRU-1 .. TRU-3) through this implementation's own
+    /// guarded node ([`Implementation::guarded_node_world`], [`composition::guarded_call`]).
+    fn trust(&self, input: TrustInput) -> Result<TrustReport, PartialTrustConfiguration> {
+        composition::guarded_call(self, input)
+    }
+
+    // ----------------------------------------------------------------------- CFG --
+    /// The public configuration path (SPEC CFG-1 .. CFG-5).
+    fn configure(&self, input: ConfigureInput) -> Result<ConfigureReport, ConfigurationError>;
 
     // ------------------------------------------------------------------ LSE, NODE --
     /// A fresh lease world: one flow (0), no run (SPEC LSE-6).

@@ -4,16 +4,19 @@
 //! A driver converts each call into a [`CallPlan`] (messages, the snapshot integration's
 //! schedule, cancellation, how the real provider answers) and gets back a [`CallRecord`]: how the
 //! call ended and the events it emitted, as plain values. The world is synchronous: another call
-//! of the run holding the gate is a step of its own ([`NodeWorld::hold_gate`]). `AssemblyId`s
+//! of the run holding the gate is a step of its own ([`NodeWorld::hold_gate`]), and a call
+//! parked in its reducer while a companion node runs is driven by a handshake, never by time
+//! ([`super::park`]). `AssemblyId`s
 //! stay opaque strings (the library's are random, the specification's are counters): a driver
 //! compares how they pair up, not their text (SPEC EVT-5).
 
 use crate::artifact::Digest;
 use crate::assembly::Outcome;
 use crate::cancel::CancellationToken;
+use crate::classifier::{Classifier, ClassifierError};
 use crate::diagnostics::Diagnostics;
 use crate::entry::{Entry, EntryKind};
-use crate::error::TypedError;
+use crate::error::{ErrorKind, TypedError};
 use crate::estimator::MeasurementUnit;
 use crate::lease::{LeaseError, LeaseId, Revision};
 use crate::message::Message;
@@ -21,6 +24,8 @@ use crate::snapshot::{ScriptedProvider, SnapshotProvider, StaticProvider};
 use crate::trust::AttemptEvent;
 
 use super::leases::RunView;
+use super::BoxedUpstream;
+use crate::policy::Policy;
 
 /// One provider call of a scenario.
 #[derive(Debug, Clone)]
@@ -40,6 +45,39 @@ pub struct CallPlan {
     pub provider_fails: Option<String>,
     /// A streaming call: updates, error item position, reads before dropping.
     pub stream: Option<StreamPlan>,
+    /// The classifier fails when asked for this message's id (SPEC CLS-3).
+    pub classifier_fails: Option<ClassifierFailure>,
+}
+
+/// A classifier failure a plan schedules (SPEC CLS-3): at which message, with which kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassifierFailure {
+    /// The 0-based index of the message whose id the classifier is asked for.
+    pub message: usize,
+    /// The kind it raises.
+    pub kind: ErrorKind,
+}
+
+/// A classifier that fails as `failure` says and otherwise answers as `inner` (SPEC CLS-3): the
+/// host classifier of a plan, around each implementation's content-hash classifier.
+#[derive(Debug, Clone)]
+pub struct FailingClassifier<C> {
+    /// The classifier asked otherwise.
+    pub inner: C,
+    /// The scheduled failure, if any.
+    pub failure: Option<ClassifierFailure>,
+}
+
+impl<C: Classifier> Classifier for FailingClassifier<C> {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
+        match self.failure {
+            Some(f) if f.message == index => Err(ClassifierError { kind: f.kind }),
+            _ => self.inner.entry_id(messages, index),
+        }
+    }
+    fn override_kind(&mut self, messages: &[Message], index: usize) -> Option<EntryKind> {
+        self.inner.override_kind(messages, index)
+    }
 }
 
 impl CallPlan {
@@ -53,6 +91,7 @@ impl CallPlan {
             cancel_capture: None,
             provider_fails: None,
             stream: None,
+            classifier_fails: None,
         }
     }
 
@@ -234,8 +273,9 @@ pub struct CallRecord {
     pub diagnostics: Option<Diagnostics>,
 }
 
-/// The operations of a node scenario on one node and one logical flow.
-pub trait NodeWorld {
+/// The operations of a node scenario on one node and one logical flow. A world is `Send`: a
+/// call can be driven on a second thread while it is parked in its reducer ([`super::park`]).
+pub trait NodeWorld: Send {
     /// One provider call (SPEC NODE-2).
     fn call(&mut self, plan: &CallPlan) -> CallRecord;
     /// `BeginRun` on the flow (SPEC LSE-6).
@@ -257,6 +297,19 @@ pub trait NodeWorld {
     fn view(&self) -> Option<RunView>;
     /// A digest's counter in the flow's run (0 without one).
     fn peek_revision(&self, d: Digest) -> Revision;
+    /// Later calls report through a reporter of `fields` that shares the current reporter's
+    /// sequence source (SPEC EVT-3: several reporters, one source). Without a reporter there is
+    /// no source to share, and nothing changes (EVT-1).
+    fn switch_reporter(&mut self, fields: &ReporterFields);
+    /// Another node of `options` on another logical flow (its own runs), reporting through a
+    /// reporter of `reporter` that shares this world's sequence source (SPEC EVT-3) and draws
+    /// `AssemblyId`s distinct from this world's (EVT-5). Without a reporter here the companion's
+    /// has a source of its own.
+    fn companion(
+        &self,
+        options: (Policy, BoxedUpstream<'static>),
+        reporter: Option<&ReporterFields>,
+    ) -> Box<dyn NodeWorld>;
 }
 
 /// The digests of the recovered bodies among `entries`, in order (SPEC NODE-5).

@@ -1,11 +1,14 @@
-//! `configure`: the public switch of ADR-0011 (SPEC CFG-1 .. CFG-4): the effective-defaults report
-//! and the compaction the public path installs. Answered by the specification for both
-//! implementations (the library has no separate configuration path).
+//! `configure`: the public switch of ADR-0011 (SPEC CFG-1 .. CFG-5): the effective-defaults report
+//! and the compaction the public path installs; with the upstream framework's own compaction
+//! switch given, the report's two compaction rows with their limitation texts (CFG-5). Each
+//! implementation answers with its own configuration path (the specification's
+//! `configuration::configure_bundle`, the library's `compose::configuration::configure`).
 
-use hybrid_compaction_model::configuration::{ConfigurationError, PublicOptions};
+use hybrid_compaction_model::configuration::{
+    ConfigurationError, FeatureDisposition, PublicOptions, UpstreamCompaction,
+};
 use hybrid_compaction_model::reducers::MessageCountingReducer;
-use hybrid_compaction_model::seam::Implementation;
-use hybrid_compaction_spec as spec;
+use hybrid_compaction_model::seam::{ConfigureInput, Implementation};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +44,56 @@ pub struct ConfigureCase {
     /// The client chain's middleware (`Compaction` or `Other`; default none).
     #[serde(default)]
     pub client: Vec<String>,
+    /// The upstream framework's compaction switch (SPEC CFG-5); given, the answer lists the two
+    /// compaction rows of the report (`dispositions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_compaction: Option<UpstreamCompactionInput>,
+}
+
+/// The upstream framework's compaction switch and its backing (SPEC CFG-5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpstreamCompactionInput {
+    /// `EnableCompaction`.
+    pub enabled: bool,
+    /// Whether a `CompactionStrategy` is supplied (default false).
+    #[serde(default)]
+    pub strategy: bool,
+    /// `MaxContextWindowTokens`; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_context_window_tokens: Option<i32>,
+    /// `MaxOutputTokens`; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<i32>,
+}
+
+/// One row of the effective-defaults report (SPEC CFG-5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DispositionOutput {
+    /// `Compaction` (the upstream framework's) or `HybridCompaction`.
+    pub feature: String,
+    /// `RequestedEnabled` or `RequestedDisabled`.
+    pub requested: String,
+    /// `Enabled` or `Disabled`.
+    pub effective: String,
+    /// The limitation text, or null.
+    pub limitation: Option<String>,
+    /// `CallerSupplied`, `UpstreamDefault` or `NotApplicable`.
+    pub backing: String,
+    /// How the backing is built, or null.
+    pub backing_description: Option<String>,
+}
+
+fn disposition_output(d: &FeatureDisposition) -> DispositionOutput {
+    DispositionOutput {
+        feature: d.feature.name().to_owned(),
+        requested: d.requested.name().to_owned(),
+        effective: d.effective.name().to_owned(),
+        limitation: d.limitation.map(str::to_owned),
+        backing: d.backing.name().to_owned(),
+        backing_description: d.backing_description.map(str::to_owned),
+    }
 }
 
 /// The effective-defaults report (SPEC CFG-3).
@@ -89,6 +142,9 @@ pub struct ConfigurationOutput {
     pub report: EffectiveDefaultOutput,
     /// The compaction installed, if any.
     pub compaction: Option<BundleCompactionOutput>,
+    /// The report's two compaction rows (SPEC CFG-5), when the case gives the upstream switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispositions: Option<Vec<DispositionOutput>>,
 }
 
 /// The answer of `configure`.
@@ -99,38 +155,67 @@ pub struct ConfigureAnswer {
     pub configuration: ConfigurationOutput,
 }
 
+/// The inputs of one public configuration (SPEC CFG-1 .. CFG-5); a supplied upstream reducer is
+/// message counting, keeping 2.
+pub fn configure_input(
+    enabled: bool,
+    options: Option<&PublicOptionsInput>,
+    client: &[String],
+    upstream: UpstreamCompaction,
+) -> Result<ConfigureInput, CaseError> {
+    let client = chain(client, "$.client")?;
+    let options = options.map(|o| PublicOptions {
+        hard_limit_bytes: o.hard_limit_bytes,
+        trigger_margin_bytes: o.trigger_margin_bytes,
+        recent_message_retention_count: o.recent_message_retention_count,
+        maximum_compaction_attempts: o.maximum_compaction_attempts,
+        upstream_reducer: o
+            .upstream_reducer
+            .then_some(MessageCountingReducer { target_count: 2 }),
+    });
+    Ok(ConfigureInput {
+        enabled,
+        options,
+        upstream,
+        client,
+    })
+}
+
+/// A refused configuration's typed answer, naming the member (SPEC CFG-2, CFG-5).
+pub fn configuration_error(e: &ConfigurationError) -> CaseError {
+    let field = match e {
+        ConfigurationError::EnabledWithoutOptions => "EnabledWithoutOptions",
+        ConfigurationError::OptionsWithoutEnabled => "OptionsWithoutEnabled",
+        ConfigurationError::MissingReducer => "UpstreamReducer",
+        ConfigurationError::ExistingCompactionComponent => "ExistingCompactionComponent",
+        ConfigurationError::Policy(p) => p.field().name(),
+        ConfigurationError::TokenBudget(b) => b.name(),
+        ConfigurationError::OutputBudgetNotBelowContextWindow => "MaxOutputTokens",
+        ConfigurationError::UpstreamCompactionWithoutBacking => "EnableCompaction",
+        _ => "Options",
+    };
+    CaseError::Answer(answer(e.kind(), Some(field), None, e.to_string()))
+}
+
 impl Operation for ConfigureCase {
     const ANSWER: &'static str = "configuration";
     type Answer = ConfigureAnswer;
 
-    fn run(&self, _imp: &dyn Implementation) -> Result<ConfigureAnswer, CaseError> {
-        let client = chain(&self.client, "$.client")?;
-        let options = self.options.as_ref().map(|o| PublicOptions {
-            hard_limit_bytes: o.hard_limit_bytes,
-            trigger_margin_bytes: o.trigger_margin_bytes,
-            recent_message_retention_count: o.recent_message_retention_count,
-            maximum_compaction_attempts: o.maximum_compaction_attempts,
-            upstream_reducer: o
-                .upstream_reducer
-                .then_some(MessageCountingReducer { target_count: 2 }),
-        });
-        let configured =
-            spec::configuration::configure(self.enabled, options, &client).map_err(|e| {
-                let field = match &e {
-                    ConfigurationError::EnabledWithoutOptions => "EnabledWithoutOptions".to_owned(),
-                    ConfigurationError::OptionsWithoutEnabled => "OptionsWithoutEnabled".to_owned(),
-                    ConfigurationError::MissingReducer => "UpstreamReducer".to_owned(),
-                    ConfigurationError::ExistingCompactionComponent => {
-                        "ExistingCompactionComponent".to_owned()
-                    }
-                    ConfigurationError::Policy(p) => p.field().name().to_owned(),
-                    _ => "Options".to_owned(),
-                };
-                CaseError::Answer(answer(e.kind(), Some(&field), None, e.to_string()))
-            })?;
+    fn run(&self, imp: &dyn Implementation) -> Result<ConfigureAnswer, CaseError> {
+        let upstream =
+            self.upstream_compaction
+                .as_ref()
+                .map_or_else(UpstreamCompaction::default, |u| UpstreamCompaction {
+                    enabled: u.enabled,
+                    strategy: u.strategy,
+                    max_context_window_tokens: u.max_context_window_tokens,
+                    max_output_tokens: u.max_output_tokens,
+                });
+        let input = configure_input(self.enabled, self.options.as_ref(), &self.client, upstream)?;
+        let configured = imp.configure(input).map_err(|e| configuration_error(&e))?;
         let report = configured.report;
         let compaction = configured.compaction.map(|b| {
-            let p = &b.profile.policy;
+            let p = &b.policy;
             BundleCompactionOutput {
                 measurement_unit: p.estimator().unit().name().to_owned(),
                 hard_limit: p.hard_limit(),
@@ -144,6 +229,13 @@ impl Operation for ConfigureCase {
                 placement: b.placement.name().to_owned(),
             }
         });
+        let dispositions = self.upstream_compaction.is_some().then(|| {
+            configured
+                .dispositions
+                .iter()
+                .map(disposition_output)
+                .collect()
+        });
         Ok(ConfigureAnswer {
             configuration: ConfigurationOutput {
                 report: EffectiveDefaultOutput {
@@ -152,6 +244,7 @@ impl Operation for ConfigureCase {
                     source: report.source.name().to_owned(),
                 },
                 compaction,
+                dispositions,
             },
         })
     }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use hybrid_compaction_model::artifact::ArtifactReference;
-use hybrid_compaction_model::classifier::Classifier;
+use hybrid_compaction_model::classifier::{Classifier, ClassifierError};
 use hybrid_compaction_model::entry::{Entry, EntryKind, RecoverableSegment};
 use hybrid_compaction_model::error::{ErrorKind, TypedError};
 use hybrid_compaction_model::message::Message;
@@ -108,7 +108,7 @@ struct Overriding<'a, C> {
 }
 
 impl<C: Classifier> Classifier for Overriding<'_, C> {
-    fn entry_id(&mut self, messages: &[Message], index: usize) -> String {
+    fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
         self.base.entry_id(messages, index)
     }
     fn override_kind(&mut self, _messages: &[Message], index: usize) -> Option<EntryKind> {

@@ -22,6 +22,7 @@
 //! | `record` | ARF-1 .. ARF-3 | [`artifacts::record`] |
 //! | `rehydrate` | RHY-1 .. RHY-4, ATR | [`artifacts::rehydrate`] |
 //! | `offload` | OFF-1 .. OFF-3, ATR | [`artifacts::offload`] |
+//! | `artifactDiagnostics` | ATR-2, ATR-5 | [`artifacts::given`] |
 //! | `configure` | CFG-1 .. CFG-4 | [`configure`] |
 //! | `diagnostics` | DIA-1 .. DIA-4 | [`diagnostics`] |
 //! | `bridge` | BRG-1 .. BRG-3 | [`bridge`] |
@@ -51,6 +52,7 @@ pub mod analyze;
 pub mod artifacts;
 pub mod assemble;
 pub mod bridge;
+pub mod bundle;
 pub mod compose;
 pub mod configure;
 pub mod diagnostics;
@@ -230,8 +232,16 @@ operations! {
     "rehydrate" => Rehydrate(artifacts::rehydrate::RehydrateCase),
     /// The offload decision with its attribution (SPEC OFF-1 .. OFF-3, ATR-1 .. ATR-4).
     "offload" => Offload(artifacts::offload::OffloadCase),
+    /// An artifact diagnostics value from given fields (SPEC ATR-2, ATR-5).
+    "artifactDiagnostics" => ArtifactDiagnostics(artifacts::given::ArtifactDiagnosticsCase),
+    /// Artifact decisions reported through a progress accessor to scoped and child reporters
+    /// (SPEC ATR-6, EVT-7).
+    "decisions" => Decisions(artifacts::decisions::DecisionsCase),
     /// The public switch of ADR-0011 (SPEC CFG-1 .. CFG-4).
     "configure" => Configure(configure::ConfigureCase),
+    /// The complete-bundle agent's tool loop through the public configuration's node, beside the
+    /// upstream framework's per-turn strategy (SPEC CFG-6).
+    "bundle" => Bundle(bundle::BundleCase),
     /// A diagnostics record from its fields (SPEC DIA-1 .. DIA-4).
     "diagnostics" => Diagnostics(diagnostics::DiagnosticsCase),
     /// The upstream-reducer bridge on its own (SPEC BRG-1 .. BRG-3).

@@ -1,6 +1,7 @@
 //! The artifact operations (SPEC sections 17-18): `record` ([`record`], ARF-1 .. ARF-3),
 //! `rehydrate` ([`rehydrate`], RHY-1 .. RHY-4) and `offload` ([`offload`], OFF-1 .. OFF-3), each
-//! with its attribution (ATR-1 .. ATR-4). They have no separate library implementation: both
+//! with its attribution (ATR-1 .. ATR-4), and `artifactDiagnostics` ([`given`], ATR-5): the
+//! diagnostics value from given fields. They have no separate library implementation: both
 //! implementations answer them with the executable specification (docs/WIRE.md says so). This
 //! module holds what the three share: the record and diagnostics outputs, the errors' fields,
 //! the default trust guard.
@@ -20,6 +21,8 @@ use serde::{Deserialize, Serialize};
 use crate::wire::error::{answer, CaseError};
 use crate::wire::host::{case_accessor, ContextInput};
 
+pub mod decisions;
+pub mod given;
 pub mod offload;
 pub mod record;
 pub mod rehydrate;

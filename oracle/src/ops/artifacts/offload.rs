@@ -112,6 +112,16 @@ impl Operation for OffloadCase {
     type Answer = OffloadAnswer;
 
     fn run(&self, _imp: &dyn Implementation) -> Result<OffloadAnswer, CaseError> {
+        Ok(OffloadAnswer {
+            offload: self.decide(&mut Vec::new())?,
+        })
+    }
+}
+
+impl OffloadCase {
+    /// The decision, its event reported to `events` (SPEC ATR-3: one event per decision, none
+    /// when it raises).
+    pub fn decide(&self, events: &mut Vec<ArtifactEvent>) -> Result<OffloadOutput, CaseError> {
         let c = self;
         let input = match (&c.tool_result, &c.segment) {
             (Some(t), None) => OffloadInput::ToolResult {
@@ -147,14 +157,13 @@ impl Operation for OffloadCase {
         } else {
             CancellationToken::new()
         };
-        let mut events: Vec<ArtifactEvent> = Vec::new();
         let host = spec::offload::OffloadHost {
             guard: c.binding.then_some(&guard),
             workspace: workspace.as_mut().map(|w| w as &mut dyn Workspace),
             cancel: &cancel,
             now: fixed_now(),
         };
-        let result = spec::offload::offload(&request, host, &mut events).map_err(|e| match e {
+        let result = spec::offload::offload(&request, host, events).map_err(|e| match e {
             OffloadError::Trust(t) => trust_answer(t.status, e.to_string()),
             OffloadError::Record(r) => record_error(&r),
             OffloadError::Diagnostics(d) => {
@@ -163,15 +172,12 @@ impl Operation for OffloadCase {
             _ => CaseError::Answer(answer(e.kind(), None, None, e.to_string())),
         })?;
         let shared = matches!(events.as_slice(), [only] if Arc::ptr_eq(&only.diagnostics, &result.diagnostics));
-        Ok(OffloadAnswer {
-            offload: OffloadOutput {
-                record: result.record.as_ref().map(record_output),
-                diagnostics: artifact_diagnostics_output(&result.diagnostics),
-                events: u32::try_from(events.len()).unwrap_or(u32::MAX),
-                shared_with_event: shared,
-                workspace_writes: workspace
-                    .map_or(0, |w| u32::try_from(w.writes).unwrap_or(u32::MAX)),
-            },
+        Ok(OffloadOutput {
+            record: result.record.as_ref().map(record_output),
+            diagnostics: artifact_diagnostics_output(&result.diagnostics),
+            events: u32::try_from(events.len()).unwrap_or(u32::MAX),
+            shared_with_event: shared,
+            workspace_writes: workspace.map_or(0, |w| u32::try_from(w.writes).unwrap_or(u32::MAX)),
         })
     }
 }

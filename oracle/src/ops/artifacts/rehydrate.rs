@@ -91,6 +91,16 @@ impl Operation for RehydrateCase {
     type Answer = RehydrateAnswer;
 
     fn run(&self, _imp: &dyn Implementation) -> Result<RehydrateAnswer, CaseError> {
+        Ok(RehydrateAnswer {
+            rehydration: self.decide(&mut Vec::new())?,
+        })
+    }
+}
+
+impl RehydrateCase {
+    /// The decision, its event reported to `events` (SPEC ATR-3: one event per decision, none
+    /// when it raises).
+    pub fn decide(&self, events: &mut Vec<ArtifactEvent>) -> Result<RehydrationOutput, CaseError> {
         let c = self;
         let guard = default_guard(c.accessor.as_deref())?;
         let source = named(
@@ -124,9 +134,8 @@ impl Operation for RehydrateCase {
         let request = RehydrationRequest::new(record, source, c.budget).map_err(|e| {
             CaseError::Answer(answer(e.kind(), Some("Budget"), None, e.to_string()))
         })?;
-        let mut events: Vec<ArtifactEvent> = Vec::new();
         let result =
-            spec::rehydrate::rehydrate(&request, &guard, &mut workspace, fixed_now(), &mut events)
+            spec::rehydrate::rehydrate(&request, &guard, &mut workspace, fixed_now(), events)
                 .map_err(|e| match e {
                     RehydrationError::Trust(t) => trust_answer(t.status, e.to_string()),
                     RehydrationError::Diagnostics(d) => CaseError::Answer(answer(
@@ -146,15 +155,13 @@ impl Operation for RehydrateCase {
             skip_eager_reoffload: s.skip_eager_reoffload,
         });
         debug_assert!(result.status != ResolutionStatus::Resolved || segment.is_some());
-        Ok(RehydrateAnswer {
-            rehydration: RehydrationOutput {
-                status: result.status.name().to_owned(),
-                segment,
-                diagnostics: artifact_diagnostics_output(&result.diagnostics),
-                events: u32::try_from(events.len()).unwrap_or(u32::MAX),
-                shared_with_event: shared,
-                workspace_reads: u32::try_from(workspace.reads).unwrap_or(u32::MAX),
-            },
+        Ok(RehydrationOutput {
+            status: result.status.name().to_owned(),
+            segment,
+            diagnostics: artifact_diagnostics_output(&result.diagnostics),
+            events: u32::try_from(events.len()).unwrap_or(u32::MAX),
+            shared_with_event: shared,
+            workspace_reads: u32::try_from(workspace.reads).unwrap_or(u32::MAX),
         })
     }
 }

@@ -8,19 +8,56 @@ use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::lease::LeaseId;
 use hybrid_compaction_model::message::Message;
+use hybrid_compaction_model::seam::park::{call_parked, ParkSlot, ParkingReducer};
 use hybrid_compaction_model::seam::{
-    CallEnd, CallPlan, CallRecord, EventRecord, Implementation, ReporterFields, StreamPlan,
+    BoxedUpstream, CallEnd, CallPlan, CallRecord, ClassifierFailure, EventRecord, Implementation,
+    ReporterFields, StreamPlan,
 };
 
 use super::{
     EventOutput, NodeCallInput, NodeCase, NodeOutput, NodeStepInput, NodeStepOutput, ReporterInput,
-    SentOutput, TerminatedOutput,
+    SentOutput, StreamInput, TerminatedOutput,
 };
 use crate::wire::convert::{self, CancelPoint};
 use crate::wire::error::{answer, error_output, wire, CaseError};
 use crate::wire::names::Name;
 use crate::wire::output::diagnostics_output;
 use crate::wire::runs::{run_output, Placeholders, RAW_LEASE_BASE};
+
+/// A streaming call's script (SPEC NODE-2) from `x` at `path`: the error item's position must
+/// be below `updates`.
+pub fn stream_plan(x: &StreamInput, path: &str) -> Result<StreamPlan, CaseError> {
+    if x.error_at.is_some_and(|e| e >= x.updates) {
+        return wire(
+            format!("{path}.errorAt"),
+            format!("expected a position below `updates` ({})", x.updates),
+        );
+    }
+    Ok(StreamPlan {
+        updates: x.updates as usize,
+        error_at: x.error_at.map(|e| e as usize),
+        reads: x.reads.map(|r| r as usize),
+    })
+}
+
+/// The plans of a call's `whileParked` calls (SPEC EVT-5); none of them parks itself.
+fn inner_plans(c: &NodeCallInput, path: &str) -> Result<Vec<CallPlan>, CaseError> {
+    let Some(wp) = &c.while_parked else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(wp.calls.len());
+    for (j, x) in wp.calls.iter().enumerate() {
+        let at = format!("{path}.whileParked.calls[{j}]");
+        if x.while_parked.is_some() {
+            return wire(
+                format!("{at}.whileParked"),
+                "a call made while another is parked does not park itself",
+            );
+        }
+        out.push(plan(x, &at)?);
+    }
+    Ok(out)
+}
 
 fn plan(c: &NodeCallInput, path: &str) -> Result<CallPlan, CaseError> {
     let mut messages = Vec::with_capacity(c.messages.len());
@@ -64,16 +101,22 @@ fn plan(c: &NodeCallInput, path: &str) -> Result<CallPlan, CaseError> {
         };
     let stream = match &c.stream {
         None => None,
-        Some(x) if x.error_at.is_some_and(|e| e >= x.updates) => {
+        Some(x) => Some(stream_plan(x, &format!("{path}.stream"))?),
+    };
+    let classifier_fails = match &c.classifier_fails {
+        None => None,
+        Some(f) if f.message as usize >= c.messages.len() => {
             return wire(
-                format!("{path}.stream.errorAt"),
-                format!("expected a position below `updates` ({})", x.updates),
+                format!("{path}.classifierFails.message"),
+                format!(
+                    "expected the index of a message of the call (below {})",
+                    c.messages.len()
+                ),
             )
         }
-        Some(x) => Some(StreamPlan {
-            updates: x.updates as usize,
-            error_at: x.error_at.map(|e| e as usize),
-            reads: x.reads.map(|r| r as usize),
+        Some(f) => Some(ClassifierFailure {
+            message: f.message as usize,
+            kind: f.kind.0,
         }),
     };
     Ok(CallPlan {
@@ -84,6 +127,7 @@ fn plan(c: &NodeCallInput, path: &str) -> Result<CallPlan, CaseError> {
         cancel_capture,
         provider_fails: c.provider_fails.clone(),
         stream,
+        classifier_fails,
     })
 }
 
@@ -103,7 +147,8 @@ fn event_output(e: &EventRecord, ids: &mut Placeholders) -> EventOutput {
     }
 }
 
-fn sent(ms: &[Message]) -> Vec<SentOutput> {
+/// The dispatched messages as role and text (SPEC ENT-3).
+pub fn sent(ms: &[Message]) -> Vec<SentOutput> {
     ms.iter()
         .map(|m| SentOutput {
             role: m.role.clone(),
@@ -190,20 +235,28 @@ fn reporter(r: &ReporterInput) -> ReporterFields {
 /// Steps `c` through `imp`'s node world (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6).
 pub fn run(c: &NodeCase, imp: &dyn Implementation) -> Result<NodeOutput, CaseError> {
     let enabled = c.enabled.unwrap_or(true);
+    // The node's reducer parks when a `whileParked` call arms it (SPEC EVT-5).
+    let slot = ParkSlot::default();
     let options = if c.options.unwrap_or(true) {
         let p = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
-        Some((p, convert::upstream(c.reducer.as_ref())?))
+        let parking = ParkingReducer {
+            inner: convert::upstream(c.reducer.as_ref())?,
+            slot: slot.clone(),
+        };
+        Some((p, Box::new(parking) as BoxedUpstream<'static>))
     } else {
         None
     };
     let mut plans = Vec::with_capacity(c.steps.len());
     let mut names: BTreeMap<String, LeaseId> = BTreeMap::new();
     let mut named = BTreeSet::new();
+    let mut parked: BTreeMap<usize, Vec<CallPlan>> = BTreeMap::new();
     for (i, s) in c.steps.iter().enumerate() {
         let path = format!("$.steps[{i}]");
         match s {
             NodeStepInput::Call(x) => {
                 let p = plan(x, &format!("{path}.call"))?;
+                parked.insert(i, inner_plans(x, &format!("{path}.call"))?);
                 for (_, es) in p.schedule.iter().flatten() {
                     for e in es.iter().flatten() {
                         if let Some(s) = e.recoverable_segment() {
@@ -224,6 +277,13 @@ pub fn run(c: &NodeCase, imp: &dyn Implementation) -> Result<NodeOutput, CaseErr
                 names.entry(x.lease.clone()).or_insert(next);
                 plans.push(None);
             }
+            NodeStepInput::Reporter(_) if c.reporter.is_none() => {
+                return wire(
+                    format!("{path}.reporter"),
+                    "a `reporter` step shares the sequence source of the case's `reporter`, \
+                     which is absent",
+                );
+            }
             _ => plans.push(None),
         }
     }
@@ -234,15 +294,35 @@ pub fn run(c: &NodeCase, imp: &dyn Implementation) -> Result<NodeOutput, CaseErr
     let Some(mut world) = world else {
         return Ok(disabled(&c.steps, &plans));
     };
-    for (s, p) in c.steps.iter().zip(&plans) {
+    for (i, (s, p)) in c.steps.iter().zip(&plans).enumerate() {
         let mut o = match (s, p) {
-            (NodeStepInput::Call(_), Some(p)) => call_output(&world.call(p), &mut ids),
+            (NodeStepInput::Call(x), Some(p)) => match (&x.while_parked, parked.get(&i)) {
+                (Some(wp), Some(inner)) => {
+                    let policy = convert::policy(c.policy.as_ref(), imp, "$.policy")?;
+                    let reducer = convert::upstream(wp.reducer.as_ref().or(c.reducer.as_ref()))?;
+                    let fields = wp.reporter.as_ref().or(c.reporter.as_ref()).map(reporter);
+                    let mut other = world.companion((policy, reducer), fields.as_ref());
+                    let (record, was_parked, during) = call_parked(&mut *world, p, &slot, || {
+                        inner.iter().map(|q| other.call(q)).collect::<Vec<_>>()
+                    });
+                    let mut o = call_output(&record, &mut ids);
+                    o.parked = Some(was_parked);
+                    o.while_parked =
+                        Some(during.iter().map(|r| call_output(r, &mut ids)).collect());
+                    o
+                }
+                _ => call_output(&world.call(p), &mut ids),
+            },
             (NodeStepInput::BeginRun(_), _) => {
                 world.begin_run();
                 NodeStepOutput::default()
             }
             (NodeStepInput::EndRun(_), _) => {
                 world.end_run();
+                NodeStepOutput::default()
+            }
+            (NodeStepInput::Reporter(r), _) => {
+                world.switch_reporter(&reporter(r));
                 NodeStepOutput::default()
             }
             (NodeStepInput::Reserve(x), _) => {

@@ -5,6 +5,7 @@
 //! converts the calls into plans and steps the implementation's node world.
 
 use hybrid_compaction_model::assembly::Outcome;
+use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::estimator::MeasurementUnit;
 use hybrid_compaction_model::seam::Implementation;
 use hybrid_compaction_model::trust::AttemptEvent;
@@ -77,6 +78,9 @@ pub enum NodeStepInput {
     Reserve(NodeLeaseInput),
     /// That other lease is released (SPEC LSE-4).
     Release(NodeLeaseInput),
+    /// Later calls report through a reporter of these fields, sharing the case reporter's
+    /// sequence source (SPEC EVT-3); needs the case's `reporter`.
+    Reporter(ReporterInput),
 }
 
 /// A step without fields.
@@ -119,6 +123,39 @@ pub struct NodeCallInput {
     /// A streaming call (SPEC NODE-2): the provider streams updates and the caller reads them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamInput>,
+    /// The classifier fails when asked for a message's id (SPEC CLS-3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classifier_fails: Option<ClassifierFailsInput>,
+    /// This call parks at its reducer's first invocation while another node makes its calls,
+    /// then continues (SPEC EVT-5: two assemblies in flight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub while_parked: Option<WhileParkedInput>,
+}
+
+/// Another node's calls while a call is parked in its reducer (SPEC EVT-5): the case's policy,
+/// another logical flow, a reporter sharing the case reporter's sequence source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WhileParkedInput {
+    /// The other node's reducer (absent: the case's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reducer: Option<ReducerInput>,
+    /// The other node's reporter identity (absent: the case's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reporter: Option<ReporterInput>,
+    /// Its calls, in order, each to its end (none of them parks).
+    pub calls: Vec<NodeCallInput>,
+}
+
+/// A failing classifier (SPEC CLS-3): it raises an error of `kind` when asked for the id of
+/// message `message`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClassifierFailsInput {
+    /// The 0-based index of the message (below the call's message count).
+    pub message: u32,
+    /// The kind the classifier raises (propagated unchanged).
+    pub kind: Name<ErrorKind>,
 }
 
 /// A streaming provider call (SPEC NODE-2, NODE-5).
@@ -214,6 +251,12 @@ pub struct NodeStepOutput {
     pub events: Vec<EventOutput>,
     /// The flow's run after the step (null: no active run).
     pub run: Option<RunOutput>,
+    /// A call with `whileParked`: whether it reached its reducer and parked there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<bool>,
+    /// A call with `whileParked`: the other node's calls (each `run` null: call-local runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub while_parked: Option<Vec<NodeStepOutput>>,
 }
 
 /// `node`: the selection and every step's answer.
