@@ -359,8 +359,8 @@ struct Replay {
 }
 
 impl Classifier for Replay {
-    fn entry_id(&mut self, _messages: &[Message], index: usize) -> String {
-        self.ids.get(index).cloned().unwrap_or_default()
+    fn entry_id(&mut self, _messages: &[Message], index: usize) -> Result<String, ClassifierError> {
+        Ok(self.ids.get(index).cloned().unwrap_or_default())
     }
 
     fn override_kind(&mut self, _messages: &[Message], index: usize) -> Option<EntryKind> {
