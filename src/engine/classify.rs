@@ -5,9 +5,12 @@
 //! each id (O(n²) renderings); the engine streams each message's canonical rendering straight
 //! into SHA-256 (no rendering string is built) once per message list, counts identical
 //! renderings by digest in one hash map, and answers `entry_id(messages, i)` from that table.
-//! The table is rebuilt at index 0 (every adaptation starts there), whenever the classifier sees a
-//! different list (address or length), and when the message at `i` no longer hashes to the
-//! recorded digest.
+//! The table answers one walk over one list: it is rebuilt at index 0 (every adaptation starts
+//! there), whenever the classifier sees a different list (address or length), when `i` does not
+//! follow the previous answer's index (a host asking out of order, possibly about a list changed
+//! in place or a new list at a freed one's address), and when the message at `i` no longer hashes
+//! to the recorded digest. A walk in order costs one rebuild; any other question costs at most
+//! one rebuild and is never answered from a stale table.
 
 use sha2::{Digest as _, Sha256};
 
@@ -77,6 +80,8 @@ pub struct ContentHashClassifier {
     key: Option<(usize, usize)>,
     /// Per message: its rendering digest and the id.
     table: Vec<([u8; 32], String)>,
+    /// The index the previous answer was for: the table answers only its successor.
+    last: usize,
 }
 
 impl ContentHashClassifier {
@@ -102,8 +107,10 @@ impl ContentHashClassifier {
 impl Classifier for ContentHashClassifier {
     fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
         let key = (messages.as_ptr() as usize, messages.len());
-        // Adaptation asks for index 0 first: every new adaptation rebuilds the table.
+        // Adaptation asks for index 0 first (every new adaptation rebuilds the table), then for
+        // each next index; a question out of that order rebuilds it too.
         let fresh = index > 0
+            && index == self.last + 1
             && self.key == Some(key)
             && self
                 .table
@@ -112,6 +119,7 @@ impl Classifier for ContentHashClassifier {
         if !fresh {
             self.rebuild(messages);
         }
+        self.last = index;
         Ok(self
             .table
             .get(index)

@@ -1364,6 +1364,38 @@ fn cls_1_forbidden_overrides_and_entry_rules() {
 }
 
 #[test]
+fn cls_2_ids_of_a_list_changed_in_place_count_its_current_messages() {
+    // SPEC CLS-2: message i's id counts the identical renderings before it in the list as it is
+    // when asked, whatever the classifier answered before about a list at the same address.
+    let (a, b) = (Message::text("user", "a"), Message::text("user", "b"));
+    let mut msgs = vec![a.clone(), b.clone(), a.clone(), b.clone()];
+    let mut classifier = imp().content_hash_classifier();
+    let walk: Vec<String> = (0..msgs.len())
+        .map(|i| classifier.entry_id(&msgs, i).unwrap())
+        .collect();
+    let (ha, hb) = (
+        sha_hex("user\u{1F}text:a\u{1E}"),
+        sha_hex("user\u{1F}text:b\u{1E}"),
+    );
+    assert_eq!(
+        walk,
+        [
+            format!("{ha}:0"),
+            format!("{hb}:0"),
+            format!("{ha}:1"),
+            format!("{hb}:1")
+        ]
+    );
+    // The same allocation, the same length, the last message unchanged: only its id moves.
+    msgs[0] = b.clone();
+    assert_eq!(classifier.entry_id(&msgs, 3).unwrap(), format!("{hb}:2"));
+    // Asked out of order after a change before the index: [b, a, a, b].
+    msgs[1] = a;
+    assert_eq!(classifier.entry_id(&msgs, 2).unwrap(), format!("{ha}:1"));
+    assert_eq!(classifier.entry_id(&msgs, 3).unwrap(), format!("{hb}:1"));
+}
+
+#[test]
 fn cls_2_content_hash_ids() {
     // SPEC CLS-2: "{hex}:{n}", rendering = role U+001F then parts each followed by U+001E.
     let hi = Message::text("user", "hi");
