@@ -55,8 +55,7 @@ use super::exchange::{analyze_kinds_into, kinds_of, Analysis, AnalysisBuilder, B
 use super::hash::{FxHashMap, FxHashSet};
 use super::preserve::{durable_set_into, is_durable, required_ids_of, required_into, Required};
 use super::verify::{
-    clear_inverse, entry_has_nan, fill_inverse, judge, judge_self, map_proposal,
-    same_tool_sequence, Original,
+    clear_inverse, fill_inverse, judge, judge_self, map_proposal, same_tool_sequence, Original,
 };
 use super::NONE;
 
@@ -223,7 +222,7 @@ impl Facts {
     fn push(&mut self, e: &Entry) -> EntryKind {
         let kind = e.kind();
         self.kinds.push(kind);
-        self.nan.push(entry_has_nan(e, kind));
+        self.nan.push(e.holds_nan());
         self.refs.push(!e.artifact_reference_digests().is_empty());
         kind
     }

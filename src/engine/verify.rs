@@ -24,9 +24,8 @@ use std::collections::BTreeSet;
 use hybrid_compaction_model::assembly::AssemblyError;
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
-use hybrid_compaction_model::message::{Message, Part};
+use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::Policy;
-use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::{
     RejectionReason, VerificationOutcome, VerificationResult,
 };
@@ -42,24 +41,6 @@ use super::NONE;
 /// element-wise (text equality follows from pairwise text parts).
 pub fn structurally_equal(a: &Message, b: &Message) -> bool {
     a == b
-}
-
-/// Whether any value of the message is a NaN float (the only way a message differs from itself).
-fn has_nan(message: &Message) -> bool {
-    fn value(v: &Value) -> bool {
-        match v {
-            Value::F32(x) => x.is_nan(),
-            Value::F64(x) => x.is_nan(),
-            Value::Map(m) => m.values().any(value),
-            Value::List(items) => items.iter().any(value),
-            _ => false,
-        }
-    }
-    message.parts.iter().any(|p| match p {
-        Part::Text(_) => false,
-        Part::Call(c) => c.arguments.as_ref().is_some_and(|m| m.values().any(value)),
-        Part::Result(r) => value(&r.value),
-    })
 }
 
 /// The original side of a verification: its entries and required positions / ids, plus the
@@ -100,20 +81,12 @@ impl Original<'_> {
         if o.ptr_eq(e) {
             !match self.nan {
                 Some(nan) => nan[p],
-                None => has_nan(o.message()),
+                None => o.holds_nan(),
             }
         } else {
             o.message() == e.message()
         }
     }
-}
-
-/// Per entry of kind `kind`: whether its message holds a NaN (gathered once per snapshot by
-/// the assembler). Values live only in call and result parts, which only `ToolExchange`
-/// entries carry (SPEC ENT-5.1, checked by every entry constructor; recovered bodies are text),
-/// so the parts of other entries are not walked.
-pub(crate) fn entry_has_nan(e: &Entry, kind: EntryKind) -> bool {
-    kind == EntryKind::ToolExchange && has_nan(e.message())
 }
 
 /// What the checks of one verification found (SPEC VER-1), turned into the result record
@@ -297,7 +270,7 @@ pub(crate) fn judge_self(orig: &Original<'_>) -> VerificationResult {
     let mut findings = Findings::default();
     let differs = |p: usize| match orig.nan {
         Some(nan) => nan[p],
-        None => has_nan(orig.entries[p].message()),
+        None => orig.entries[p].holds_nan(),
     };
     let any_nan = match orig.nan {
         Some(nan) => nan.contains(&true),
