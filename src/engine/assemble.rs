@@ -725,8 +725,16 @@ impl Run<'_> {
         let mut tools = (!snap.analysed)
             .then(|| AnalysisBuilder::reusing(entries.len() / 4, std::mem::take(&mut buf.builder)));
         let mut total: i32 = 0;
+        // No position of a new snapshot is estimated before its first pass; on the call's first
+        // snapshot nothing else is known either, so each entry is estimated directly.
+        let fresh = self.sizes.knows_no_other();
+        let estimator = self.policy.estimator();
         for (i, e) in entries.iter().enumerate() {
-            let s = self.sizes.get(entries, i, self.policy.estimator())?;
+            let s = if fresh {
+                self.sizes.estimate_new(i, e, estimator)?
+            } else {
+                self.sizes.get(entries, i, estimator)?
+            };
             total = total.checked_add(s).ok_or(AssemblyError::SizeOverflow)?;
             if buf.facts.push(e) == EntryKind::ToolExchange {
                 if let Some(b) = tools.as_mut() {
