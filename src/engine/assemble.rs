@@ -44,7 +44,6 @@ use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::snapshot::{Snapshot, SnapshotProvider};
-use hybrid_compaction_model::verification::VerificationResult;
 
 use std::ops::ControlFlow;
 
@@ -55,7 +54,8 @@ use super::exchange::{analyze_kinds_into, kinds_of, Analysis, AnalysisBuilder, B
 use super::hash::{FxHashMap, FxHashSet};
 use super::preserve::{durable_set_into, is_durable, required_ids_of, required_into, Required};
 use super::verify::{
-    clear_inverse, fill_inverse, judge, judge_self, map_proposal, same_tool_sequence, Original,
+    clear_inverse, fill_inverse, judge, judge_self, map_proposal, same_tool_sequence, Findings,
+    Original,
 };
 use super::NONE;
 
@@ -325,7 +325,6 @@ impl Snap {
             kinds: &self.buf.facts.kinds,
             nan: Some(&self.buf.facts.nan),
             required: self.required(),
-            required_ids: self.required_ids.as_deref().unwrap_or(&[]),
             analysis: self.analysis(),
         }
     }
@@ -384,7 +383,7 @@ impl Work {
 
 /// A reducer proposal judged against `cur`: `Verify(cur, p)` then `size(p)` (SPEC ASM-7).
 struct Judged {
-    verification: VerificationResult,
+    verification: Findings,
     size: i32,
     /// As [`Proposal::same_tools`].
     same_tools: bool,
@@ -803,7 +802,7 @@ impl Run<'_> {
     }
 
     /// `Verify(cur, c)` for a candidate of `cur` (no duplicates possible).
-    fn verify_candidate(&mut self, c: &Candidate) -> VerificationResult {
+    fn verify_candidate(&mut self, c: &Candidate) -> Findings {
         self.snap.ensure_required(self.retention());
         let orig = self.snap.original();
         let n_tools = c
@@ -816,7 +815,7 @@ impl Run<'_> {
     }
 
     /// `Verify(cur, cur)`.
-    fn verify_self(&mut self) -> VerificationResult {
+    fn verify_self(&mut self) -> Findings {
         self.snap.ensure_required(self.retention());
         judge_self(&self.snap.original())
     }
@@ -901,7 +900,7 @@ impl Run<'_> {
         outcome: Outcome,
         entries: Vec<Entry>,
         final_estimated_size: i32,
-        verification: VerificationResult,
+        verification: Findings,
     ) -> AssemblyResult {
         let required_entry_ids = self.take_required_ids();
         self.finish(
@@ -919,9 +918,11 @@ impl Run<'_> {
         outcome: Outcome,
         entries: Vec<Entry>,
         final_estimated_size: i32,
-        verification: VerificationResult,
+        verification: Findings,
         required_entry_ids: Vec<EntryId>,
     ) -> AssemblyResult {
+        // The verdict judged `cur`, whose required ids these are.
+        let verification = verification.finish(&required_entry_ids);
         debug_assert!(
             final_estimated_size <= self.policy.hard_limit(),
             "SPEC ASM-3: a success fits the hard limit"
