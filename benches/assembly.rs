@@ -16,6 +16,11 @@
 //! (`SharedEntries`) and hands out O(1) snapshots over it, the same for both sides. The engine keeps one `Assembler` across iterations (reused buffers).
 //! The model is skipped at n = 100k (its verifier searches linearly: O(n²)).
 //!
+//! `Reduced/host_reducer` and `PreservationFallback/host_reducer` measure the bench reducer alone
+//! (the host's code, counted inside the path's `engine` time): the same reducer answering the
+//! reduction requests the engine made on that path (recorded at setup), results dropped. The
+//! engine's own share of a path is its `engine` time minus `host_reducer`.
+//!
 //! `Floor/two_captures_cloning` measures what a host that *copies* its history per capture
 //! (`Snapshot::new` over a cloned `Vec<Entry>`, as `StaticProvider`) would add to every run: two
 //! such captures and their drops (id validation excluded). Not part of any path above.
@@ -34,7 +39,7 @@ use hybrid_compaction::engine;
 use hybrid_compaction_model::artifact::ArtifactReference;
 use hybrid_compaction_model::assembly::{Outcome, Reducer, ReducerError, ReductionRequest};
 use hybrid_compaction_model::cancel::CancellationToken;
-use hybrid_compaction_model::entry::{Entry, EntryKind, RecoverableSegment};
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind, RecoverableSegment};
 use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::message::{FunctionCall, Message, Part};
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
@@ -232,6 +237,59 @@ impl Reducer for BenchReducer {
     }
 }
 
+/// One recorded reduction request: its entries, required ids and attempt number.
+type Recorded = (Vec<Entry>, Vec<EntryId>, i32);
+
+/// A reducer that records every request it answers (owned copies), answering with `inner`.
+struct Recording {
+    inner: BenchReducer,
+    requests: Vec<Recorded>,
+}
+
+impl Reducer for Recording {
+    fn reduce(
+        &mut self,
+        request: &ReductionRequest<'_>,
+    ) -> Result<Option<Vec<Entry>>, ReducerError> {
+        self.requests.push((
+            request.entries.to_vec(),
+            request.required_entry_ids.to_vec(),
+            request.attempt_number,
+        ));
+        self.inner.reduce(request)
+    }
+}
+
+/// The reduction requests one engine assembly of `s` makes, in order.
+fn recorded_requests(s: &Setup) -> Vec<Recorded> {
+    let mut provider = CachedProvider(s.snapshot.clone());
+    let mut r = Recording {
+        inner: reducer(s),
+        requests: Vec::new(),
+    };
+    let token = CancellationToken::new();
+    engine::assemble::Assembler::new()
+        .assemble(&s.engine_policy, &mut provider, &mut r, &token)
+        .expect("engine assembly");
+    r.requests
+}
+
+/// The bench reducer alone, answering `requests` (what it costs inside an engine run).
+fn run_host_reducer(s: &Setup, requests: &[Recorded]) -> usize {
+    let mut r = reducer(s);
+    let mut kept = 0;
+    for (entries, required, attempt) in requests {
+        let request = ReductionRequest {
+            entries,
+            required_entry_ids: required,
+            policy: &s.engine_policy,
+            attempt_number: *attempt,
+        };
+        kept += r.reduce(&request).expect("reducer").map_or(0, |p| p.len());
+    }
+    kept
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Path {
     WithinLimit,
@@ -361,6 +419,12 @@ fn bench_path(c: &mut Criterion, path: Path) {
         group.bench_with_input(BenchmarkId::new("engine", n), &s, |b, s| {
             b.iter(|| black_box(run_engine(s, &mut assembler)))
         });
+        if path != Path::WithinLimit {
+            let requests = recorded_requests(&s);
+            group.bench_with_input(BenchmarkId::new("host_reducer", n), &s, |b, s| {
+                b.iter(|| black_box(run_host_reducer(s, &requests)))
+            });
+        }
     }
     group.finish();
 }

@@ -172,6 +172,9 @@ struct EntryData {
     message: Message,
     digests: Vec<Digest>,
     segment: Option<RecoverableSegment>,
+    /// A value of the message is a NaN float (see [`Entry::holds_nan`]); derived from
+    /// `message` at construction.
+    holds_nan: bool,
     content_digest: ContentDigestCell,
 }
 
@@ -250,12 +253,15 @@ impl Entry {
             // SPEC ENT-5.5: other kinds carry no digests.
             _ => Vec::new(),
         };
+        // Values live only in call and result parts, which only ToolExchange carries (ENT-5.1).
+        let holds_nan = kind == EntryKind::ToolExchange && message_holds_nan(&message);
         Ok(Entry(Arc::new(EntryData {
             id,
             kind,
             message,
             digests,
             segment: None,
+            holds_nan,
             content_digest: ContentDigestCell::default(),
         })))
     }
@@ -274,6 +280,7 @@ impl Entry {
             message,
             digests: vec![segment.reference.digest()],
             segment: Some(segment),
+            holds_nan: false,
             content_digest: ContentDigestCell::default(),
         })))
     }
@@ -320,10 +327,36 @@ impl Entry {
             .get_or_init(|| ContentDigest::compute(self))
     }
 
+    /// Whether a value of the message (a call argument or a result value, at any depth) is a
+    /// NaN float: then the message is not structurally equal to itself (SPEC VER-2, NaN != NaN).
+    /// Derived from the message once, at construction (only `ToolExchange` entries carry
+    /// values, SPEC ENT-5.1), so that a verifier comparing an entry with itself need not walk it.
+    pub fn holds_nan(&self) -> bool {
+        self.0.holds_nan
+    }
+
     /// Whether two handles share the same allocation (a cheap pre-check before deep equality).
     pub fn ptr_eq(&self, other: &Entry) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
+}
+
+/// Whether any call argument or result value of `message` is a NaN float, at any depth.
+fn message_holds_nan(message: &Message) -> bool {
+    fn value(v: &Value) -> bool {
+        match v {
+            Value::F32(x) => x.is_nan(),
+            Value::F64(x) => x.is_nan(),
+            Value::Map(m) => m.values().any(value),
+            Value::List(items) => items.iter().any(value),
+            _ => false,
+        }
+    }
+    message.parts.iter().any(|p| match p {
+        Part::Text(_) => false,
+        Part::Call(c) => c.arguments.as_ref().is_some_and(|m| m.values().any(value)),
+        Part::Result(r) => value(&r.value),
+    })
 }
 
 /// SPEC ENT-5.3: one digest per result part whose value is a canonical reference given as a plain

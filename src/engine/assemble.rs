@@ -25,7 +25,10 @@
 //!   that are the same allocation as the `cur` entry reuse its cached size.
 //! * `req(evicted)` equals `req(cur)`: eviction removes only durable recovered bodies, which are
 //!   neither required, nor recency units, nor part of tool groups, nor durable-set sources.
-//! * Scratch buffers live in [`Assembler`] and are reused across attempts, restarts and calls.
+//! * Scratch buffers live in [`Assembler`] and are reused across attempts, restarts and calls,
+//!   and so do the buffers of the per-snapshot index (facts, tool analysis and its builder,
+//!   required selection, durable set) and of a proposal's `req(p)`: an assembly allocates only
+//!   what its result or a reduction request takes away (plus the analysis's call-id map).
 //!
 //! Per pass the work is O(n) plus O(parts) hash operations, independent of calls per message.
 
@@ -41,43 +44,53 @@ use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::snapshot::{Snapshot, SnapshotProvider};
-use hybrid_compaction_model::verification::VerificationResult;
 
 use std::ops::ControlFlow;
 
 use super::estimate::SizeCache;
-use super::exchange::{analyze_kinds, kinds_of, Analysis, AnalysisBuilder};
-use super::hash::FxHashMap;
-use super::preserve::{durable_set_kinds, is_durable, required_ids_of, required_into, Required};
+use hybrid_compaction_model::artifact::Digest;
+
+use super::exchange::{analyze_kinds_into, kinds_of, Analysis, AnalysisBuilder, BuilderBuffers};
+use super::hash::{FxHashMap, FxHashSet};
+use super::preserve::{durable_set_into, is_durable, required_ids_of, required_into, Required};
 use super::verify::{
-    clear_inverse, entry_has_nan, fill_inverse, judge, judge_self, map_proposal,
-    same_tool_sequence, Original,
+    clear_inverse, fill_inverse, judge, judge_self, map_proposal, same_tool_sequence, Findings,
+    Original,
 };
 use super::NONE;
 
 /// Eviction (SPEC ASM-8): drop every recoverable segment whose digest is durable.
 pub fn evict(entries: &[Entry]) -> Vec<Entry> {
-    evicted_positions(entries, &kinds_of(entries), None)
+    evicted_positions(entries, &kinds_of(entries), None, &mut FxHashSet::default())
         .into_iter()
         .map(|p| entries[p as usize].clone())
         .collect()
 }
 
-/// Positions kept by eviction (SPEC ASM-8), in order, given the kinds of `entries`.
-fn evicted_positions(entries: &[Entry], kinds: &[EntryKind], refs: Option<&[bool]>) -> Vec<u32> {
+/// Positions kept by eviction (SPEC ASM-8), in order, given the kinds of `entries`; `durable`
+/// is a scratch set.
+fn evicted_positions(
+    entries: &[Entry],
+    kinds: &[EntryKind],
+    refs: Option<&[bool]>,
+    durable: &mut FxHashSet<Digest>,
+) -> Vec<u32> {
     let has_segments = kinds.contains(&EntryKind::RecoverableContextSegment);
     if !has_segments {
         return (0..entries.len() as u32).collect();
     }
-    let durable = durable_set_kinds(entries, kinds, refs);
-    entries
-        .iter()
-        .enumerate()
-        .filter(|(i, e)| {
-            !(kinds[*i] == EntryKind::RecoverableContextSegment && is_durable(e, &durable))
-        })
-        .map(|(i, _)| i as u32)
-        .collect()
+    durable_set_into(entries, kinds, refs, durable);
+    let mut kept = Vec::with_capacity(entries.len());
+    kept.extend(
+        entries
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| {
+                !(kinds[*i] == EntryKind::RecoverableContextSegment && is_durable(e, durable))
+            })
+            .map(|(i, _)| i as u32),
+    );
+    kept
 }
 
 /// Assembles bounded context for one provider call (SPEC ASM-7).
@@ -98,6 +111,22 @@ pub struct Assembler {
     inv: Vec<u32>,
     /// Scratch: proposal index -> original position.
     pos: Vec<u32>,
+    /// The index buffers of `cur`, kept between snapshots and calls (a snapshot's index is
+    /// rebuilt in them, so indexing allocates only what a result or request takes away).
+    spare: Buffers,
+    /// Buffers for `req(p)` of a proposal (its kinds, analysis and selection).
+    proposal: Buffers,
+}
+
+/// Reusable buffers of one list's index: facts, tool analysis (and its builder), required
+/// selection, durable set. Emptied and refilled per list; never read across lists.
+#[derive(Debug, Default)]
+struct Buffers {
+    facts: Facts,
+    analysis: Analysis,
+    builder: BuilderBuffers,
+    required: Required,
+    durable: FxHashSet<Digest>,
 }
 
 impl Assembler {
@@ -118,11 +147,12 @@ impl Assembler {
         cancel.check()?;
         // s0 = capture(); anchor = size(s0.entries): `size` is `Evaluate`, which observes a
         // cancellation raised during the capture (SPEC ASM-16).
-        let stages = vec![Stage::SnapshotCaptured];
+        let mut stages = Vec::with_capacity(8);
+        stages.push(Stage::SnapshotCaptured);
         let s0 = provider.capture()?;
         cancel.check()?;
         let latest_version = s0.version();
-        let snap = Snap::new(s0);
+        let snap = Snap::new(s0, std::mem::take(&mut self.spare));
         self.sizes.start_call(snap.entries.len());
         let mut run = Run {
             policy,
@@ -132,6 +162,7 @@ impl Assembler {
             sizes: &mut self.sizes,
             inv: &mut self.inv,
             pos: &mut self.pos,
+            proposal: &mut self.proposal,
             snap,
             anchor: 0,
             latest_version,
@@ -142,6 +173,7 @@ impl Assembler {
             run.anchor = anchor;
             run.run()
         });
+        self.spare = run.snap.take_buffers();
         self.sizes.end_call();
         result
     }
@@ -164,7 +196,7 @@ impl std::ops::Deref for Cur {
 
 /// Per-position facts of `cur`, gathered in one pass (fused with the first full estimation), so
 /// later passes read these compact arrays instead of the entries.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Facts {
     /// The entry kinds.
     kinds: Vec<EntryKind>,
@@ -190,37 +222,49 @@ impl Facts {
     fn push(&mut self, e: &Entry) -> EntryKind {
         let kind = e.kind();
         self.kinds.push(kind);
-        self.nan.push(entry_has_nan(e, kind));
+        self.nan.push(e.holds_nan());
         self.refs.push(!e.artifact_reference_digests().is_empty());
         kind
     }
 }
 
-/// The latest snapshot `cur` and its lazily derived data.
+/// The latest snapshot `cur` and its lazily derived data, built in reused [`Buffers`]: the
+/// flags say which parts of the buffers describe `cur` (the rest is stale content of an earlier
+/// list, never read).
 struct Snap {
     entries: Cur,
-    facts: Facts,
-    /// `facts` holds every entry of `cur`.
+    buf: Buffers,
+    /// `buf.facts` holds every entry of `cur`.
     gathered: bool,
     total: Option<i32>,
-    analysis: Option<Analysis>,
-    required: Option<Required>,
+    /// `buf.analysis` is the tool analysis of `cur`.
+    analysed: bool,
+    /// `buf.required` is the required selection of `cur` (and `required_ids` its ids).
+    selected: bool,
     required_ids: Option<Vec<EntryId>>,
     index: Option<FxHashMap<EntryId, u32>>,
 }
 
 impl Snap {
-    fn new(snapshot: Snapshot) -> Snap {
+    fn new(snapshot: Snapshot, buf: Buffers) -> Snap {
         Snap {
             entries: Cur(snapshot),
-            facts: Facts::default(),
+            buf,
             gathered: false,
             total: None,
-            analysis: None,
-            required: None,
+            analysed: false,
+            selected: false,
             required_ids: None,
             index: None,
         }
+    }
+
+    /// Hands the buffers back for the next list (this snapshot's derived data is gone).
+    fn take_buffers(&mut self) -> Buffers {
+        self.gathered = false;
+        self.analysed = false;
+        self.selected = false;
+        std::mem::take(&mut self.buf)
     }
 
     /// Gathers the per-position facts (when the full estimation pass did not already).
@@ -228,50 +272,60 @@ impl Snap {
         if self.gathered {
             return;
         }
-        self.facts.clear_for(self.entries.len());
+        self.buf.facts.clear_for(self.entries.len());
         for e in self.entries.iter() {
-            self.facts.push(e);
+            self.buf.facts.push(e);
         }
         self.gathered = true;
     }
 
     /// Builds the analysis and required selection of `cur` once (snapshots have unique ids).
     fn ensure_required(&mut self, retention: i32) {
-        if self.required.is_some() {
+        if self.selected {
             return;
         }
         self.ensure_facts();
-        let analysis = match self.analysis.take() {
-            Some(a) => a,
-            None => analyze_kinds(&self.entries, &self.facts.kinds),
-        };
-        let mut required = Required::default();
+        let buf = &mut self.buf;
+        if !self.analysed {
+            analyze_kinds_into(
+                &self.entries,
+                &buf.facts.kinds,
+                &mut buf.builder,
+                &mut buf.analysis,
+            );
+            self.analysed = true;
+        }
         required_into(
             &self.entries,
-            &self.facts.kinds,
-            Some(&self.facts.refs),
-            &analysis,
+            &buf.facts.kinds,
+            Some(&buf.facts.refs),
+            &buf.analysis,
             retention,
-            &mut required,
+            &mut buf.required,
         );
-        self.required_ids = Some(required.ids(&self.entries));
-        self.required = Some(required);
-        self.analysis = Some(analysis);
+        self.required_ids = Some(buf.required.ids(&self.entries));
+        self.selected = true;
     }
 
     /// The required selection of `cur` (after [`Snap::ensure_required`]).
     fn required(&self) -> &Required {
-        self.required.as_ref().expect("ensure_required ran")
+        debug_assert!(self.selected, "ensure_required ran");
+        &self.buf.required
+    }
+
+    /// The tool analysis of `cur` (after [`Snap::ensure_required`]).
+    fn analysis(&self) -> &Analysis {
+        debug_assert!(self.analysed, "ensure_required ran");
+        &self.buf.analysis
     }
 
     fn original(&self) -> Original<'_> {
         Original {
             entries: &self.entries,
-            kinds: &self.facts.kinds,
-            nan: Some(&self.facts.nan),
+            kinds: &self.buf.facts.kinds,
+            nan: Some(&self.buf.facts.nan),
             required: self.required(),
-            required_ids: self.required_ids.as_deref().unwrap_or(&[]),
-            analysis: self.analysis.as_ref().expect("ensure_required ran"),
+            analysis: self.analysis(),
         }
     }
 }
@@ -329,7 +383,7 @@ impl Work {
 
 /// A reducer proposal judged against `cur`: `Verify(cur, p)` then `size(p)` (SPEC ASM-7).
 struct Judged {
-    verification: VerificationResult,
+    verification: Findings,
     size: i32,
     /// As [`Proposal::same_tools`].
     same_tools: bool,
@@ -366,6 +420,8 @@ struct Run<'a> {
     sizes: &'a mut SizeCache,
     inv: &'a mut Vec<u32>,
     pos: &'a mut Vec<u32>,
+    /// Buffers for `req(p)` of proposals.
+    proposal: &'a mut Buffers,
     snap: Snap,
     /// `OriginalEstimatedSize` for the whole run: the size of the first snapshot.
     anchor: i32,
@@ -422,8 +478,13 @@ impl Run<'_> {
     /// restart consuming an attempt (SPEC ASM-10). Otherwise it goes on to the reducer.
     fn eviction(&mut self) -> Result<ControlFlow<Exit, Candidate>, AssemblyError> {
         self.snap.ensure_facts();
-        let snap = &self.snap;
-        let kept = evicted_positions(&snap.entries, &snap.facts.kinds, Some(&snap.facts.refs));
+        let snap = &mut self.snap;
+        let kept = evicted_positions(
+            &snap.entries,
+            &snap.buf.facts.kinds,
+            Some(&snap.buf.facts.refs),
+            &mut snap.buf.durable,
+        );
         let evicted_any = kept.len() != self.snap.entries.len();
         let es = self.positions_size(&kept)?;
         let ev = Candidate::from_positions(&self.snap.entries, kept, es);
@@ -485,14 +546,21 @@ impl Run<'_> {
     /// One reducer call (SPEC ASM-4): the request carries `req(work)`; reducer errors propagate
     /// unchanged, and returning nothing is an error.
     fn reduce(&mut self, work: &Work) -> Result<Vec<Entry>, AssemblyError> {
-        let required = match work {
-            // req(evicted) is req(cur) (see the module docs).
-            Work::Evicted(_) => self.cur_required_ids(),
-            Work::Proposal(p) => self.proposal_required_ids(p),
+        let owned;
+        let required: &[EntryId] = match work {
+            // req(evicted) is req(cur) (see the module docs): lent, not copied.
+            Work::Evicted(_) => {
+                self.snap.ensure_required(self.retention());
+                self.snap.required_ids.as_deref().unwrap_or(&[])
+            }
+            Work::Proposal(p) => {
+                owned = self.proposal_required_ids(p);
+                &owned
+            }
         };
         let request = ReductionRequest {
             entries: work.entries(),
-            required_entry_ids: &required,
+            required_entry_ids: required,
             policy: self.policy,
             attempt_number: self.attempts,
         };
@@ -535,7 +603,13 @@ impl Run<'_> {
         loop {
             self.check_cancellation()?;
             self.snap.ensure_required(self.retention());
-            if self.snap.facts.kinds.contains(&EntryKind::OptionalContext) {
+            if self
+                .snap
+                .buf
+                .facts
+                .kinds
+                .contains(&EntryKind::OptionalContext)
+            {
                 let pos = self.extended_positions();
                 match self.fallback_candidate(pos)? {
                     ControlFlow::Break(Exit::Done(result)) => return Ok(result),
@@ -558,6 +632,7 @@ impl Run<'_> {
     fn extended_positions(&self) -> Vec<u32> {
         let flags = &self.snap.required().flags;
         self.snap
+            .buf
             .facts
             .kinds
             .iter()
@@ -644,21 +719,31 @@ impl Run<'_> {
     fn first_pass(&mut self) -> Result<i32, AssemblyError> {
         let snap = &mut self.snap;
         let entries: &[Entry] = &snap.entries;
-        snap.facts.clear_for(entries.len());
-        let mut tools =
-            (snap.analysis.is_none()).then(|| AnalysisBuilder::with_capacity(entries.len() / 4));
+        let buf = &mut snap.buf;
+        buf.facts.clear_for(entries.len());
+        let mut tools = (!snap.analysed)
+            .then(|| AnalysisBuilder::reusing(entries.len() / 4, std::mem::take(&mut buf.builder)));
         let mut total: i32 = 0;
+        // No position of a new snapshot is estimated before its first pass; on the call's first
+        // snapshot nothing else is known either, so each entry is estimated directly.
+        let fresh = self.sizes.knows_no_other();
+        let estimator = self.policy.estimator();
         for (i, e) in entries.iter().enumerate() {
-            let s = self.sizes.get(entries, i, self.policy.estimator())?;
+            let s = if fresh {
+                self.sizes.estimate_new(i, e, estimator)?
+            } else {
+                self.sizes.get(entries, i, estimator)?
+            };
             total = total.checked_add(s).ok_or(AssemblyError::SizeOverflow)?;
-            if snap.facts.push(e) == EntryKind::ToolExchange {
+            if buf.facts.push(e) == EntryKind::ToolExchange {
                 if let Some(b) = tools.as_mut() {
                     b.push(i as u32, e);
                 }
             }
         }
         if let Some(b) = tools {
-            snap.analysis = Some(b.finish());
+            buf.builder = b.finish_into(&mut buf.analysis);
+            snap.analysed = true;
         }
         snap.gathered = true;
         Ok(total)
@@ -679,56 +764,45 @@ impl Run<'_> {
         self.snap.required_ids.take().unwrap_or_default()
     }
 
-    fn cur_required_ids(&mut self) -> Vec<EntryId> {
-        self.snap.ensure_required(self.retention());
-        self.snap.required_ids.clone().unwrap_or_default()
-    }
-
     /// `req(p)` for an accepted proposal: kinds of retained entries read from `cur`, and when
-    /// its tool entries are `cur`'s, `cur`'s tool analysis translated instead of a new one.
+    /// its tool entries are `cur`'s, `cur`'s tool analysis translated instead of a new one
+    /// (in the proposal buffers).
     fn proposal_required_ids(&mut self, p: &Proposal) -> Vec<EntryId> {
-        let cur_kinds = &self.snap.facts.kinds;
-        let kinds: Vec<EntryKind> = p
-            .entries
-            .iter()
-            .zip(&p.positions)
-            .map(|(e, &q)| {
-                if q == NONE {
-                    e.kind()
-                } else {
-                    cur_kinds[q as usize]
-                }
-            })
-            .collect();
-        let analysis = if p.same_tools {
-            self.translated_analysis(&p.positions)
+        let cur_kinds = &self.snap.buf.facts.kinds;
+        let buf = &mut *self.proposal;
+        let kinds = &mut buf.facts.kinds;
+        kinds.clear();
+        kinds.extend(p.entries.iter().zip(&p.positions).map(|(e, &q)| {
+            if q == NONE {
+                e.kind()
+            } else {
+                cur_kinds[q as usize]
+            }
+        }));
+        if p.same_tools {
+            // `cur`'s tool analysis in the proposal's positions (it holds exactly `cur`'s tool
+            // entries, in order).
+            fill_inverse(self.inv, self.snap.entries.len(), &p.positions);
+            self.snap
+                .analysis()
+                .translated_into(self.inv, &mut buf.analysis);
+            clear_inverse(self.inv, &p.positions);
         } else {
-            analyze_kinds(&p.entries, &kinds)
-        };
-        let mut required = Required::default();
+            analyze_kinds_into(&p.entries, kinds, &mut buf.builder, &mut buf.analysis);
+        }
         required_into(
             &p.entries,
-            &kinds,
+            kinds,
             None,
-            &analysis,
-            self.retention(),
-            &mut required,
+            &buf.analysis,
+            self.policy.recent_message_retention_count(),
+            &mut buf.required,
         );
-        required.ids(&p.entries)
-    }
-
-    /// `cur`'s tool analysis in the positions of a list whose entry `j` is `cur` entry
-    /// `positions[j]` and which holds exactly `cur`'s tool entries, in order.
-    fn translated_analysis(&mut self, positions: &[u32]) -> Analysis {
-        fill_inverse(self.inv, self.snap.entries.len(), positions);
-        let cur_analysis = self.snap.analysis.as_ref().expect("ensured");
-        let translated = cur_analysis.translated(self.inv);
-        clear_inverse(self.inv, positions);
-        translated
+        buf.required.ids(&p.entries)
     }
 
     /// `Verify(cur, c)` for a candidate of `cur` (no duplicates possible).
-    fn verify_candidate(&mut self, c: &Candidate) -> VerificationResult {
+    fn verify_candidate(&mut self, c: &Candidate) -> Findings {
         self.snap.ensure_required(self.retention());
         let orig = self.snap.original();
         let n_tools = c
@@ -741,7 +815,7 @@ impl Run<'_> {
     }
 
     /// `Verify(cur, cur)`.
-    fn verify_self(&mut self) -> VerificationResult {
+    fn verify_self(&mut self) -> Findings {
         self.snap.ensure_required(self.retention());
         judge_self(&self.snap.original())
     }
@@ -795,7 +869,8 @@ impl Run<'_> {
         self.stages.push(Stage::RestartedAfterMutation);
         self.latest_version = s.version();
         self.sizes.restart(&self.snap.entries, s.entries().len());
-        self.snap = Snap::new(s);
+        let buf = self.snap.take_buffers();
+        self.snap = Snap::new(s, buf);
         if consumes {
             self.attempts += 1;
         }
@@ -825,7 +900,7 @@ impl Run<'_> {
         outcome: Outcome,
         entries: Vec<Entry>,
         final_estimated_size: i32,
-        verification: VerificationResult,
+        verification: Findings,
     ) -> AssemblyResult {
         let required_entry_ids = self.take_required_ids();
         self.finish(
@@ -843,9 +918,11 @@ impl Run<'_> {
         outcome: Outcome,
         entries: Vec<Entry>,
         final_estimated_size: i32,
-        verification: VerificationResult,
+        verification: Findings,
         required_entry_ids: Vec<EntryId>,
     ) -> AssemblyResult {
+        // The verdict judged `cur`, whose required ids these are.
+        let verification = verification.finish(&required_entry_ids);
         debug_assert!(
             final_estimated_size <= self.policy.hard_limit(),
             "SPEC ASM-3: a success fits the hard limit"

@@ -387,6 +387,28 @@ impl SizeCache {
         Ok(s)
     }
 
+    /// Whether no entry of an earlier list is known (the first snapshot of a call): then an
+    /// entry of `cur` not estimated yet by position is estimated, never looked up.
+    #[inline]
+    pub(crate) fn knows_no_other(&self) -> bool {
+        self.known.is_empty()
+    }
+
+    /// The first estimate of entry `pos` of `cur` when [`SizeCache::knows_no_other`] holds and
+    /// position `pos` was not estimated yet: estimated and kept, no lookup.
+    #[inline]
+    pub(crate) fn estimate_new(
+        &mut self,
+        pos: usize,
+        entry: &Entry,
+        estimator: &dyn Estimator,
+    ) -> Result<i32, AssemblyError> {
+        debug_assert!(self.known.is_empty() && self.sizes[pos] < 0);
+        let s = estimate_checked(entry, estimator)?;
+        self.sizes[pos] = s;
+        Ok(s)
+    }
+
     /// The size of entry `pos` of `entries` (`cur`), estimating it on first use.
     #[inline]
     pub(crate) fn get(

@@ -108,7 +108,7 @@ impl Analysis {
 
     /// Debug builds: the documented ordering invariant (every position list strictly
     /// ascending, groups by call position, duplicate-result call ids by first occurrence).
-    /// Required-preservation, the verifier and [`Analysis::translated`] rely on it.
+    /// Required-preservation, the verifier and [`Analysis::translated_into`] rely on it.
     fn debug_assert_ordered(&self) {
         if !cfg!(debug_assertions) {
             return;
@@ -140,37 +140,47 @@ impl Analysis {
 
     /// The same analysis for another list holding exactly the same `ToolExchange` entries in
     /// the same order, where `map[p]` is the new position of old position `p` (monotone on
-    /// tool positions, so every list stays ascending).
-    pub(crate) fn translated(&self, map: &[u32]) -> Analysis {
-        let t = |v: &[u32]| -> Vec<u32> { v.iter().map(|&p| map[p as usize]).collect() };
-        let translated = Analysis {
-            groups: self
-                .groups
-                .iter()
-                .map(|g| Group {
-                    call_pos: map[g.call_pos as usize],
-                    ..g.clone()
-                })
-                .collect(),
-            group_results: t(&self.group_results),
-            orphaned_calls: t(&self.orphaned_calls),
-            orphan_results: t(&self.orphan_results),
-            duplicate_calls: t(&self.duplicate_calls),
-            duplicate_result_call_ids: self
-                .duplicate_result_call_ids
-                .iter()
-                .map(|&at| PartAt {
-                    pos: map[at.pos as usize],
-                    ..at
-                })
-                .collect(),
-            duplicate_results: t(&self.duplicate_results),
-            reordered: t(&self.reordered),
-            cross_group: t(&self.cross_group),
-            tool_positions: t(&self.tool_positions),
-        };
-        translated.debug_assert_ordered();
-        translated
+    /// tool positions, so every list stays ascending), written into `out` (its buffers reused).
+    pub(crate) fn translated_into(&self, map: &[u32], out: &mut Analysis) {
+        fn t(v: &[u32], map: &[u32], out: &mut Vec<u32>) {
+            out.clear();
+            out.extend(v.iter().map(|&p| map[p as usize]));
+        }
+        out.groups.clear();
+        out.groups.extend(self.groups.iter().map(|g| Group {
+            call_pos: map[g.call_pos as usize],
+            ..g.clone()
+        }));
+        t(&self.group_results, map, &mut out.group_results);
+        t(&self.orphaned_calls, map, &mut out.orphaned_calls);
+        t(&self.orphan_results, map, &mut out.orphan_results);
+        t(&self.duplicate_calls, map, &mut out.duplicate_calls);
+        out.duplicate_result_call_ids.clear();
+        out.duplicate_result_call_ids
+            .extend(self.duplicate_result_call_ids.iter().map(|&at| PartAt {
+                pos: map[at.pos as usize],
+                ..at
+            }));
+        t(&self.duplicate_results, map, &mut out.duplicate_results);
+        t(&self.reordered, map, &mut out.reordered);
+        t(&self.cross_group, map, &mut out.cross_group);
+        t(&self.tool_positions, map, &mut out.tool_positions);
+        out.debug_assert_ordered();
+    }
+
+    /// Empties every list, keeping the buffers (an analysis is rebuilt in place, see
+    /// [`AnalysisBuilder::finish_into`]).
+    pub(crate) fn clear(&mut self) {
+        self.groups.clear();
+        self.group_results.clear();
+        self.orphaned_calls.clear();
+        self.orphan_results.clear();
+        self.duplicate_calls.clear();
+        self.duplicate_result_call_ids.clear();
+        self.duplicate_results.clear();
+        self.reordered.clear();
+        self.cross_group.clear();
+        self.tool_positions.clear();
     }
 
     /// Whether the list has no tool-structure defect (every list checked by VER-1 step 4 is empty).
@@ -185,7 +195,7 @@ impl Analysis {
 }
 
 /// Per call id record.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct CallRec {
     /// Position of the owning call entry (first declaration), or `NONE`.
     owner: u32,
@@ -243,6 +253,27 @@ pub(crate) fn analyze_kinds(entries: &[Entry], kinds: &[EntryKind]) -> Analysis 
         }
     }
     b.finish()
+}
+
+/// [`analyze_kinds`] into `out`, building in `buffers` (both emptied first, their capacity
+/// reused).
+pub(crate) fn analyze_kinds_into(
+    entries: &[Entry],
+    kinds: &[EntryKind],
+    buffers: &mut BuilderBuffers,
+    out: &mut Analysis,
+) {
+    let tools = kinds
+        .iter()
+        .filter(|k| **k == EntryKind::ToolExchange)
+        .count();
+    let mut b = AnalysisBuilder::reusing(tools, std::mem::take(buffers));
+    for (i, entry) in entries.iter().enumerate() {
+        if kinds[i] == EntryKind::ToolExchange {
+            b.push(i as u32, entry);
+        }
+    }
+    *buffers = b.finish_into(out);
 }
 
 /// The call-id interning of an analysed list: per `ToolExchange` entry (in list order) its part
@@ -320,6 +351,7 @@ pub(crate) fn analyze_known(
 }
 
 /// One pushed `ToolExchange` entry of an [`AnalysisBuilder`].
+#[derive(Debug)]
 struct ToolEntry {
     /// Position in the analysed list.
     pos: u32,
@@ -332,6 +364,7 @@ struct ToolEntry {
 }
 
 /// The first result occurrence of a call id: SPEC EXC-2 orders duplicate-result call ids by it.
+#[derive(Debug)]
 struct FirstResult {
     /// The call id's record.
     rec: u32,
@@ -343,6 +376,18 @@ struct FirstResult {
 struct RecentCall<'a> {
     id: &'a str,
     rec: u32,
+}
+
+/// The position-only buffers of an [`AnalysisBuilder`] (no borrowed call ids), kept by the
+/// assembler between snapshots and calls so that building an analysis allocates only its hash
+/// map ([`AnalysisBuilder::reusing`], [`AnalysisBuilder::finish_into`]).
+#[derive(Debug, Default)]
+pub(crate) struct BuilderBuffers {
+    recs: Vec<CallRec>,
+    tool: Vec<ToolEntry>,
+    part_recs: Vec<u32>,
+    result_order: Vec<FirstResult>,
+    firsts: Vec<u32>,
 }
 
 /// The analysis built incrementally: the `ToolExchange` entries of a list are pushed in list
@@ -363,6 +408,8 @@ pub(crate) struct AnalysisBuilder<'a> {
     /// matched here by string comparison instead of a hash lookup (the map holds the same
     /// record for the same id, so the outcome is identical).
     recent: Vec<RecentCall<'a>>,
+    /// Scratch of [`AnalysisBuilder::group_into`].
+    firsts: Vec<u32>,
 }
 
 /// The most call ids per entry that [`AnalysisBuilder`] matches results against linearly.
@@ -371,13 +418,35 @@ const RECENT_MAX: usize = 8;
 impl<'a> AnalysisBuilder<'a> {
     /// An empty builder with room for about `tools` tool entries.
     pub(crate) fn with_capacity(tools: usize) -> AnalysisBuilder<'a> {
+        AnalysisBuilder::reusing(tools, BuilderBuffers::default())
+    }
+
+    /// An empty builder with room for about `tools` tool entries, in the buffers `buffers`
+    /// (emptied; their capacity kept).
+    pub(crate) fn reusing(tools: usize, buffers: BuilderBuffers) -> AnalysisBuilder<'a> {
+        let BuilderBuffers {
+            mut recs,
+            mut tool,
+            mut part_recs,
+            mut result_order,
+            firsts,
+        } = buffers;
+        recs.clear();
+        tool.clear();
+        part_recs.clear();
+        result_order.clear();
+        recs.reserve(tools * 2);
+        tool.reserve(tools);
+        part_recs.reserve(tools * 2);
+        result_order.reserve(tools);
         AnalysisBuilder {
             map: map_with_capacity(tools * 2),
-            recs: Vec::with_capacity(tools * 2),
-            tool: Vec::with_capacity(tools),
-            part_recs: Vec::with_capacity(tools * 2),
-            result_order: Vec::with_capacity(tools),
+            recs,
+            tool,
+            part_recs,
+            result_order,
             recent: Vec::with_capacity(RECENT_MAX),
+            firsts,
         }
     }
 
@@ -523,24 +592,43 @@ impl<'a> AnalysisBuilder<'a> {
     }
 
     /// The analysis of the pushed entries.
-    pub(crate) fn finish(self) -> Analysis {
+    pub(crate) fn finish(mut self) -> Analysis {
         self.analysis()
     }
 
+    /// The analysis of the pushed entries written into `out` (its buffers reused); hands back
+    /// the builder's buffers for the next analysis.
+    pub(crate) fn finish_into(mut self, out: &mut Analysis) -> BuilderBuffers {
+        self.analysis_into(out);
+        BuilderBuffers {
+            recs: self.recs,
+            tool: self.tool,
+            part_recs: self.part_recs,
+            result_order: self.result_order,
+            firsts: self.firsts,
+        }
+    }
+
     /// The analysis of the pushed entries, keeping the builder (see [`analyze_kinds_interned`]).
-    fn analysis(&self) -> Analysis {
-        let calls = self.tool.iter().filter(|t| t.has_calls).count();
-        let mut a = Analysis {
-            tool_positions: self.tool.iter().map(|t| t.pos).collect(),
-            groups: Vec::with_capacity(calls),
-            group_results: Vec::with_capacity(self.tool.len()),
-            ..Analysis::default()
-        };
-        // EXC-2 first: completeness (EXC-3) reads the cross-group list.
-        self.result_entries_into(&mut a);
-        self.groups_into(&mut a);
-        a.debug_assert_ordered();
+    fn analysis(&mut self) -> Analysis {
+        let mut a = Analysis::default();
+        self.analysis_into(&mut a);
         a
+    }
+
+    /// The analysis of the pushed entries into `a` (emptied first).
+    fn analysis_into(&mut self, a: &mut Analysis) {
+        a.clear();
+        let calls = self.tool.iter().filter(|t| t.has_calls).count();
+        a.tool_positions.extend(self.tool.iter().map(|t| t.pos));
+        a.groups.reserve(calls);
+        a.group_results.reserve(self.tool.len());
+        // EXC-2 first: completeness (EXC-3) reads the cross-group list.
+        self.result_entries_into(a);
+        let mut firsts = std::mem::take(&mut self.firsts);
+        self.groups_into(&mut firsts, a);
+        self.firsts = firsts;
+        a.debug_assert_ordered();
     }
 
     /// SPEC EXC-2: the duplicate, orphan and cross-group result entries (per result-bearing
@@ -577,10 +665,9 @@ impl<'a> AnalysisBuilder<'a> {
     }
 
     /// SPEC EXC-1 / EXC-3: one group per call entry, in list order.
-    fn groups_into(&self, a: &mut Analysis) {
-        let mut firsts: Vec<u32> = Vec::with_capacity(8);
+    fn groups_into(&self, firsts: &mut Vec<u32>, a: &mut Analysis) {
         for t in self.tool.iter().filter(|t| t.has_calls) {
-            self.group_into(t, &mut firsts, a);
+            self.group_into(t, firsts, a);
         }
     }
 

@@ -30,6 +30,22 @@ pub(crate) struct Required {
     pub flags: Vec<bool>,
     /// The required positions, strictly ascending (SPEC PRE-4: by position, each once).
     pub positions: Vec<u32>,
+    /// The selection's working buffers, kept with its output so that a reused `Required`
+    /// (the assembler keeps them across snapshots and calls) allocates nothing.
+    scratch: Scratch,
+}
+
+/// Working buffers of [`required_into`].
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    /// Positions of the recovered bodies.
+    segments: Vec<u32>,
+    /// The durable set (SPEC PRE-2).
+    durable: FxHashSet<Digest>,
+    /// [`Membership::group_of`].
+    group_of: Vec<u32>,
+    /// [`Membership::first`].
+    first: Vec<u32>,
 }
 
 impl Required {
@@ -54,13 +70,15 @@ fn has_refs(entries: &[Entry], refs: Option<&[bool]>, i: usize) -> bool {
 
 /// The durable set (SPEC PRE-2): digests of `ArtifactReference` and `ToolExchange` entries,
 /// given the kinds (only reference and tool entries are dereferenced, and with per-position
-/// digest flags `refs` only those that carry digests).
-pub(crate) fn durable_set_kinds(
+/// digest flags `refs` only those that carry digests), into `set` (emptied first, its buffer
+/// reused).
+pub(crate) fn durable_set_into(
     entries: &[Entry],
     kinds: &[EntryKind],
     refs: Option<&[bool]>,
-) -> FxHashSet<Digest> {
-    let mut set = set_with_capacity(16);
+    set: &mut FxHashSet<Digest>,
+) {
+    set.clear();
     for (i, (e, k)) in entries.iter().zip(kinds).enumerate() {
         if matches!(k, EntryKind::ArtifactReference | EntryKind::ToolExchange)
             && refs.is_none_or(|r| r[i])
@@ -68,7 +86,6 @@ pub(crate) fn durable_set_kinds(
             set.extend(e.artifact_reference_digests().iter().copied());
         }
     }
-    set
 }
 
 /// Whether a recovered body's (single) digest is durable (SPEC PRE-1.2, ASM-8).
@@ -112,16 +129,20 @@ pub(crate) fn required_into(
     out: &mut Required,
 ) {
     debug_assert_eq!(kinds.len(), entries.len());
-    let flags = &mut out.flags;
+    let Required {
+        flags,
+        positions,
+        scratch,
+    } = out;
     flags.clear();
     flags.resize(entries.len(), false);
-    mark_kinds_and_bodies(entries, kinds, refs, flags);
+    mark_kinds_and_bodies(entries, kinds, refs, flags, scratch);
     mark_exchanges(entries, refs, analysis, flags);
-    mark_recent_units(kinds, analysis, retention, flags);
+    mark_recent_units(kinds, analysis, retention, flags, scratch);
     // SPEC PRE-4: by position, each once.
-    out.positions.clear();
-    out.positions.reserve(entries.len());
-    out.positions.extend(
+    positions.clear();
+    positions.reserve(entries.len());
+    positions.extend(
         flags
             .iter()
             .enumerate()
@@ -129,7 +150,7 @@ pub(crate) fn required_into(
             .map(|(i, _)| i as u32),
     );
     debug_assert!(
-        out.positions.iter().all(|&p| !matches!(
+        positions.iter().all(|&p| !matches!(
             kinds[p as usize],
             EntryKind::Summary | EntryKind::OptionalContext
         )),
@@ -144,8 +165,10 @@ fn mark_kinds_and_bodies(
     kinds: &[EntryKind],
     refs: Option<&[bool]>,
     flags: &mut [bool],
+    scratch: &mut Scratch,
 ) {
-    let mut segments: Vec<u32> = Vec::new();
+    let segments = &mut scratch.segments;
+    segments.clear();
     for (i, kind) in kinds.iter().enumerate() {
         match kind {
             EntryKind::SystemInstruction
@@ -157,9 +180,10 @@ fn mark_kinds_and_bodies(
         }
     }
     if !segments.is_empty() {
-        let durable = durable_set_kinds(entries, kinds, refs);
-        for &i in &segments {
-            if !is_durable(&entries[i as usize], &durable) {
+        let durable = &mut scratch.durable;
+        durable_set_into(entries, kinds, refs, durable);
+        for &i in segments.iter() {
+            if !is_durable(&entries[i as usize], durable) {
                 flags[i as usize] = true;
             }
         }
@@ -202,12 +226,23 @@ fn mark_group(analysis: &Analysis, g: &Group, flags: &mut [bool]) {
 /// entry, so they are found walking backwards from the end, over the tail only: a conversational
 /// entry, a tool entry outside every group, or the first (in list order) remaining member of a
 /// group starts a unit.
-fn mark_recent_units(kinds: &[EntryKind], analysis: &Analysis, retention: i32, flags: &mut [bool]) {
+fn mark_recent_units(
+    kinds: &[EntryKind],
+    analysis: &Analysis,
+    retention: i32,
+    flags: &mut [bool],
+    scratch: &mut Scratch,
+) {
     let keep = usize::try_from(retention).unwrap_or(0);
     if keep == 0 {
         return;
     }
-    let membership = Membership::of(kinds.len(), analysis);
+    let membership = Membership::of(
+        kinds.len(),
+        analysis,
+        std::mem::take(&mut scratch.group_of),
+        std::mem::take(&mut scratch.first),
+    );
     let mut taken = 0usize;
     let mut i = kinds.len();
     while taken < keep && i > 0 {
@@ -224,6 +259,8 @@ fn mark_recent_units(kinds: &[EntryKind], analysis: &Analysis, retention: i32, f
             }
         }
     }
+    scratch.group_of = membership.group_of;
+    scratch.first = membership.first;
 }
 
 /// Group membership for the recency walk (SPEC PRE-3): an entry in several groups belongs to the
@@ -236,20 +273,26 @@ struct Membership {
 }
 
 impl Membership {
-    fn of(n: usize, analysis: &Analysis) -> Membership {
+    /// The membership of `analysis` over `n` positions, in the buffers `group_of` and `first`
+    /// (overwritten; their capacity reused).
+    fn of(
+        n: usize,
+        analysis: &Analysis,
+        mut group_of: Vec<u32>,
+        mut first: Vec<u32>,
+    ) -> Membership {
+        group_of.clear();
+        first.clear();
         if analysis.groups.is_empty() {
-            return Membership {
-                group_of: Vec::new(),
-                first: Vec::new(),
-            };
+            return Membership { group_of, first };
         }
-        let mut group_of = vec![NONE; n];
+        group_of.resize(n, NONE);
         for (gi, g) in analysis.groups.iter().enumerate() {
             for &p in std::iter::once(&g.call_pos).chain(analysis.results_of(g)) {
                 group_of[p as usize] = gi as u32;
             }
         }
-        let mut first = vec![NONE; analysis.groups.len()];
+        first.resize(analysis.groups.len(), NONE);
         for (gi, g) in analysis.groups.iter().enumerate() {
             for &p in std::iter::once(&g.call_pos).chain(analysis.results_of(g)) {
                 if group_of[p as usize] == gi as u32 && p < first[gi] {

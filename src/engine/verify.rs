@@ -24,9 +24,8 @@ use std::collections::BTreeSet;
 use hybrid_compaction_model::assembly::AssemblyError;
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
-use hybrid_compaction_model::message::{Message, Part};
+use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::Policy;
-use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::{
     RejectionReason, VerificationOutcome, VerificationResult,
 };
@@ -44,25 +43,7 @@ pub fn structurally_equal(a: &Message, b: &Message) -> bool {
     a == b
 }
 
-/// Whether any value of the message is a NaN float (the only way a message differs from itself).
-fn has_nan(message: &Message) -> bool {
-    fn value(v: &Value) -> bool {
-        match v {
-            Value::F32(x) => x.is_nan(),
-            Value::F64(x) => x.is_nan(),
-            Value::Map(m) => m.values().any(value),
-            Value::List(items) => items.iter().any(value),
-            _ => false,
-        }
-    }
-    message.parts.iter().any(|p| match p {
-        Part::Text(_) => false,
-        Part::Call(c) => c.arguments.as_ref().is_some_and(|m| m.values().any(value)),
-        Part::Result(r) => value(&r.value),
-    })
-}
-
-/// The original side of a verification: its entries and required positions / ids, plus the
+/// The original side of a verification: its entries and required positions, plus the
 /// per-position facts the assembler gathered once per snapshot (kinds; NaN flags when known), so
 /// that entries shared with the proposal (same allocation) are never dereferenced.
 pub(crate) struct Original<'a> {
@@ -70,7 +51,6 @@ pub(crate) struct Original<'a> {
     pub kinds: &'a [EntryKind],
     pub nan: Option<&'a [bool]>,
     pub required: &'a Required,
-    pub required_ids: &'a [EntryId],
     pub analysis: &'a Analysis,
 }
 
@@ -100,7 +80,7 @@ impl Original<'_> {
         if o.ptr_eq(e) {
             !match self.nan {
                 Some(nan) => nan[p],
-                None => has_nan(o.message()),
+                None => o.holds_nan(),
             }
         } else {
             o.message() == e.message()
@@ -108,18 +88,11 @@ impl Original<'_> {
     }
 }
 
-/// Per entry of kind `kind`: whether its message holds a NaN (gathered once per snapshot by
-/// the assembler). Values live only in call and result parts, which only `ToolExchange`
-/// entries carry (SPEC ENT-5.1, checked by every entry constructor; recovered bodies are text),
-/// so the parts of other entries are not walked.
-pub(crate) fn entry_has_nan(e: &Entry, kind: EntryKind) -> bool {
-    kind == EntryKind::ToolExchange && has_nan(e.message())
-}
-
 /// What the checks of one verification found (SPEC VER-1), turned into the result record
-/// (SPEC VER-3) by [`Findings::finish`].
-#[derive(Default)]
-struct Findings {
+/// (SPEC VER-3) by [`Findings::finish`] only when a result keeps it (the assembler drops the
+/// verdicts of intermediate proposals without building their records).
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
     /// Rejection reasons in check order, each once (first occurrence kept).
     reasons: Vec<RejectionReason>,
     /// `MissingRequiredEntryIds`, in required order.
@@ -142,8 +115,14 @@ impl Findings {
         self.invalid.insert(id.clone());
     }
 
-    /// The result record (SPEC VER-3): accepted iff no reason.
-    fn finish(self, required_ids: &[EntryId]) -> VerificationResult {
+    /// Whether the proposal is accepted (no rejection reason, SPEC VER-3).
+    pub(crate) fn is_accepted(&self) -> bool {
+        self.reasons.is_empty()
+    }
+
+    /// The result record (SPEC VER-3) given the original's required ids: accepted iff no
+    /// reason.
+    pub(crate) fn finish(self, required_ids: &[EntryId]) -> VerificationResult {
         let outcome = if self.reasons.is_empty() {
             VerificationOutcome::Accepted
         } else {
@@ -197,7 +176,7 @@ pub(crate) fn judge(
     pos: &[u32],
     reuse_original_analysis: bool,
     inv: &mut Vec<u32>,
-) -> VerificationResult {
+) -> Findings {
     if reuse_original_analysis {
         judge_analysed(orig, proposed, pos, None, inv)
     } else {
@@ -212,7 +191,7 @@ fn judge_analysed(
     pos: &[u32],
     analysis: Option<&Analysis>,
     inv: &mut Vec<u32>,
-) -> VerificationResult {
+) -> Findings {
     debug_assert_eq!(pos.len(), proposed.len());
     fill_inverse(inv, orig.entries.len(), pos);
     let mut findings = Findings::default();
@@ -225,7 +204,7 @@ fn judge_analysed(
         Some(analysis) => tool_check(analysis, proposed, &mut findings),
     }
     clear_inverse(inv, pos);
-    findings.finish(orig.required_ids)
+    findings
 }
 
 /// Check 1 of SPEC VER-1: required preservation, per required id in order (`inv` maps original
@@ -293,11 +272,11 @@ fn check_retained(orig: &Original<'_>, proposed: &[Entry], pos: &[u32], f: &mut 
 /// order), so checks 1 .. 3 can fail only through NaN (a message holding a NaN differs from
 /// itself, SPEC VER-2) and check 4 is the original's own analysis. Same result as [`judge`]
 /// with the identity mapping, without building it.
-pub(crate) fn judge_self(orig: &Original<'_>) -> VerificationResult {
+pub(crate) fn judge_self(orig: &Original<'_>) -> Findings {
     let mut findings = Findings::default();
     let differs = |p: usize| match orig.nan {
         Some(nan) => nan[p],
-        None => has_nan(orig.entries[p].message()),
+        None => orig.entries[p].holds_nan(),
     };
     let any_nan = match orig.nan {
         Some(nan) => nan.contains(&true),
@@ -326,7 +305,7 @@ pub(crate) fn judge_self(orig: &Original<'_>) -> VerificationResult {
     }
     // Check 4.
     tool_check(orig.analysis, orig.entries, &mut findings);
-    findings.finish(orig.required_ids)
+    findings
 }
 
 /// Check 4 of SPEC VER-1 from the analysis of `list`.
@@ -487,23 +466,16 @@ pub fn verify(
         kinds: &kinds,
         nan: None,
         required: &required,
-        required_ids: &required_ids,
         analysis: &analysis,
     };
     // Check 4 on the proposal's own analysis: the original's when the tool entries are the same,
     // else re-derived from the original's call-id interning when they are shared allocations
     // (no call id hashed again), else analysed from scratch.
     if same_tool_sequence(&orig, proposed, &pos) {
-        return Ok(judge_analysed(&orig, proposed, &pos, None, &mut seen));
+        return Ok(judge_analysed(&orig, proposed, &pos, None, &mut seen).finish(&required_ids));
     }
     let tools = &analysis.tool_positions;
     let known = analyze_known(proposed, &pos, original, tools, &interning);
     let analysis = known.unwrap_or_else(|| analyze_list(proposed));
-    Ok(judge_analysed(
-        &orig,
-        proposed,
-        &pos,
-        Some(&analysis),
-        &mut seen,
-    ))
+    Ok(judge_analysed(&orig, proposed, &pos, Some(&analysis), &mut seen).finish(&required_ids))
 }

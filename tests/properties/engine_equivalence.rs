@@ -176,7 +176,22 @@ fn assembly_equivalence(case: &Case) -> Result<(), TestCaseError> {
     let second = run_with(case, &entries, &ep, true, &mut assembler);
     prop_assert_same!(&first.0, &second.0, "engine not deterministic");
     prop_assert_same!(&first.0, &engine_run.0);
+    // Buffer reuse across unrelated histories: the assembler of this thread served every
+    // earlier case (other lists, other sizes, other tool structures) and must answer as a
+    // fresh one.
+    let reused = REUSED.with(|a| run_with(case, &entries, &ep, true, &mut a.borrow_mut()));
+    prop_assert_same!(
+        &reused.0,
+        &engine_run.0,
+        "an assembler reused across cases differs"
+    );
     Ok(())
+}
+
+thread_local! {
+    /// One assembler per test thread, reused by every case of `assemble_matches_model`.
+    static REUSED: std::cell::RefCell<engine::assemble::Assembler> =
+        std::cell::RefCell::new(engine::assemble::Assembler::new());
 }
 
 proptest! {
