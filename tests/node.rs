@@ -16,6 +16,9 @@
 //! host-defined `ConstantEstimator(10)` (every entry is 10 units), so sizes, thresholds and
 //! termination sizes can be computed on paper.
 
+#[path = "support/markers.rs"]
+mod markers;
+
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -37,13 +40,12 @@ use hybrid_compaction_model::entry::{Entry, EntryKind, RecoverableSegment};
 use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::estimator::ConstantEstimator;
 use hybrid_compaction_model::lease::LeaseError;
-use hybrid_compaction_model::message::{Message, Part};
+use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
 use hybrid_compaction_model::reducers::{
     MessageCountingReducer, ScriptedUpstreamReducer, UpstreamReducer, UpstreamStep,
 };
 use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
-use hybrid_compaction_model::value::Value;
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -647,29 +649,7 @@ fn evt_5_the_id_is_drawn_once_per_attempt_that_reaches_the_assembler() {
 // EVT-6: privacy
 
 fn marker_history() -> Vec<Message> {
-    let mut args = BTreeMap::new();
-    args.insert("q".to_string(), Value::String("MARKER-ARG-5".into()));
-    vec![
-        system("MARKER-SYS-1"),
-        user("MARKER-USER-2"),
-        user(&reference().to_string()),
-        Message::new(
-            "assistant",
-            vec![Part::Call(hybrid_compaction_model::message::FunctionCall {
-                call_id: "MARKER-CALLID-3".into(),
-                name: "MARKER-FN-4".into(),
-                arguments: Some(args),
-                informational_only: false,
-            })],
-        ),
-        Message::new(
-            "tool",
-            vec![Part::result(
-                "MARKER-CALLID-3",
-                Value::String("MARKER-RESULT-6".into()),
-            )],
-        ),
-    ]
+    markers::marker_history(&reference())
 }
 
 /// SPEC EVT-6 (C# S72), DIA-1, NODE-4, on the library's own types: the `Debug` renderings of
@@ -677,19 +657,7 @@ fn marker_history() -> Vec<Message> {
 /// renders the seam's plain records).
 #[test]
 fn evt_6_the_library_events_and_errors_never_render_content() {
-    let markers = [
-        "MARKER-SYS-1",
-        "MARKER-USER-2",
-        "MARKER-CALLID-3",
-        "MARKER-FN-4",
-        "MARKER-ARG-5",
-        "MARKER-RESULT-6",
-        "MARKER-BODY-7",
-        "MARKER-ERR-8",
-        "MARKER-ID-9",
-        "MARKER-PROVIDER-ERR",
-        "MARKER",
-    ];
+    let markers = markers::MARKERS;
     // The classifier output (entry ids) must not appear either.
     let mut forbidden: Vec<String> = markers.iter().map(|s| s.to_string()).collect();
     for e in adapt(&marker_history(), &mut ContentHashClassifier::new()).unwrap() {

@@ -15,6 +15,9 @@
 //! The world is synchronous: a call waiting at a gate another call holds (`hold_gate`) can only
 //! be cancelled while it waits.
 
+#[path = "../support/markers.rs"]
+mod markers;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -762,47 +765,13 @@ fn evt_5_assembly_id_is_shared_within_and_distinct_across_attempts() {
 // ------------------------------------------------------------------------------ EVT-6 ----
 
 fn marker_history() -> Vec<Message> {
-    let mut args = BTreeMap::new();
-    args.insert("q".to_string(), Value::String("MARKER-ARG-5".into()));
-    vec![
-        system("MARKER-SYS-1"),
-        user("MARKER-USER-2"),
-        user(&reference().to_string()),
-        Message::new(
-            "assistant",
-            vec![Part::Call(FunctionCall {
-                call_id: "MARKER-CALLID-3".into(),
-                name: "MARKER-FN-4".into(),
-                arguments: Some(args),
-                informational_only: false,
-            })],
-        ),
-        Message::new(
-            "tool",
-            vec![Part::result(
-                "MARKER-CALLID-3",
-                Value::String("MARKER-RESULT-6".into()),
-            )],
-        ),
-    ]
+    markers::marker_history(&reference())
 }
 
 #[test]
 fn evt_6_events_and_diagnostics_never_render_content() {
     // SPEC EVT-6 (C# S72), DIA-1, NODE-4.
-    let markers = [
-        "MARKER-SYS-1",
-        "MARKER-USER-2",
-        "MARKER-CALLID-3",
-        "MARKER-FN-4",
-        "MARKER-ARG-5",
-        "MARKER-RESULT-6",
-        "MARKER-BODY-7",
-        "MARKER-ERR-8",
-        "MARKER-ID-9",
-        "MARKER-PROVIDER-ERR",
-        "MARKER",
-    ];
+    let markers = markers::MARKERS;
     // The classifier output (entry ids) must not appear either, nor the body's digest.
     let mut forbidden: Vec<String> = markers.iter().map(|s| s.to_string()).collect();
     let adapted = imp()
