@@ -88,6 +88,7 @@ class Session:
         overrides: Optional[Dict[str, str]],
         writer: Callable[[Any], Any],
         names: Tuple[str, ...],
+        pydantic_getattr: Any,
         token: int,
         reducer: Optional[Callable[[List[Any]], Any]],
         serialize: Callable[[Any, str], Any],

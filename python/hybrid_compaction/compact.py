@@ -29,6 +29,7 @@ import importlib
 import inspect
 import json
 import os
+import sys
 import threading
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union, cast
 
@@ -285,6 +286,16 @@ UNBOUNDED: Dict[str, Json] = {
 _WRITER_READS = ("type",) + _LANGCHAIN_FIELDS
 
 
+def _pydantic_getattr() -> Any:
+    """pydantic v2's ``BaseModel.__getattr__`` when pydantic is loaded (what a LangChain message's
+    missing attribute runs; the native reader answers it from the instance without calling it),
+    else ``None``."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not str(getattr(pydantic, "VERSION", "")).startswith("2."):
+        return None
+    return getattr(pydantic, "BaseModel").__dict__.get("__getattr__")
+
+
 def _detect(messages: Sequence[Any]) -> str:
     """``langchain`` for message objects, strings, tuples and ``type`` dicts; else OpenAI chat."""
     for m in messages:
@@ -440,6 +451,7 @@ class Compactor:
                     {str(k): v for k, v in overrides.items()} if overrides else None,
                     _langchain_json,
                     _WRITER_READS,
+                    _pydantic_getattr(),
                     abc.get_cache_token(),
                     reducer,
                     _serialize_answer,

@@ -52,6 +52,7 @@ use pyo3::types::{PyList, PyString};
 use serde_json::{json, Value as Json};
 
 use crate::record::TraceRecorder;
+use crate::witness::Reads;
 
 use crate::{pyvalue, reuse, transcript};
 
@@ -298,7 +299,7 @@ impl Session {
     /// token. `None`: a refusal or an exception, which the caller raises by converting the whole
     /// transcript with [`Session::compact`].
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (format, objects, system, overrides, writer, names, token, reducer, serialize))]
+    #[pyo3(signature = (format, objects, system, overrides, writer, names, pydantic_getattr, token, reducer, serialize))]
     fn compact_objects(
         &mut self,
         py: Python<'_>,
@@ -308,6 +309,7 @@ impl Session {
         overrides: Option<Bound<'_, PyAny>>,
         writer: Bound<'_, PyAny>,
         names: Vec<Bound<'_, PyString>>,
+        pydantic_getattr: Option<Bound<'_, PyAny>>,
         token: i64,
         reducer: Option<Py<PyAny>>,
         serialize: Py<PyAny>,
@@ -318,11 +320,17 @@ impl Session {
             system: system.as_ref(),
             overrides: overrides.as_ref(),
             writer: &writer,
-            names: &names,
+            reads: Reads::new(py, names, pydantic_getattr).ok()?,
             token,
         };
+        let t0 = std::time::Instant::now();
         let t = self.cache.transcript(&inputs)?;
-        Some(self.run(py, &t, system.is_some(), objects, reducer, serialize))
+        let t1 = std::time::Instant::now();
+        let r = self.run(py, &t, system.is_some(), objects, reducer, serialize);
+        let t2 = std::time::Instant::now();
+        drop(t);
+        if std::env::var_os("HC_PROFILE").is_some() { eprintln!("PROFILE convert {:?} run {:?} drop {:?}", t1 - t0, t2 - t1, t2.elapsed()); }
+        Some(r)
     }
 
     /// The trace line of the last call for `recorder` (`docs/TRACE.md`), once.
@@ -383,13 +391,18 @@ impl Session {
         };
         let mut node = node.with_trace_observer(collector.clone());
         let scope = &mut self.scope;
+        let t0 = std::time::Instant::now();
         let outcome = py.detach(|| {
             node.call_adapted(scope, entries, &CancellationToken::new())
                 .map(|_| ())
         });
+        let t1 = std::time::Instant::now();
         drop(node);
+        if std::env::var_os("HC_PROFILE").is_some() { eprintln!("PROFILE node {:?} drop node {:?}", t1 - t0, t1.elapsed()); }
         let record = collector.take().pop();
+        let t2 = std::time::Instant::now();
         let mut payload = answer(t, record.as_ref(), &outcome, offset);
+        if std::env::var_os("HC_PROFILE").is_some() { eprintln!("PROFILE answer {:?}", t2.elapsed()); }
         self.last = record;
         let status = match &outcome {
             Ok(()) => "ok",

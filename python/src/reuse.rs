@@ -21,23 +21,22 @@
 //! the witness, and written from what was read. Any refusal or exception is not answered here:
 //! the caller converts the whole transcript the old way, which raises it with its path.
 
-use std::collections::HashMap;
-
 use hybrid_compaction::transcript::reuse::Adaptation;
 use hybrid_compaction::transcript::{Transcript, TranscriptFormat};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyMapping, PyString, PyTuple};
+use rustc_hash::FxHashMap;
 use serde_json::Value as Json;
 
 use crate::pyvalue;
-use crate::witness::Witness;
+use crate::witness::{Reads, Witness};
 
 /// What the previous call converted (see the module docs).
 #[derive(Default)]
 pub struct Cache {
     format: Option<TranscriptFormat>,
     token: Option<i64>,
-    by_object: HashMap<usize, (Witness, Adaptation)>,
+    by_object: FxHashMap<usize, (Witness, Adaptation)>,
 }
 
 /// What converting one call needs from the Python layer.
@@ -52,8 +51,8 @@ pub struct Inputs<'a, 'py> {
     pub overrides: Option<&'a Bound<'py, PyAny>>,
     /// The package's LangChain writer (`_langchain_json`).
     pub writer: &'a Bound<'py, PyAny>,
-    /// The attributes it reads of a message object: `type`, then `_LANGCHAIN_FIELDS`.
-    pub names: &'a [Bound<'py, PyString>],
+    /// How it reads a message object's attributes (`type`, then `_LANGCHAIN_FIELDS`).
+    pub reads: Reads<'py>,
     /// `abc.get_cache_token()`.
     pub token: i64,
 }
@@ -73,7 +72,8 @@ impl Cache {
             self.format = Some(inputs.format);
             self.token = Some(inputs.token);
         }
-        let mut kept = HashMap::with_capacity(inputs.objects.len());
+        let mut kept = FxHashMap::default();
+        kept.reserve(inputs.objects.len());
         let built = self.adaptations(inputs, &mut kept);
         match built {
             Some(_) => self.by_object = kept,
@@ -92,7 +92,7 @@ impl Cache {
     fn adaptations(
         &mut self,
         inputs: &Inputs<'_, '_>,
-        kept: &mut HashMap<usize, (Witness, Adaptation)>,
+        kept: &mut FxHashMap<usize, (Witness, Adaptation)>,
     ) -> Option<Vec<Adaptation>> {
         let mut out = Vec::with_capacity(inputs.objects.len() + 1);
         if let Some(s) = inputs.system {
@@ -101,10 +101,10 @@ impl Cache {
         for (i, m) in inputs.objects.iter().enumerate() {
             let key = m.as_ptr() as usize;
             let hit = match kept.get(&key) {
-                Some((w, a)) if w.matches(&m, inputs.names) => Some(a.clone()),
+                Some((w, a)) if w.matches(&m, &inputs.reads) => Some(a.clone()),
                 Some(_) => None,
                 None => match self.by_object.remove(&key) {
-                    Some((w, a)) if w.matches(&m, inputs.names) => {
+                    Some((w, a)) if w.matches(&m, &inputs.reads) => {
                         kept.insert(key, (w, a.clone()));
                         Some(a)
                     }
@@ -146,7 +146,7 @@ fn write<'py>(
     if m.is_instance_of::<PyTuple>() || m.cast::<PyMapping>().is_ok() {
         return by_writer(None);
     }
-    let witness = Witness::record_object(m, inputs.names).ok()?;
+    let witness = Witness::record_object(m, &inputs.reads).ok()?;
     let Some(Witness::Object(_, _, read)) = &witness else {
         return by_writer(None);
     };
@@ -156,7 +156,7 @@ fn write<'py>(
         return by_writer(None); // not a message: the writer hands it on, and it is refused
     }
     let out = PyDict::new(py);
-    for (name, w) in inputs.names.iter().zip(read) {
+    for (name, w) in inputs.reads.names.iter().zip(read) {
         let value = w.object().bind(py);
         if !value.is_none() {
             out.set_item(name, value).ok()?;

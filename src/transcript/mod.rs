@@ -24,7 +24,7 @@ pub mod langchain;
 pub mod openai;
 pub mod reuse;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -32,6 +32,7 @@ use hybrid_compaction_model::classifier::{Classifier, ClassifierError};
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::message::{Message, Part, ROLE_SYSTEM};
+use rustc_hash::FxHashMap;
 use serde_json::Value as Json;
 
 use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
@@ -148,7 +149,7 @@ pub struct Transcript {
     /// message's adaptation across calls, [`reuse`], copies no content).
     adapted: Vec<Arc<Adapted>>,
     /// Entry id -> position (the last one when ids repeat).
-    positions: HashMap<EntryId, usize>,
+    positions: FxHashMap<EntryId, usize>,
     overrides: BTreeMap<usize, EntryKind>,
 }
 

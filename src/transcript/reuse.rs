@@ -26,13 +26,14 @@
 //! the Python package's rule is in `docs/PYTHON.md`.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use hybrid_compaction_model::classifier::{Classifier, ClassifierError};
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::message::Message;
+use rustc_hash::FxHashMap;
 use serde_json::Value as Json;
 
 use super::{
@@ -184,7 +185,8 @@ impl Transcript {
         let ids = parse_ids(ids, n)?;
         let overrides: BTreeMap<usize, EntryKind> = parse_overrides(overrides, n)?;
         refuse_inapplicable(&overrides, |i| adaptations[i].adapted_message())?;
-        let mut seen: HashMap<&str, u32> = HashMap::with_capacity(n);
+        let mut seen: FxHashMap<&str, u32> = FxHashMap::default();
+        seen.reserve(n);
         let mut entries = Vec::with_capacity(n);
         for (i, a) in adaptations.iter().enumerate() {
             let count = seen.entry(a.0.hex.as_str()).or_insert(0);
@@ -194,9 +196,11 @@ impl Transcript {
                 Some(ids) => Some(ids[i].as_str()),
                 None => a.0.adapted.given_id.as_deref(),
             };
-            let id: Cow<'_, str> = match given {
-                Some(g) => Cow::Borrowed(g),
-                None => Cow::Owned(format!("{}:{earlier}", a.0.hex)),
+            let id: Cow<'_, str> = match (given, &a.0.base) {
+                (Some(g), _) => Cow::Borrowed(g),
+                // the first of its rendering: the base entry's own id, `{hex}:0`
+                (None, Ok(base)) if earlier == 0 => Cow::Borrowed(base.id().as_str()),
+                (None, _) => Cow::Owned(format!("{}:{earlier}", a.0.hex)),
             };
             let entry = a
                 .entry(i, &id, overrides.get(&i).copied())
