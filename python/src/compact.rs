@@ -116,7 +116,10 @@ impl PyReducer {
             Some(s) if request.first() == Some(s) => &request[1..],
             _ => request,
         };
-        self.expected.0.is(body).then(|| self.expected.1.clone_ref(py))
+        self.expected
+            .0
+            .is(body)
+            .then(|| self.expected.1.clone_ref(py))
     }
 }
 
@@ -323,14 +326,8 @@ impl Session {
             reads: Reads::new(py, names, pydantic_getattr).ok()?,
             token,
         };
-        let t0 = std::time::Instant::now();
         let t = self.cache.transcript(&inputs)?;
-        let t1 = std::time::Instant::now();
-        let r = self.run(py, &t, system.is_some(), objects, reducer, serialize);
-        let t2 = std::time::Instant::now();
-        drop(t);
-        if std::env::var_os("HC_PROFILE").is_some() { eprintln!("PROFILE convert {:?} run {:?} drop {:?}", t1 - t0, t2 - t1, t2.elapsed()); }
-        Some(r)
+        Some(self.run(py, &t, system.is_some(), objects, reducer, serialize))
     }
 
     /// The trace line of the last call for `recorder` (`docs/TRACE.md`), once.
@@ -391,18 +388,13 @@ impl Session {
         };
         let mut node = node.with_trace_observer(collector.clone());
         let scope = &mut self.scope;
-        let t0 = std::time::Instant::now();
         let outcome = py.detach(|| {
             node.call_adapted(scope, entries, &CancellationToken::new())
                 .map(|_| ())
         });
-        let t1 = std::time::Instant::now();
         drop(node);
-        if std::env::var_os("HC_PROFILE").is_some() { eprintln!("PROFILE node {:?} drop node {:?}", t1 - t0, t1.elapsed()); }
         let record = collector.take().pop();
-        let t2 = std::time::Instant::now();
         let mut payload = answer(t, record.as_ref(), &outcome, offset);
-        if std::env::var_os("HC_PROFILE").is_some() { eprintln!("PROFILE answer {:?}", t2.elapsed()); }
         self.last = record;
         let status = match &outcome {
             Ok(()) => "ok",

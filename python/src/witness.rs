@@ -61,10 +61,15 @@ fn is_leaf(v: &Bound<'_, PyAny>) -> bool {
 }
 
 /// `getattr(v, name, None)`; another exception than `AttributeError` is the caller's.
-fn attribute<'py>(v: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+fn attribute<'py>(
+    v: &Bound<'py, PyAny>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
     match v.getattr(name) {
         Ok(a) => Ok(a),
-        Err(e) if e.is_instance_of::<PyAttributeError>(v.py()) => Ok(v.py().None().into_bound(v.py())),
+        Err(e) if e.is_instance_of::<PyAttributeError>(v.py()) => {
+            Ok(v.py().None().into_bound(v.py()))
+        }
         Err(e) => Err(e),
     }
 }
@@ -260,7 +265,10 @@ impl Witness {
     /// The object this witness is of.
     pub fn object(&self) -> &Py<PyAny> {
         match self {
-            Witness::Leaf(o) | Witness::Seq(o, _) | Witness::Dict(o, _) | Witness::Object(o, _, _) => o,
+            Witness::Leaf(o)
+            | Witness::Seq(o, _)
+            | Witness::Dict(o, _)
+            | Witness::Object(o, _, _) => o,
         }
     }
 

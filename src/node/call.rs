@@ -763,7 +763,8 @@ impl<C: StreamingChatClient, U: UpstreamReducer> CompactionNode<C, U> {
             Ok(s) => s,
             Err(e) => return Err(fail(trace, NodeError::Lease(e))),
         };
-        let composed = match self.assemble(&slot, Baseline::Messages(messages), cancel, &mut trace) {
+        let composed = match self.assemble(&slot, Baseline::Messages(messages), cancel, &mut trace)
+        {
             Ok(c) => c,
             Err(e) => {
                 let _ = slot.release();
