@@ -5,8 +5,10 @@
 For each format (OpenAI dicts, LangChain dicts as ``hc.workload`` writes them, LangChain message
 objects) and estimator (``utf8``, ``tokens:o200k_base``): the cold call (a new compactor, the whole
 history) and the repeat call (a compactor that compacted the first N - 1 messages, called on all
-N), the median of ``--runs`` runs each, and their ratio; then the repeat call's share spent
-writing the transcript in Python (``transcript``). The policy never compacts (a hard limit far
+N), the median of ``--runs`` runs each, and their ratio; then, in the same run, the repeat call
+of a compactor that converts the whole transcript every call (``_reuse=False``, the path before
+conversions were kept, and ``hc.compact``'s) and the time of its Python writer
+(``hc.convert.transcript``). The policy never compacts (a hard limit far
 above the history), so the times are the per-call path itself: conversion, estimation, assembly.
 Prints one line per case; ``uptime`` first.
 """
@@ -64,8 +66,8 @@ def main() -> None:
         for est in ("utf8", "tokens:o200k_base"):
             cold = median_ms(lambda: hc.Compactor(POLICY, estimator=est, format=fmt).compact(msgs), args.runs)
 
-            def repeat() -> float:
-                c = hc.Compactor(POLICY, estimator=est, format=fmt)
+            def repeat(reuse: bool) -> float:
+                c = hc.Compactor(POLICY, estimator=est, format=fmt, _reuse=reuse)
                 c.compact(msgs[:-1])
                 t0 = time.perf_counter()
                 r = c.compact(msgs)
@@ -73,11 +75,13 @@ def main() -> None:
                 assert len(r.messages) == len(msgs)
                 return dt
 
-            warm = statistics.median(repeat() for _ in range(args.runs))
+            warm = statistics.median(repeat(True) for _ in range(args.runs))
+            whole = statistics.median(repeat(False) for _ in range(args.runs))
             conv = median_ms(lambda: hc.convert.transcript(msgs, fmt), args.runs)
             print(
-                f"{name:18} {est:18} cold {cold:9.2f} ms  repeat {warm:8.2f} ms  "
-                f"ratio {warm / cold:6.3f}  (python transcript() {conv:7.2f} ms)"
+                f"{name:18} {est:18} cold {cold:8.1f} ms  repeat {warm:7.1f} ms  "
+                f"ratio {warm / cold:5.3f}  | whole conversion: repeat {whole:7.1f} ms "
+                f"(its Python writer {conv:6.1f} ms)"
             )
 
 

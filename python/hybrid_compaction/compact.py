@@ -452,7 +452,7 @@ class Compactor:
                     _langchain_json,
                     _WRITER_READS,
                     _pydantic_getattr(),
-                    abc.get_cache_token(),
+                    cast(int, abc.get_cache_token()),
                     reducer,
                     _serialize_answer,
                 )
