@@ -1,6 +1,6 @@
 """Type stub of the native module ``hybrid_compaction._native`` (python/src/lib.rs)."""
 
-from typing import Any, Callable, List, Literal, Optional, Tuple
+from typing import Any, Callable, Dict, List, Literal, Optional, Tuple
 
 __version__: str
 
@@ -80,6 +80,21 @@ class Session:
         serialize: Callable[[Any, str], Any],
     ) -> Tuple[Literal["ok", "terminated", "failed", "refused"], str, List[List[Any]], Optional[BaseException]]:
         """Compacts one call: ``(status, payload_json, the reducer's answers, its exception)``."""
+    def compact_objects(
+        self,
+        format: str,
+        objects: List[Any],
+        system: Any,
+        overrides: Optional[Dict[str, str]],
+        writer: Callable[[Any], Any],
+        names: Tuple[str, ...],
+        pydantic_getattr: Any,
+        token: int,
+        reducer: Optional[Callable[[List[Any]], Any]],
+        serialize: Callable[[Any, str], Any],
+    ) -> Optional[Tuple[Literal["ok", "terminated", "failed", "refused"], str, List[List[Any]], Optional[BaseException]]]:
+        """:meth:`compact` converting only the messages not provably unchanged since the last
+        call; ``None`` when the whole transcript must be converted (a refusal, an exception)."""
     def take_record(self, recorder: TraceRecorder) -> Optional[str]:
         """The trace line of the last call, once."""
     def memo_stats(self) -> Tuple[int, int, int]: ...

@@ -9,9 +9,11 @@ reducer calls, each proposal verified independently (VER-1), the preservation-on
 :class:`Compaction` whose ``messages`` are in the caller's format and types: the caller's own
 objects where a message was kept, the reducer's own objects where it added one (a summary).
 
-A :class:`Compactor` keeps what a long-lived agent needs across calls: the estimate memo (SPEC
-EST-7; a repeat call on history + k messages estimates the k new ones) and one run scope (SPEC
-LSE-6), so its calls are the calls of one run in a trace. ``acompact`` awaits an ``async``
+A :class:`Compactor` keeps what a long-lived agent needs across calls: every message's
+conversion, reused while the message is provably unchanged (``docs/PYTHON.md``, "Repeat
+calls"), the estimate memo (SPEC EST-7; a repeat call on history + k messages converts and
+estimates the k new ones) and one run scope (SPEC LSE-6), so its calls are the calls of one run
+in a trace. ``acompact`` awaits an ``async``
 reducer: the node runs in a worker thread with the GIL released, and each reducer call is
 scheduled on the caller's event loop.
 
@@ -21,11 +23,13 @@ own trace writer, so ``hybrid-compaction check`` (or :func:`hybrid_compaction.ch
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import importlib
 import inspect
 import json
 import os
+import sys
 import threading
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union, cast
 
@@ -41,7 +45,7 @@ from ._core import (
     transcript_error,
 )
 from ._types import Assembly, Diagnostics, Event, Outcome
-from .convert import FORMATS, serialize, transcript
+from .convert import _LANGCHAIN_FIELDS, FORMATS, _langchain_json, serialize, transcript
 
 __all__ = ["Compaction", "Compactor", "TraceWriter", "compact", "Reducer"]
 
@@ -277,6 +281,21 @@ UNBOUNDED: Dict[str, Json] = {
 }
 
 
+#: What the LangChain writer reads of a message object (``_langchain_json``): its ``type``, then
+#: its fields; a repeat call compares these attributes' objects to prove a message unchanged.
+_WRITER_READS = ("type",) + _LANGCHAIN_FIELDS
+
+
+def _pydantic_getattr() -> Any:
+    """pydantic v2's ``BaseModel.__getattr__`` when pydantic is loaded (what a LangChain message's
+    missing attribute runs; the native reader answers it from the instance without calling it),
+    else ``None``."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not str(getattr(pydantic, "VERSION", "")).startswith("2."):
+        return None
+    return getattr(pydantic, "BaseModel").__dict__.get("__getattr__")
+
+
 def _detect(messages: Sequence[Any]) -> str:
     """``langchain`` for message objects, strings, tuples and ``type`` dicts; else OpenAI chat."""
     for m in messages:
@@ -328,6 +347,7 @@ class Compactor:
         format: Optional[str] = None,
         workflow: str = "hybrid-compaction",
         _persistent: bool = True,
+        _reuse: bool = True,
     ) -> None:
         _require_policy(policy)
         if reducer is not None and not callable(reducer):
@@ -345,6 +365,7 @@ class Compactor:
         self._reducer = reducer
         self._trace = trace
         self._format = FORMATS[format] if format is not None else None
+        self._reuse = _reuse
         self._lock = threading.Lock()
 
     @property
@@ -418,11 +439,27 @@ class Compactor:
         _require_list(messages, "messages")
         objects = list(messages)
         format = self._format or ("anthropic-messages" if system is not None else _detect(objects))
-        t = transcript(objects, format, system=system, overrides=overrides)
         with self._lock:
-            status, text, returned, raised = self._session.compact(
-                t, objects, reducer, _serialize_answer
-            )
+            answer = None
+            if self._reuse and (system is None or format == "anthropic-messages"):
+                # Only the messages not provably unchanged since the last call are converted
+                # (docs/PYTHON.md, "Repeat calls"); a refusal is raised by the whole conversion.
+                answer = self._session.compact_objects(
+                    format,
+                    objects,
+                    system,
+                    {str(k): v for k, v in overrides.items()} if overrides else None,
+                    _langchain_json,
+                    _WRITER_READS,
+                    _pydantic_getattr(),
+                    cast(int, abc.get_cache_token()),
+                    reducer,
+                    _serialize_answer,
+                )
+            if answer is None:
+                t = transcript(objects, format, system=system, overrides=overrides)
+                answer = self._session.compact(t, objects, reducer, _serialize_answer)
+            status, text, returned, raised = answer
             if self._trace is not None:
                 self._trace._record(self._session)
         payload: Dict[str, Json] = json.loads(text)
@@ -485,5 +522,11 @@ def compact(
     Anthropic's top-level system prompt (the format is then ``anthropic-messages``); the reducer
     is given the messages without it, and the system is kept (it is required content, PRE-1)."""
     return Compactor(
-        policy, reducer=reducer, estimator=estimator, trace=trace, format=format, _persistent=False
+        policy,
+        reducer=reducer,
+        estimator=estimator,
+        trace=trace,
+        format=format,
+        _persistent=False,
+        _reuse=False,
     ).compact(messages, system=system, overrides=overrides)

@@ -2,8 +2,10 @@
 //! on a caller's transcript, with a Python callable as the upstream reducer (SPEC BRG-1).
 //!
 //! ```text
-//! transcript (Python) --transcript::read--> Transcript --messages + classifier--> CompactionNode
-//!     node.call: adapt (CLS-1, the transcript's ids and overrides), static snapshot (SNAP-3),
+//! objects (Python) --reuse::Cache (only messages not provably unchanged converted)--> Transcript
+//!     (or, for a refusal and for hc.compact: transcript (Python) --transcript::read--> Transcript)
+//! Transcript --its entries--> CompactionNode
+//!     node.call_adapted: the transcript's entries (CLS-1, its ids and overrides), static snapshot (SNAP-3),
 //!                bridge(PyReducer) -> engine assembler (ASM-7) -> diagnostics -> events
 //!     PyReducer.reduce: GIL taken, request as the caller's own objects, callable, answer read
 //!                       back with the same converter (TRN), GIL released
@@ -12,7 +14,8 @@
 //! ```
 //!
 //! A [`Session`] is one `hc.Compactor`: its policy's estimator is wrapped in a memo (SPEC EST-7)
-//! once, so a repeat call on history + k messages estimates the k new ones only, and its run
+//! once, and its [`reuse::Cache`] keeps each message's conversion and entries, so a repeat call
+//! on history + k messages converts and estimates the k new ones only, and its run
 //! scope holds one run for all its calls (SPEC LSE-6), as an agent's outer run does. The GIL is
 //! released while the node runs and taken only to call the reducer.
 //!
@@ -45,12 +48,13 @@ use hybrid_compaction_oracle::wire::strict;
 use hybrid_compaction_oracle::wire::CaseError;
 use hybrid_compaction_oracle::Engine;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyList, PyString};
 use serde_json::{json, Value as Json};
 
 use crate::record::TraceRecorder;
+use crate::witness::Reads;
 
-use crate::{pyvalue, transcript};
+use crate::{pyvalue, reuse, transcript};
 
 /// The dispatch step of the node (SPEC NODE-2 step 4): nothing leaves the process; the bounded
 /// list is read from the call's record.
@@ -88,7 +92,7 @@ struct PyReducer {
     /// Anthropic's top-level system: not the reducer's, put back before its answer.
     system: Option<Message>,
     /// The request of the next attempt, as messages and as the caller's objects.
-    expected: (Vec<Message>, Py<PyList>),
+    expected: (Expected, Py<PyList>),
     /// The objects each attempt returned, in order.
     returned: Vec<Py<PyList>>,
     problem: Option<Problem>,
@@ -112,7 +116,30 @@ impl PyReducer {
             Some(s) if request.first() == Some(s) => &request[1..],
             _ => request,
         };
-        (body == self.expected.0.as_slice()).then(|| self.expected.1.clone_ref(py))
+        self.expected
+            .0
+            .is(body)
+            .then(|| self.expected.1.clone_ref(py))
+    }
+}
+
+/// The request the reducer is expected to get next (see the module docs).
+enum Expected {
+    /// The history: the baseline's entries (the system excluded).
+    History(Vec<Entry>),
+    /// The previous attempt's proposal.
+    Proposal(Vec<Message>),
+}
+
+impl Expected {
+    fn is(&self, request: &[Message]) -> bool {
+        match self {
+            Expected::History(entries) => {
+                request.len() == entries.len()
+                    && request.iter().zip(entries).all(|(m, e)| m == e.message())
+            }
+            Expected::Proposal(messages) => request == messages.as_slice(),
+        }
     }
 }
 
@@ -164,7 +191,7 @@ impl UpstreamReducer for PyReducer {
                 Ok(m) => m,
                 Err(e) => return Err(self.fail(Problem::Answer(transcript::refusal(&e)))),
             };
-            self.expected = (parsed.clone(), objects.clone_ref(py));
+            self.expected = (Expected::Proposal(parsed.clone()), objects.clone_ref(py));
             self.returned.push(objects);
             if let Some(s) = &self.system {
                 parsed.insert(0, s.clone());
@@ -183,6 +210,8 @@ pub struct Session {
     workflow: String,
     /// The last call's record, until [`Session::take_record`] writes it.
     last: Option<CallTrace>,
+    /// What the previous call converted ([`reuse`]).
+    cache: reuse::Cache,
 }
 
 /// The answer of [`Session::compact`]: `(status, JSON payload, the reducer's objects per attempt,
@@ -231,6 +260,7 @@ pub fn new_session(
             scope,
             workflow,
             last: None,
+            cache: reuse::Cache::default(),
         }),
         String::new(),
         String::new(),
@@ -260,61 +290,44 @@ impl Session {
                 return ("refused", payload.to_string(), Vec::new(), None);
             }
         };
-        let messages = t.messages();
-        let system = (t.format() == TranscriptFormat::AnthropicMessages
-            && messages.len() > objects.bind(py).len())
-        .then(|| messages[0].clone());
-        let body = messages[usize::from(system.is_some())..].to_vec();
-        let offset = usize::from(system.is_some());
-        let mut reducer = PyReducer {
-            callable: reducer,
-            format: t.format(),
-            serialize,
-            system,
-            expected: (body, objects),
-            returned: Vec::new(),
-            problem: None,
+        let system = t.format() == TranscriptFormat::AnthropicMessages
+            && t.entries().len() > objects.bind(py).len();
+        self.run(py, &t, system, objects, reducer, serialize)
+    }
+
+    /// [`Session::compact`] on the caller's `objects` themselves (`format` a wire name,
+    /// `system` Anthropic's, `overrides` the transcript member or `None`), converting only the
+    /// messages not provably unchanged since the previous call ([`reuse`]); `writer` and `names`
+    /// are the package's LangChain writer and the attributes it reads, `token` the ABC cache
+    /// token. `None`: a refusal or an exception, which the caller raises by converting the whole
+    /// transcript with [`Session::compact`].
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (format, objects, system, overrides, writer, names, pydantic_getattr, token, reducer, serialize))]
+    fn compact_objects(
+        &mut self,
+        py: Python<'_>,
+        format: &str,
+        objects: Py<PyList>,
+        system: Option<Bound<'_, PyAny>>,
+        overrides: Option<Bound<'_, PyAny>>,
+        writer: Bound<'_, PyAny>,
+        names: Vec<Bound<'_, PyString>>,
+        pydantic_getattr: Option<Bound<'_, PyAny>>,
+        token: i64,
+        reducer: Option<Py<PyAny>>,
+        serialize: Py<PyAny>,
+    ) -> Option<Compacted> {
+        let inputs = reuse::Inputs {
+            format: TranscriptFormat::from_name(format)?,
+            objects: objects.bind(py),
+            system: system.as_ref(),
+            overrides: overrides.as_ref(),
+            writer: &writer,
+            reads: Reads::new(py, names, pydantic_getattr).ok()?,
+            token,
         };
-        let collector = Arc::new(Collector::default());
-        let reporter = Reporter::new(Arc::new(NoSink), ReporterIdentity::workflow(&self.workflow));
-        let options = NodeOptions {
-            policy: self.policy.clone(),
-            reducer: &mut reducer,
-        };
-        let Ok(NodeSelection::Installed(node)) =
-            select(true, Some(options), Capture, Some(reporter))
-        else {
-            // Unreachable (SPEC NODE-1: the switch with options installs a node); never a panic.
-            let payload =
-                json!({"kind": "InvalidOperation", "message": "no compaction node was installed"});
-            return ("failed", payload.to_string(), Vec::new(), None);
-        };
-        let mut node = node
-            .with_classifier(Box::new(t.classifier()))
-            .with_trace_observer(collector.clone());
-        let scope = &mut self.scope;
-        let outcome = py.detach(|| {
-            node.call(scope, &messages, &CancellationToken::new())
-                .map(|_| ())
-        });
-        drop(node);
-        let record = collector.take().pop();
-        let mut payload = answer(&t, record.as_ref(), &outcome, offset);
-        self.last = record;
-        let status = match &outcome {
-            Ok(()) => "ok",
-            Err(NodeError::Terminated(_)) => "terminated",
-            Err(_) => "failed",
-        };
-        let raised = match reducer.problem {
-            Some(Problem::Raised(e)) => Some(e),
-            Some(Problem::Answer((kind, path, reason))) => {
-                payload["answer"] = json!({"kind": kind, "path": path, "reason": reason});
-                None
-            }
-            None => None,
-        };
-        (status, payload.to_string(), reducer.returned, raised)
+        let t = self.cache.transcript(&inputs)?;
+        Some(self.run(py, &t, system.is_some(), objects, reducer, serialize))
     }
 
     /// The trace line of the last call for `recorder` (`docs/TRACE.md`), once.
@@ -332,6 +345,71 @@ impl Session {
     /// the recorder named the run.
     fn end_run(&self, mut recorder: PyRefMut<'_, TraceRecorder>) -> Option<String> {
         self.scope.current().and_then(|run| recorder.end_run(run))
+    }
+}
+
+impl Session {
+    /// One call of the node on `t`'s entries (`system`: its first is Anthropic's system, not one
+    /// of `objects`).
+    fn run(
+        &mut self,
+        py: Python<'_>,
+        t: &Transcript,
+        system: bool,
+        objects: Py<PyList>,
+        reducer: Option<Py<PyAny>>,
+        serialize: Py<PyAny>,
+    ) -> Compacted {
+        let entries = t.entries().to_vec();
+        let offset = usize::from(system);
+        let system = system.then(|| entries[0].message().clone());
+        let mut reducer = PyReducer {
+            callable: reducer,
+            format: t.format(),
+            serialize,
+            system,
+            expected: (Expected::History(entries[offset..].to_vec()), objects),
+            returned: Vec::new(),
+            problem: None,
+        };
+        let collector = Arc::new(Collector::default());
+        let reporter = Reporter::new(Arc::new(NoSink), ReporterIdentity::workflow(&self.workflow));
+        let options = NodeOptions {
+            policy: self.policy.clone(),
+            reducer: &mut reducer,
+        };
+        let Ok(NodeSelection::Installed(node)) =
+            select(true, Some(options), Capture, Some(reporter))
+        else {
+            // Unreachable (SPEC NODE-1: the switch with options installs a node); never a panic.
+            let payload =
+                json!({"kind": "InvalidOperation", "message": "no compaction node was installed"});
+            return ("failed", payload.to_string(), Vec::new(), None);
+        };
+        let mut node = node.with_trace_observer(collector.clone());
+        let scope = &mut self.scope;
+        let outcome = py.detach(|| {
+            node.call_adapted(scope, entries, &CancellationToken::new())
+                .map(|_| ())
+        });
+        drop(node);
+        let record = collector.take().pop();
+        let mut payload = answer(t, record.as_ref(), &outcome, offset);
+        self.last = record;
+        let status = match &outcome {
+            Ok(()) => "ok",
+            Err(NodeError::Terminated(_)) => "terminated",
+            Err(_) => "failed",
+        };
+        let raised = match reducer.problem {
+            Some(Problem::Raised(e)) => Some(e),
+            Some(Problem::Answer((kind, path, reason))) => {
+                payload["answer"] = json!({"kind": kind, "path": path, "reason": reason});
+                None
+            }
+            None => None,
+        };
+        (status, payload.to_string(), reducer.returned, raised)
     }
 }
 

@@ -28,7 +28,9 @@
 mod compact;
 mod pyvalue;
 mod record;
+mod reuse;
 mod transcript;
+mod witness;
 
 use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;

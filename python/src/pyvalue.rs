@@ -43,21 +43,29 @@ pub struct Refusal {
 /// Converts `value` (the whole case) to JSON text; an integer beyond 64 bits becomes the number
 /// its JSON text parses to, as the CLI reads it.
 pub fn to_json(value: &Bound<'_, PyAny>) -> Result<String, Refusal> {
-    to_json_with(value, false)
+    to_json_with(value, false, 0)
 }
 
 /// Converts `value` (a transcript) to JSON text, refusing an integer beyond 64 bits: the
 /// transcript's JSON values are read as 64-bit integers or floats, and a float would make
 /// `2**70` equal `2**70 + 1` (SPEC TRN-12 keeps such integers exact only in argument *text*).
 pub fn to_json_exact(value: &Bound<'_, PyAny>) -> Result<String, Refusal> {
-    to_json_with(value, true)
+    to_json_with(value, true, 0)
 }
 
-fn to_json_with(value: &Bound<'_, PyAny>, exact: bool) -> Result<String, Refusal> {
+/// [`to_json_exact`] of a value `depth` levels below the transcript object (a message: 2), so
+/// that it is refused for nesting exactly when the whole transcript's text would be; paths are
+/// relative to the value.
+pub fn to_json_exact_at(value: &Bound<'_, PyAny>, depth: usize) -> Result<String, Refusal> {
+    to_json_with(value, true, depth)
+}
+
+fn to_json_with(value: &Bound<'_, PyAny>, exact: bool, depth: usize) -> Result<String, Refusal> {
     let mut w = Writer {
         path: Vec::new(),
         out: String::new(),
         exact,
+        depth,
     };
     w.convert(value).map_err(|message| Refusal {
         path: render(&w.path),
@@ -66,11 +74,13 @@ fn to_json_with(value: &Bound<'_, PyAny>, exact: bool) -> Result<String, Refusal
     Ok(w.out)
 }
 
-/// The JSON text written so far, where the writer is, and whether integers must be exact.
+/// The JSON text written so far, where the writer is, whether integers must be exact, and how
+/// deep below the whole text the value written is.
 struct Writer {
     path: Vec<Segment>,
     out: String,
     exact: bool,
+    depth: usize,
 }
 
 /// Appends `v` as JSON text (a string with its escapes, a number as `serde_json` prints it).
@@ -118,7 +128,7 @@ impl Writer {
             write(&mut self.out, &scalar);
             return Ok(());
         }
-        let depth = self.path.len() + 1;
+        let depth = self.depth + self.path.len() + 1;
         if let Ok(d) = v.cast::<PyDict>() {
             nesting(depth)?;
             return self.object(d.items().iter());

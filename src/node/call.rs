@@ -33,6 +33,13 @@ use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
 use crate::engine::diagnostics;
 use crate::lease::{CallSlot, RunScope, ScopeGuard};
 
+/// What a call assembles from: the host's messages (adapted by the node's classifier) or the
+/// entries the host adapted itself ([`CompactionNode::call_adapted`]).
+enum Baseline<'a> {
+    Messages(&'a [Message]),
+    Entries(Vec<Entry>),
+}
+
 /// The real provider's own, opaque failure. Its text never reaches an event (SPEC EVT-6).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("provider call failed: {0}")]
@@ -410,7 +417,7 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
     fn assemble(
         &mut self,
         slot: &CallSlot,
-        messages: &[Message],
+        messages: Baseline<'_>,
         cancel: &CancellationToken,
         trace: &mut Option<Recorder>,
     ) -> Result<Composed, NodeError> {
@@ -424,8 +431,11 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
         }
         self.revalidate()?;
         // 2. the lease was taken when entering the gate (`slot.lease()`).
-        // 3. adapt messages (SPEC CLS-1).
-        let baseline = adapt(messages, &mut *self.classifier).map_err(NodeError::Adapt)?;
+        // 3. adapt messages (SPEC CLS-1), unless the host did.
+        let baseline = match messages {
+            Baseline::Messages(m) => adapt(m, &mut *self.classifier).map_err(NodeError::Adapt)?,
+            Baseline::Entries(e) => e,
+        };
         // 4. snapshot integration; no provider -> InvalidOperation.
         let provider = self
             .integration
@@ -530,6 +540,28 @@ impl<C: ChatClient, U: UpstreamReducer> CompactionNode<C, U> {
         messages: &[Message],
         cancel: &CancellationToken,
     ) -> Result<Dispatched<C::Reply>, NodeError> {
+        self.call_baseline(scope, Baseline::Messages(messages), cancel)
+    }
+
+    /// [`CompactionNode::call`] on `entries` the host adapted itself: what adapting its messages
+    /// with the node's classifier (SPEC CLS-1, NODE-3 step 3) gives, for a host that keeps its
+    /// messages' entries across calls (`hybrid_compaction::transcript::reuse`), so that a repeat
+    /// call adapts, and the memo (EST-7) digests, only its new messages.
+    pub fn call_adapted(
+        &mut self,
+        scope: &mut RunScope,
+        entries: Vec<Entry>,
+        cancel: &CancellationToken,
+    ) -> Result<Dispatched<C::Reply>, NodeError> {
+        self.call_baseline(scope, Baseline::Entries(entries), cancel)
+    }
+
+    fn call_baseline(
+        &mut self,
+        scope: &mut RunScope,
+        messages: Baseline<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Dispatched<C::Reply>, NodeError> {
         let reporting = self.reporter.is_some();
         let mut trace = Recorder::start(self.observer.as_ref(), &self.policy, cancel, reporting);
         let outcome = self.call_inner(scope, messages, cancel, &mut trace);
@@ -544,7 +576,7 @@ impl<C: ChatClient, U: UpstreamReducer> CompactionNode<C, U> {
     fn call_inner(
         &mut self,
         scope: &mut RunScope,
-        messages: &[Message],
+        messages: Baseline<'_>,
         cancel: &CancellationToken,
         trace: &mut Option<Recorder>,
     ) -> Result<Dispatched<C::Reply>, NodeError> {
@@ -731,7 +763,8 @@ impl<C: StreamingChatClient, U: UpstreamReducer> CompactionNode<C, U> {
             Ok(s) => s,
             Err(e) => return Err(fail(trace, NodeError::Lease(e))),
         };
-        let composed = match self.assemble(&slot, messages, cancel, &mut trace) {
+        let composed = match self.assemble(&slot, Baseline::Messages(messages), cancel, &mut trace)
+        {
             Ok(c) => c,
             Err(e) => {
                 let _ = slot.release();

@@ -25,22 +25,32 @@ pub(crate) fn adapt(
 ) -> Result<Vec<Adapted>, TranscriptError> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     if let Some(s) = system {
-        let texts = text_blocks(s, "$.system", &[])?;
-        out.push(Adapted {
-            message: Message::new(ROLE_SYSTEM, texts.into_iter().map(Part::Text).collect()),
-            given_id: None,
-            source: Source::System(s.clone()),
-        });
+        out.push(adapt_system(s)?);
     }
     for (i, m) in messages.iter().enumerate() {
-        let path = format!("$.messages[{i}]");
-        out.push(Adapted {
-            message: message(m, &path)?,
-            given_id: None,
-            source: Source::Message(m.clone()),
-        });
+        out.push(adapt_one(i, m)?);
     }
     Ok(out)
+}
+
+/// Adapts the top-level `system` (TRN-3).
+pub(crate) fn adapt_system(s: &Json) -> Result<Adapted, TranscriptError> {
+    let texts = text_blocks(s, "$.system", &[])?;
+    Ok(Adapted {
+        message: Message::new(ROLE_SYSTEM, texts.into_iter().map(Part::Text).collect()),
+        given_id: None,
+        source: Source::System(s.clone()),
+    })
+}
+
+/// Adapts `messages[i]` alone (TRN-3: a message's adaptation reads only the message).
+pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> {
+    let path = format!("$.messages[{i}]");
+    Ok(Adapted {
+        message: message(m, &path)?,
+        given_id: None,
+        source: Source::Message(m.clone()),
+    })
 }
 
 fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {

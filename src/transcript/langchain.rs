@@ -37,17 +37,20 @@ pub(crate) fn adapt(messages: &[Json]) -> Result<Vec<Adapted>, TranscriptError> 
     messages
         .iter()
         .enumerate()
-        .map(|(i, m)| {
-            let path = format!("$.messages[{i}]");
-            let (ty, data, dpath) = normalize(m, &path)?;
-            let given_id = opt_string(&data, "id", &dpath)?.filter(|id| !id.trim().is_empty());
-            Ok(Adapted {
-                message: message(&ty, &data, &path, &dpath)?,
-                given_id,
-                source: Source::Message(m.clone()),
-            })
-        })
+        .map(|(i, m)| adapt_one(i, m))
         .collect()
+}
+
+/// Adapts `messages[i]` alone (TRN-4: a message's adaptation reads only the message).
+pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> {
+    let path = format!("$.messages[{i}]");
+    let (ty, data, dpath) = normalize(m, &path)?;
+    let given_id = opt_string(&data, "id", &dpath)?.filter(|id| !id.trim().is_empty());
+    Ok(Adapted {
+        message: message(&ty, &data, &path, &dpath)?,
+        given_id,
+        source: Source::Message(m.clone()),
+    })
 }
 
 /// The message type LangChain's role names stand for (`convert_to_messages`), or `None`.

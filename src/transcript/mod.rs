@@ -22,14 +22,17 @@ pub mod anthropic;
 pub mod json;
 pub mod langchain;
 pub mod openai;
+pub mod reuse;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use hybrid_compaction_model::classifier::{Classifier, ClassifierError};
-use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::message::{Message, Part, ROLE_SYSTEM};
+use rustc_hash::FxHashMap;
 use serde_json::Value as Json;
 
 use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
@@ -142,7 +145,11 @@ pub(crate) enum Source {
 pub struct Transcript {
     format: TranscriptFormat,
     entries: Vec<Entry>,
-    sources: HashMap<String, (Message, Source, usize)>,
+    /// Parallel to `entries`: what each was adapted from (shared, so a host that reuses a
+    /// message's adaptation across calls, [`reuse`], copies no content).
+    adapted: Vec<Arc<Adapted>>,
+    /// Entry id -> position (the last one when ids repeat).
+    positions: FxHashMap<EntryId, usize>,
     overrides: BTreeMap<usize, EntryKind>,
 }
 
@@ -187,7 +194,7 @@ impl Transcript {
         };
         let ids = parse_ids(obj.get("ids"), adapted.len())?;
         let overrides = parse_overrides(obj.get("overrides"), adapted.len())?;
-        refuse_inapplicable(&overrides, &adapted)?;
+        refuse_inapplicable(&overrides, |i| &adapted[i].message)?;
         Transcript::classify(format, adapted, ids, overrides)
     }
 
@@ -208,18 +215,42 @@ impl Transcript {
             derived: ContentHashClassifier::new(),
         };
         let entries = adapt(&messages, &mut classifier)?;
-        let sources = entries
-            .iter()
-            .zip(adapted)
-            .enumerate()
-            .map(|(i, (e, a))| (e.id().as_str().to_owned(), (a.message, a.source, i)))
-            .collect();
-        Ok(Transcript {
+        let adapted = adapted.into_iter().map(Arc::new).collect();
+        Ok(Transcript::new(
             format,
             entries,
-            sources,
-            overrides: classifier.overrides,
-        })
+            adapted,
+            classifier.overrides,
+        ))
+    }
+
+    /// A transcript of `entries` adapted from `adapted` (parallel), with `overrides`.
+    fn new(
+        format: TranscriptFormat,
+        entries: Vec<Entry>,
+        adapted: Vec<Arc<Adapted>>,
+        overrides: BTreeMap<usize, EntryKind>,
+    ) -> Transcript {
+        let positions = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id().clone(), i))
+            .collect();
+        Transcript {
+            format,
+            entries,
+            adapted,
+            positions,
+            overrides,
+        }
+    }
+
+    /// The adapted message `entry` is still the message at this position adapted from, if any:
+    /// the position's own entry (the same allocation) or an equal message (VER-2).
+    fn source(&self, entry: &Entry) -> Option<(usize, &Adapted)> {
+        let &i = self.positions.get(entry.id().as_str())?;
+        let a = &self.adapted[i];
+        (self.entries[i].ptr_eq(entry) || a.message == *entry.message()).then_some((i, &**a))
     }
 
     /// The format.
@@ -255,10 +286,7 @@ impl Transcript {
     /// The position of the adapted message `entry` still is: its id was adapted from this
     /// transcript and its message is equal (VER-2) to the adapted one (TRN-6's "verbatim" case).
     pub fn position(&self, entry: &Entry) -> Option<usize> {
-        match self.sources.get(entry.id().as_str()) {
-            Some((message, _, i)) if message == entry.message() => Some(*i),
-            _ => None,
-        }
+        self.source(entry).map(|(i, _)| i)
     }
 
     /// Renders `entries` (typically an assembly's final list) as a transcript object of the
@@ -267,8 +295,8 @@ impl Transcript {
         let mut messages = Vec::new();
         let mut system = Vec::new();
         for entry in entries {
-            match self.sources.get(entry.id().as_str()) {
-                Some((message, source, _)) if message == entry.message() => match source {
+            match self.source(entry) {
+                Some((_, a)) => match &a.source {
                     Source::Message(j) => messages.push(j.clone()),
                     Source::System(j) => system.push(j.clone()),
                 },
@@ -370,12 +398,12 @@ impl Classifier for Replay {
 
 /// SPEC TRN-13: an override of a message whose kind CLS-1 decides before consulting it (steps 1
 /// and 2: tool content, role `system`) would be ignored; it is an error instead.
-fn refuse_inapplicable(
+fn refuse_inapplicable<'a>(
     overrides: &BTreeMap<usize, EntryKind>,
-    adapted: &[Adapted],
+    message: impl Fn(usize) -> &'a Message,
 ) -> Result<(), TranscriptError> {
     for &i in overrides.keys() {
-        let m = &adapted[i].message;
+        let m = message(i);
         let decided = if m.parts.iter().any(|p| !matches!(p, Part::Text(_))) {
             "it holds tool calls or results, so it is a ToolExchange (CLS-1 step 1)"
         } else if m.role == ROLE_SYSTEM {

@@ -30,15 +30,18 @@ pub(crate) fn adapt(messages: &[Json]) -> Result<Vec<Adapted>, TranscriptError> 
     messages
         .iter()
         .enumerate()
-        .map(|(i, m)| {
-            let path = format!("$.messages[{i}]");
-            Ok(Adapted {
-                message: message(m, &path)?,
-                given_id: None,
-                source: Source::Message(m.clone()),
-            })
-        })
+        .map(|(i, m)| adapt_one(i, m))
         .collect()
+}
+
+/// Adapts `messages[i]` alone (TRN-2: a message's adaptation reads only the message).
+pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> {
+    let path = format!("$.messages[{i}]");
+    Ok(Adapted {
+        message: message(m, &path)?,
+        given_id: None,
+        source: Source::Message(m.clone()),
+    })
 }
 
 fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {

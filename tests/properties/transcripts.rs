@@ -263,6 +263,8 @@ mod generated {
     //! under extension, and the unchanged list renders back to the input, verbatim.
 
     use super::*;
+    use hybrid_compaction::transcript::reuse::Adaptation;
+    use hybrid_compaction::transcript::TranscriptFormat;
     use proptest::prelude::*;
 
     fn text() -> impl Strategy<Value = String> {
@@ -382,8 +384,79 @@ mod generated {
         Ok(())
     }
 
+    /// A transcript reassembled from per-message adaptations (`transcript::reuse`), reusing
+    /// those `cache` holds for equal messages (adapted at other indices, in other transcripts),
+    /// is what `Transcript::parse` gives: entries, positions, renderings, refusals.
+    fn check_reuse(input: &Json, cache: &mut Vec<(Json, Adaptation)>) -> Result<(), TestCaseError> {
+        let format = TranscriptFormat::from_name(input["format"].as_str().unwrap()).unwrap();
+        let mut adaptations = Vec::new();
+        if let Some(s) = input.get("system") {
+            adaptations.push(Adaptation::system(s).unwrap());
+        }
+        for (i, m) in input["messages"].as_array().unwrap().iter().enumerate() {
+            let a = match cache.iter().find(|(j, _)| j == m) {
+                Some((_, a)) => a.clone(),
+                None => {
+                    let a = Adaptation::message(format, i, m).unwrap();
+                    cache.push((m.clone(), a.clone()));
+                    a
+                }
+            };
+            adaptations.push(a);
+        }
+        let got = Transcript::reassemble(
+            format,
+            &adaptations,
+            input.get("ids"),
+            input.get("overrides"),
+        );
+        match (got, Transcript::parse(input)) {
+            (Ok(got), Ok(want)) => {
+                prop_assert_eq!(got.entries(), want.entries());
+                for e in want.entries() {
+                    prop_assert_eq!(got.position(e), want.position(e));
+                }
+                prop_assert_eq!(got.render(got.entries()), want.render(want.entries()));
+            }
+            (Err(got), Err(want)) => prop_assert_eq!(got, want),
+            (got, want) => prop_assert!(
+                false,
+                "reassembled {:?}, parsed {:?}",
+                got.map(|_| ()),
+                want.map(|_| ())
+            ),
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn trn_5_cls_1_reassembly_from_kept_adaptations_is_parsing(
+            turns in prop::collection::vec(openai_turn(), 1..8),
+            order in prop::collection::vec(any::<prop::sample::Index>(), 1..16),
+            overrides in prop::collection::btree_map(0usize..16, prop::sample::select(vec!["Summary", "ConversationalMessage", "ToolExchange"]), 0..3),
+            ids in any::<bool>(),
+        ) {
+            let messages: Vec<Json> = turns.into_iter().flatten().collect();
+            let mut cache = Vec::new();
+            check_reuse(&json!({"format": "openai-chat", "messages": messages}), &mut cache)?;
+            // the same messages again, reordered, repeated (CLS-2's counters move) and
+            // overridden: the kept adaptations answer
+            let picked: Vec<Json> = order.iter().map(|i| i.get(&messages).clone()).collect();
+            let mut again = json!({"format": "openai-chat", "messages": picked});
+            let n = again["messages"].as_array().unwrap().len();
+            let o: serde_json::Map<String, Json> = overrides.iter().filter(|(i, _)| **i < n + 1)
+                .map(|(i, k)| (i.to_string(), json!(k))).collect();
+            if !o.is_empty() {
+                again["overrides"] = Json::Object(o);
+            }
+            if ids {
+                again["ids"] = json!((0..n).map(|i| format!("m{}", i % 3)).collect::<Vec<_>>());
+            }
+            check_reuse(&again, &mut cache)?;
+        }
 
         #[test]
         fn trn_2_trn_6_openai_transcripts_round_trip(turns in prop::collection::vec(openai_turn(), 0..8)) {
