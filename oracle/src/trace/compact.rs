@@ -39,7 +39,7 @@ use rustc_hash::FxHashMap;
 use hybrid_compaction_model::entry::{Entry, EntryId};
 
 use super::answer::{Answers, Key};
-use super::entries::entry_at;
+use super::entries::{entry_at, entry_from};
 use super::format::{
     CallRecord, ReducerAnswer, RefItem, TraceEntry, TraceProposalItem, TraceResult,
     TraceVerification,
@@ -361,11 +361,16 @@ impl Tables {
             self.tables += 1;
         }
         for (i, t) in defs.into_iter().flatten().enumerate() {
-            let entry = entry_at(&t, || format!("$.defs[{i}]")).map_err(|e| e.to_string())?;
+            let path = || format!("$.defs[{i}]");
             let size = t.size;
+            let (entry, source) = if sources {
+                (entry_at(&t, path), Some(Arc::new(t)))
+            } else {
+                (entry_from(t, path), None)
+            };
             table.define(Def {
-                source: sources.then(|| Arc::new(t)),
-                entry,
+                source,
+                entry: entry.map_err(|e| e.to_string())?,
                 size,
             });
         }
