@@ -431,7 +431,8 @@ fn a_repeated_key_is_refused_at_every_position_of_a_large_object() {
                 .expect_err("a repeated key is refused");
             let path = format!("$.snapshots[0].entries[0].parts[0].call.arguments.{k}");
             assert!(
-                e.message.starts_with(&format!("{path}: duplicate key \"{k}\"")),
+                e.message
+                    .starts_with(&format!("{path}: duplicate key \"{k}\"")),
                 "{n} members, {k} repeated: {e}"
             );
         }

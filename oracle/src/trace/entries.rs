@@ -157,10 +157,8 @@ fn build(t: TraceEntry, path: &dyn Fn() -> String) -> Result<Entry, PrepareError
     for (i, r) in t.results.into_iter().flatten().enumerate() {
         let value = match &r.reference {
             Some(d) => Value::String(
-                ArtifactReference::new(digest(d, || {
-                    format!("{}.results[{i}].reference", path())
-                })?)
-                .to_string(),
+                ArtifactReference::new(digest(d, || format!("{}.results[{i}].reference", path()))?)
+                    .to_string(),
             ),
             None => Value::Null,
         };
