@@ -31,7 +31,6 @@
 //!   [`Resolved::key`] is the digest of a call's replay inputs (`answer` says what it covers),
 //!   under which the per-call checks find the answer of an earlier call with equal inputs.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -169,7 +168,7 @@ impl RunTable {
 /// The entry tables of the open runs.
 #[derive(Debug)]
 pub struct Tables {
-    runs: HashMap<String, RunTable>,
+    runs: FxHashMap<String, RunTable>,
     /// Tables of runs that ended in the batch being resolved (its calls still attach them).
     ended: Vec<RunTable>,
     tables: u64,
@@ -301,7 +300,7 @@ impl Tables {
     /// call is measured by a table of its own and replayed: the checker's reference mode).
     pub fn new(reuse: bool) -> Tables {
         Tables {
-            runs: HashMap::new(),
+            runs: FxHashMap::default(),
             ended: Vec::new(),
             tables: 0,
             reuse,
@@ -352,14 +351,15 @@ impl Tables {
         defs: Option<Vec<TraceEntry>>,
         sources: bool,
     ) -> Result<&mut RunTable, String> {
-        let next = self.tables;
-        let table = self.runs.entry(run.to_owned()).or_insert_with(|| {
+        if !self.runs.contains_key(run) {
             // Identifiers count tables: never reused within a check.
-            RunTable::new(next)
-        });
-        if table.id == next {
+            self.runs.insert(run.to_owned(), RunTable::new(self.tables));
             self.tables += 1;
         }
+        let table = self
+            .runs
+            .get_mut(run)
+            .ok_or_else(|| format!("$.run: the table of run {run:?} is missing"))?;
         for (i, t) in defs.into_iter().flatten().enumerate() {
             let path = || format!("$.defs[{i}]");
             let size = t.size;
