@@ -28,6 +28,11 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use hybrid_compaction_oracle::trace::{self, Options};
 use hybrid_compaction_oracle::{Engine, Implementation, Model};
 
+/// The command's allocator (`src/main.rs`), so the bench measures what `check` runs.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A trace of `runs` generated runs of about `initial` messages (`per_run` calls each, default
 /// 1 to 4), and its number of calls.
 fn recorded(runs: u64, initial: usize, per_run: Option<usize>, compact: bool) -> (String, usize) {

@@ -411,6 +411,34 @@ fn duplicate_keys_inside_arguments_and_sizes_are_refused() {
     }
 }
 
+/// A repeated key is refused whatever its position in an object and however many members
+/// came before it: the reader checks the first members of an object in place and spills the
+/// rest into a hash set, so repeats are tried on both sides of that boundary (objects of 1 to
+/// 40 members, each member repeated as the last one).
+#[test]
+fn a_repeated_key_is_refused_at_every_position_of_a_large_object() {
+    for n in 1..=40 {
+        let args: serde_json::Map<String, Json> = (0..n)
+            .map(|i| (format!("k{i:02}"), json!(i)))
+            .chain([("zz".to_owned(), json!(-1))])
+            .collect();
+        let distinct = with_call_arguments(Json::Object(args));
+        check(trace_with(&distinct.to_string()).as_bytes(), &quiet())
+            .unwrap_or_else(|e| panic!("{n} distinct keys are read: {e}"));
+        for j in 0..n {
+            let k = format!("k{j:02}");
+            let e = check(trace_with(&repeat_key(&distinct, &k)).as_bytes(), &quiet())
+                .expect_err("a repeated key is refused");
+            let path = format!("$.snapshots[0].entries[0].parts[0].call.arguments.{k}");
+            assert!(
+                e.message
+                    .starts_with(&format!("{path}: duplicate key \"{k}\"")),
+                "{n} members, {k} repeated: {e}"
+            );
+        }
+    }
+}
+
 /// The longest line of a trace, in bytes.
 fn longest(text: &str) -> usize {
     text.lines().map(str::len).max().unwrap_or(0)

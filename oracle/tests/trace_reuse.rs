@@ -452,3 +452,40 @@ fn trc_1_a_retried_call_is_answered_from_the_cache_and_reports_its_own_violation
         );
     }
 }
+
+/// The verdicts of a report: each violation's clause, line and call, and the counts (the
+/// messages name the implementation, so they are left out).
+fn verdicts(r: &Report) -> (Vec<(&'static str, usize, String)>, usize, usize) {
+    let v = r
+        .violations
+        .iter()
+        .map(|v| (v.clause, v.line, v.call.clone()))
+        .collect();
+    (v, r.calls, r.replayed)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// SPEC TRC-1: the engine's seam reuses one assembler per thread across calls
+    /// (`hybrid_compaction::seam::Engine::assemble`); after hundreds of calls of different runs,
+    /// sizes and policies on one thread (and on two), its verdicts are the specification's,
+    /// which builds everything afresh, on generated runs with retried calls and seeded faults.
+    #[test]
+    fn trc_1_the_engines_reused_assembler_judges_as_the_specification(
+        seed in any::<u64>(),
+        content in any::<bool>(),
+        edits in proptest::collection::vec(edit_strategy(), 0..8),
+    ) {
+        let mut lines = compact_lines(seed..seed + 6, content, 24);
+        for (tag, e) in edits.iter().enumerate() {
+            apply(&mut lines, e, tag);
+        }
+        let text = to_text(&lines);
+        let model = check(&text, &Model, false, 1);
+        for jobs in [1, 2] {
+            let engine = check(&text, &Engine, true, jobs);
+            prop_assert_eq!(verdicts(&engine), verdicts(&model), "engine, {} jobs (left), specification (right)\n{}", jobs, text);
+        }
+    }
+}

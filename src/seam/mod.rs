@@ -50,6 +50,13 @@ use crate::engine::{
     assemble, bridge, classify, diagnostics, estimate, exchange, preserve, verify,
 };
 
+thread_local! {
+    /// The assembler [`Engine::assemble`] reuses on this thread (`None` while a call holds it):
+    /// a checker replaying thousands of calls allocates its working buffers once per worker,
+    /// as a host's node does (`docs/PERFORMANCE.md`, "Trace checking").
+    static ASSEMBLER: std::cell::Cell<Option<assemble::Assembler>> = const { std::cell::Cell::new(None) };
+}
+
 /// The library, as the seam sees it (`engine` on the command line).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Engine;
@@ -127,7 +134,13 @@ impl Implementation for Engine {
         reducer: &mut dyn Reducer,
         cancel: &CancellationToken,
     ) -> Result<AssemblyResult, AssemblyError> {
-        assemble::assemble(policy, provider, reducer, cancel)
+        // One assembler per thread, reused across calls (its buffers survive; each call starts
+        // its size cache afresh). It is taken out for the call: a nested call on the thread
+        // gets a fresh one, and one that unwinds is dropped, never reused half-way.
+        let mut assembler = ASSEMBLER.with(std::cell::Cell::take).unwrap_or_default();
+        let result = assembler.assemble(policy, provider, reducer, cancel);
+        ASSEMBLER.with(|cell| cell.set(Some(assembler)));
+        result
     }
     fn evict(&self, entries: &[Entry]) -> Vec<Entry> {
         assemble::evict(entries)

@@ -31,7 +31,6 @@
 //!   [`Resolved::key`] is the digest of a call's replay inputs (`answer` says what it covers),
 //!   under which the per-call checks find the answer of an earlier call with equal inputs.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -39,7 +38,7 @@ use rustc_hash::FxHashMap;
 use hybrid_compaction_model::entry::{Entry, EntryId};
 
 use super::answer::{Answers, Key};
-use super::entries::entry_at;
+use super::entries::{entry_at, entry_from};
 use super::format::{
     CallRecord, ReducerAnswer, RefItem, TraceEntry, TraceProposalItem, TraceResult,
     TraceVerification,
@@ -169,7 +168,7 @@ impl RunTable {
 /// The entry tables of the open runs.
 #[derive(Debug)]
 pub struct Tables {
-    runs: HashMap<String, RunTable>,
+    runs: FxHashMap<String, RunTable>,
     /// Tables of runs that ended in the batch being resolved (its calls still attach them).
     ended: Vec<RunTable>,
     tables: u64,
@@ -301,7 +300,7 @@ impl Tables {
     /// call is measured by a table of its own and replayed: the checker's reference mode).
     pub fn new(reuse: bool) -> Tables {
         Tables {
-            runs: HashMap::new(),
+            runs: FxHashMap::default(),
             ended: Vec::new(),
             tables: 0,
             reuse,
@@ -352,20 +351,26 @@ impl Tables {
         defs: Option<Vec<TraceEntry>>,
         sources: bool,
     ) -> Result<&mut RunTable, String> {
-        let next = self.tables;
-        let table = self.runs.entry(run.to_owned()).or_insert_with(|| {
+        if !self.runs.contains_key(run) {
             // Identifiers count tables: never reused within a check.
-            RunTable::new(next)
-        });
-        if table.id == next {
+            self.runs.insert(run.to_owned(), RunTable::new(self.tables));
             self.tables += 1;
         }
+        let table = self
+            .runs
+            .get_mut(run)
+            .ok_or_else(|| format!("$.run: the table of run {run:?} is missing"))?;
         for (i, t) in defs.into_iter().flatten().enumerate() {
-            let entry = entry_at(&t, || format!("$.defs[{i}]")).map_err(|e| e.to_string())?;
+            let path = || format!("$.defs[{i}]");
             let size = t.size;
+            let (entry, source) = if sources {
+                (entry_at(&t, path), Some(Arc::new(t)))
+            } else {
+                (entry_from(t, path), None)
+            };
             table.define(Def {
-                source: sources.then(|| Arc::new(t)),
-                entry,
+                source,
+                entry: entry.map_err(|e| e.to_string())?,
                 size,
             });
         }

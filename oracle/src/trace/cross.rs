@@ -7,7 +7,7 @@
 //! numbers are not compared across calls (SPEC TRC-11 says why). A `runEnd` record drops it, so memory
 //! follows the number of runs open at once, not the trace length.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::format::{CallRecord, ObservedRecord};
 use super::invariants::{Finding, RunFacts};
@@ -134,18 +134,25 @@ impl Cross {
                 ),
             );
         }
+        // (Keys and call ids are copied only when a digest is new or its entry changes.)
         for d in &facts.captured {
-            let c = state
-                .captured_at
-                .entry(d.clone())
-                .or_insert((at, rec.call.to_owned()));
-            if at > c.0 {
-                *c = (at, rec.call.to_owned());
+            match state.captured_at.get_mut(d) {
+                Some(c) if at > c.0 => *c = (at, rec.call.to_owned()),
+                Some(_) => {}
+                None => {
+                    state
+                        .captured_at
+                        .insert(d.clone(), (at, rec.call.to_owned()));
+                }
             }
         }
         for d in &facts.committed {
-            let c = state.committed_at.entry(d.clone()).or_insert(at);
-            *c = (*c).min(at);
+            match state.committed_at.get_mut(d) {
+                Some(c) => *c = (*c).min(at),
+                None => {
+                    state.committed_at.insert(d.clone(), at);
+                }
+            }
         }
         // TRC-8: a body reaches the provider at most once per run.
         for d in &facts.committed {

@@ -39,52 +39,74 @@ pub(super) fn unreadable(path: &str, e: CaseError) -> PrepareError {
     }
 }
 
-fn digest(hex: &str, path: &str) -> Result<Digest, PrepareError> {
+fn digest(hex: &str, path: impl FnOnce() -> String) -> Result<Digest, PrepareError> {
     Digest::parse(hex).map_err(|_| {
         PrepareError::Unreadable(format!(
-            "{path}: expected 64 lowercase hex digits, got {hex:?}"
+            "{}: expected 64 lowercase hex digits, got {hex:?}",
+            path()
         ))
     })
 }
 
 /// Builds one entry, with content or redacted.
 pub fn entry(t: &TraceEntry, path: &str) -> Result<Entry, PrepareError> {
+    build(t.clone(), &|| path.to_owned())
+}
+
+/// Builds one entry; the JSON path of an error is only formatted when there is one.
+pub fn entry_at(t: &TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
+    build(t.clone(), &path)
+}
+
+/// [`entry_at`] from an entry no longer needed as recorded: its strings move into the entry
+/// (the run's table builds each defined entry this way when it keeps no recorded copy).
+pub fn entry_from(t: TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
+    build(t, &path)
+}
+
+/// Builds one entry, with content or redacted, from its recorded form (moved in); `path` is
+/// the JSON path of the entry, formatted only for an error.
+fn build(t: TraceEntry, path: &dyn Fn() -> String) -> Result<Entry, PrepareError> {
     let redacted =
         t.digest.is_some() || t.calls.is_some() || t.results.is_some() || t.reference.is_some();
     let content = t.text.is_some() || t.parts.is_some() || t.segment.is_some();
     if redacted && content {
         return Err(PrepareError::Unreadable(format!(
-            "{path}: an entry has content (`text`, `parts`, `segment`) or is redacted (`digest`, `calls`, `results`, `reference`), not both"
+            "{}: an entry has content (`text`, `parts`, `segment`) or is redacted (`digest`, `calls`, `results`, `reference`), not both",
+            path()
         )));
     }
     if !redacted {
         let input = EntryInput {
-            id: t.id.clone(),
+            id: t.id,
             kind: t.kind,
-            role: t.role.clone(),
-            author: t.author.clone(),
-            text: t.text.clone(),
-            parts: t.parts.clone(),
-            segment: t.segment.clone(),
+            role: t.role,
+            author: t.author,
+            text: t.text,
+            parts: t.parts,
+            segment: t.segment,
         };
-        return convert::entry(&input, path).map_err(|e| unreadable(path, e));
+        return convert::entry(&input, "$").or_else(|_| {
+            let p = path();
+            convert::entry(&input, &p).map_err(|e| unreadable(&p, e))
+        });
     }
     let kind = convert::kind(t.kind);
-    let key = t.digest.clone().unwrap_or_default();
+    let key = t.digest.unwrap_or_default();
     let reference = match &t.reference {
-        Some(r) => Some(ArtifactReference::new(digest(
-            r,
-            &format!("{path}.reference"),
-        )?)),
+        Some(r) => Some(ArtifactReference::new(digest(r, || {
+            format!("{}.reference", path())
+        })?)),
         None => None,
     };
     let spec_error = |e: hybrid_compaction_model::entry::EntryError| {
-        PrepareError::Unreadable(format!("{path}: the SPEC rejects this entry: {e}"))
+        PrepareError::Unreadable(format!("{}: the SPEC rejects this entry: {e}", path()))
     };
     if kind == EntryKind::RecoverableContextSegment {
         let Some(reference) = reference else {
             return Err(PrepareError::Unreadable(format!(
-                "{path}: a redacted RecoverableContextSegment needs `reference`"
+                "{}: a redacted RecoverableContextSegment needs `reference`",
+                path()
             )));
         };
         return Entry::recoverable(
@@ -96,41 +118,23 @@ pub fn entry(t: &TraceEntry, path: &str) -> Result<Entry, PrepareError> {
         )
         .map_err(spec_error);
     }
-    let mut parts = Vec::new();
+    let mut parts = Vec::with_capacity(
+        1 + t.calls.as_ref().map_or(0, Vec::len) + t.results.as_ref().map_or(0, Vec::len),
+    );
     if kind == EntryKind::ArtifactReference {
         match reference {
             Some(r) => parts.push(Part::Text(r.to_string())),
             None => {
                 return Err(PrepareError::Unreadable(format!(
-                    "{path}: a redacted ArtifactReference needs `reference`"
+                    "{}: a redacted ArtifactReference needs `reference`",
+                    path()
                 )))
             }
         }
     } else {
         parts.push(Part::Text(key));
     }
-    for c in t.calls.iter().flatten() {
-        parts.push(Part::Call(FunctionCall {
-            call_id: c.call_id.clone(),
-            name: c.name.clone(),
-            arguments: None,
-            informational_only: false,
-        }));
-    }
-    for (i, r) in t.results.iter().flatten().enumerate() {
-        let value = match &r.reference {
-            Some(d) => Value::String(
-                ArtifactReference::new(digest(d, &format!("{path}.results[{i}].reference"))?)
-                    .to_string(),
-            ),
-            None => Value::Null,
-        };
-        parts.push(Part::Result(FunctionResult {
-            call_id: r.call_id.clone(),
-            value,
-        }));
-    }
-    let role = t.role.clone().unwrap_or_else(|| {
+    let role = t.role.unwrap_or_else(|| {
         if t.calls.as_ref().is_some_and(|c| !c.is_empty()) {
             ROLE_ASSISTANT
         } else if t.results.as_ref().is_some_and(|r| !r.is_empty()) {
@@ -142,15 +146,31 @@ pub fn entry(t: &TraceEntry, path: &str) -> Result<Entry, PrepareError> {
         }
         .to_owned()
     });
+    for c in t.calls.into_iter().flatten() {
+        parts.push(Part::Call(FunctionCall {
+            call_id: c.call_id,
+            name: c.name,
+            arguments: None,
+            informational_only: false,
+        }));
+    }
+    for (i, r) in t.results.into_iter().flatten().enumerate() {
+        let value = match &r.reference {
+            Some(d) => Value::String(
+                ArtifactReference::new(digest(d, || format!("{}.results[{i}].reference", path()))?)
+                    .to_string(),
+            ),
+            None => Value::Null,
+        };
+        parts.push(Part::Result(FunctionResult {
+            call_id: r.call_id,
+            value,
+        }));
+    }
     let message = Message {
         role,
-        author: t.author.clone(),
+        author: t.author,
         parts,
     };
     Entry::new(&t.id, kind, message).map_err(spec_error)
-}
-
-/// Builds one entry; the JSON path of an error is only formatted when there is one.
-pub fn entry_at(t: &TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
-    entry(t, "$").or_else(|_| entry(t, &path()))
 }

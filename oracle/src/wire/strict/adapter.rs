@@ -572,8 +572,9 @@ impl<'de> Deserializer<'de> for KeyDe<'de> {
 }
 
 /// Keys of an object kept inline for the repeated-key check (an object with more spills into a
-/// hash set).
-const INLINE_KEYS: usize = 8;
+/// hash set). Sixteen: a trace's call record, its result and its diagnostics (10-16 members
+/// each) are checked without allocating or hashing.
+const INLINE_KEYS: usize = 16;
 
 /// The keys of one object read so far: the first [`INLINE_KEYS`] borrowed ones in place (a
 /// small object allocates nothing for the check), the others (and keys with escapes, which the
