@@ -510,6 +510,14 @@ fn bench_path(c: &mut Criterion, path: Path) {
                 b.iter(|| black_box(run_model(s)))
             });
         }
+        // The floor again, right before the path at the same n: under a changing load a ratio
+        // of two neighbouring measurements is steadier than one against `Floor` minutes earlier.
+        let est = engine::estimate::Utf8ContextEstimator;
+        group.bench_with_input(
+            BenchmarkId::new("floor", n),
+            s.snapshot.entries(),
+            |b, e| b.iter(|| black_box(engine::estimate::size(e, &est))),
+        );
         let mut assembler = engine::assemble::Assembler::new();
         let mut r = reducer(&s);
         group.bench_with_input(BenchmarkId::new("engine", n), &s, |b, s| {
