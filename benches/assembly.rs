@@ -25,6 +25,10 @@
 //! `Assembler`); setup asserts it answers every recorded request as a plainly written reference
 //! does.
 //!
+//! `<path>/floor` is the floor again, over the path's snapshot, measured right before
+//! `<path>/engine` at the same n: under a changing load the ratio of two neighbouring
+//! measurements is steadier than one against `Floor`, measured minutes earlier.
+//!
 //! `Floor/two_captures_cloning` measures what a host that *copies* its history per capture
 //! (`Snapshot::new` over a cloned `Vec<Entry>`, as `StaticProvider`) would add to every run: two
 //! such captures and their drops (id validation excluded). Not part of any path above.

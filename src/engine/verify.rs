@@ -3,7 +3,7 @@
 //! The model searches the proposal and the original linearly for every id. The engine maps
 //! every proposed entry to its position in the original once (`pos[j]`, or `NONE` for a new
 //! id), builds the inverse map in a reusable buffer, and then runs the four checks of SPEC VER-1
-//! as single passes over the required positions and the proposal. Structural equality
+//! as single passes over the required positions and the proposal (checks 2 and 3 share one). Structural equality
 //! (SPEC VER-2) of two handles to the same allocation is decided without comparing contents,
 //! except that a message holding a NaN is never equal to itself (NaN != NaN).
 //!
