@@ -19,7 +19,15 @@
 //! `Reduced/host_reducer` and `PreservationFallback/host_reducer` measure the bench reducer alone
 //! (the host's code, counted inside the path's `engine` time): the same reducer answering the
 //! reduction requests the engine made on that path (recorded at setup), results dropped. The
-//! engine's own share of a path is its `engine` time minus `host_reducer`.
+//! engine's own share of a path is its `engine` time minus `host_reducer`. The bench reducer is
+//! written as a host would write one for speed (a merge walk over the required ids, which come
+//! by position, instead of a hash set; buffers kept across calls, as the engine keeps its
+//! `Assembler`); setup asserts it answers every recorded request as a plainly written reference
+//! does.
+//!
+//! `<path>/floor` is the floor again, over the path's snapshot, measured right before
+//! `<path>/engine` at the same n: under a changing load the ratio of two neighbouring
+//! measurements is steadier than one against `Floor`, measured minutes earlier.
 //!
 //! `Floor/two_captures_cloning` measures what a host that *copies* its history per capture
 //! (`Snapshot::new` over a cloned `Vec<Entry>`, as `StaticProvider`) would add to every run: two
@@ -193,10 +201,28 @@ impl SnapshotProvider for CloningProvider {
 /// Drops conversational entries outside the request's required set, keeping a shrinking
 /// fraction of them per attempt (`keep[a-1]` per mille of the originally droppable count), or
 /// echoes the request.
+///
+/// A host's reducer written for speed: the request's required ids come by position (SPEC PRE-4)
+/// and are entries of the request, so one merge walk over the entries finds them (no hashing),
+/// the droppable positions go into a buffer reused across attempts, and the proposal is copied
+/// from the request in runs between the dropped positions. [`ReferenceReducer`] (a hash set of
+/// the required ids, filtering twice) is the same rule written plainly; setup asserts that both
+/// answer every request of every path alike.
 struct BenchReducer {
     droppable: usize,
     keep_per_mille: [usize; 3],
     echo: bool,
+    /// Scratch: the request's droppable positions (reused across attempts and iterations).
+    drop_at: Vec<usize>,
+}
+
+impl BenchReducer {
+    /// How many droppable entries attempt `attempt` drops, of `present`.
+    fn skip(&self, attempt: i32, present: usize) -> usize {
+        let a = (attempt as usize).clamp(1, 3);
+        let target = self.droppable * self.keep_per_mille[a - 1] / 1000;
+        present.saturating_sub(target)
+    }
 }
 
 impl Reducer for BenchReducer {
@@ -204,7 +230,44 @@ impl Reducer for BenchReducer {
         &mut self,
         request: &ReductionRequest<'_>,
     ) -> Result<Option<Vec<Entry>>, ReducerError> {
+        let entries = request.entries;
         if self.echo {
+            return Ok(Some(entries.to_vec()));
+        }
+        let mut required = request.required_entry_ids.iter().peekable();
+        self.drop_at.clear();
+        for (i, e) in entries.iter().enumerate() {
+            let is_required = required.next_if(|r| *r == e.id()).is_some();
+            if !is_required && e.kind() == EntryKind::ConversationalMessage {
+                self.drop_at.push(i);
+            }
+        }
+        assert!(
+            required.peek().is_none(),
+            "required ids are entries of the request, by position"
+        );
+        let skip = self.skip(request.attempt_number, self.drop_at.len());
+        let mut out = Vec::with_capacity(entries.len() - skip);
+        let mut from = 0;
+        for &p in &self.drop_at[..skip] {
+            out.extend_from_slice(&entries[from..p]);
+            from = p + 1;
+        }
+        out.extend_from_slice(&entries[from..]);
+        Ok(Some(out))
+    }
+}
+
+/// [`BenchReducer`]'s rule written plainly (std's SipHash set of the required ids, two filter
+/// passes): the reference its answers are checked against at setup. Not timed.
+struct ReferenceReducer(BenchReducer);
+
+impl Reducer for ReferenceReducer {
+    fn reduce(
+        &mut self,
+        request: &ReductionRequest<'_>,
+    ) -> Result<Option<Vec<Entry>>, ReducerError> {
+        if self.0.echo {
             return Ok(Some(request.entries.to_vec()));
         }
         let required: HashSet<&str> = request
@@ -216,9 +279,7 @@ impl Reducer for BenchReducer {
             e.kind() == EntryKind::ConversationalMessage && !required.contains(e.id().as_str())
         };
         let present = request.entries.iter().filter(|e| droppable(e)).count();
-        let a = (request.attempt_number as usize).clamp(1, 3);
-        let target = self.droppable * self.keep_per_mille[a - 1] / 1000;
-        let mut skip = present.saturating_sub(target);
+        let mut skip = self.0.skip(request.attempt_number, present);
         Ok(Some(
             request
                 .entries
@@ -274,9 +335,31 @@ fn recorded_requests(s: &Setup) -> Vec<Recorded> {
     r.requests
 }
 
+/// Setup check: [`BenchReducer`] answers every recorded request as [`ReferenceReducer`] does
+/// (the same entries, same allocations, same order).
+fn assert_reducer_matches_reference(s: &Setup, requests: &[Recorded]) {
+    let (mut fast, mut reference) = (reducer(s), ReferenceReducer(reducer(s)));
+    for (k, (entries, required, attempt)) in requests.iter().enumerate() {
+        let request = ReductionRequest {
+            entries,
+            required_entry_ids: required,
+            policy: &s.engine_policy,
+            attempt_number: *attempt,
+        };
+        let a = fast.reduce(&request).expect("reducer").expect("proposal");
+        let b = reference
+            .reduce(&request)
+            .expect("reducer")
+            .expect("proposal");
+        assert!(
+            a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.ptr_eq(y)),
+            "bench reducer differs from the reference on request {k}"
+        );
+    }
+}
+
 /// The bench reducer alone, answering `requests` (what it costs inside an engine run).
-fn run_host_reducer(s: &Setup, requests: &[Recorded]) -> usize {
-    let mut r = reducer(s);
+fn run_host_reducer(s: &Setup, r: &mut BenchReducer, requests: &[Recorded]) -> usize {
     let mut kept = 0;
     for (entries, required, attempt) in requests {
         let request = ReductionRequest {
@@ -304,6 +387,8 @@ struct Setup {
     engine_policy: Policy,
     droppable: usize,
     echo: bool,
+    /// The reduction requests of one engine assembly, in order (recorded at setup).
+    requests: Vec<Recorded>,
 }
 
 fn policy(hard_limit: i32, threshold: i32, est: Arc<dyn Estimator>) -> Policy {
@@ -359,6 +444,7 @@ fn setup(n: usize, path: Path) -> Setup {
         engine_policy,
         droppable,
         echo,
+        requests: Vec::new(),
     };
     // Sanity: the path is the intended one, and model == engine on it (small n only).
     let expected = match path {
@@ -366,11 +452,18 @@ fn setup(n: usize, path: Path) -> Setup {
         Path::Reduced => Outcome::Reduced,
         Path::PreservationFallback => Outcome::PreservationFallback,
     };
-    let r = run_engine(&s, &mut engine::assemble::Assembler::new());
+    let r = run_engine(
+        &s,
+        &mut reducer(&s),
+        &mut engine::assemble::Assembler::new(),
+    );
     assert_eq!(r, expected, "engine path at n={n}");
     if n <= 1_000 {
         assert_eq!(run_model(&s), expected, "model path at n={n}");
     }
+    let mut s = s;
+    s.requests = recorded_requests(&s);
+    assert_reducer_matches_reference(&s, &s.requests);
     s
 }
 
@@ -379,15 +472,21 @@ fn reducer(s: &Setup) -> BenchReducer {
         droppable: s.droppable,
         keep_per_mille: [750, 500, 250],
         echo: s.echo,
+        drop_at: Vec::new(),
     }
 }
 
-fn run_engine(s: &Setup, assembler: &mut engine::assemble::Assembler) -> Outcome {
+/// One engine assembly; the host keeps its reducer (and its buffer) across calls, as the engine
+/// keeps its `Assembler`.
+fn run_engine(
+    s: &Setup,
+    r: &mut BenchReducer,
+    assembler: &mut engine::assemble::Assembler,
+) -> Outcome {
     let mut provider = CachedProvider(s.snapshot.clone());
-    let mut r = reducer(s);
     let token = CancellationToken::new();
     assembler
-        .assemble(&s.engine_policy, &mut provider, &mut r, &token)
+        .assemble(&s.engine_policy, &mut provider, r, &token)
         .expect("engine assembly")
         .outcome
 }
@@ -415,14 +514,23 @@ fn bench_path(c: &mut Criterion, path: Path) {
                 b.iter(|| black_box(run_model(s)))
             });
         }
+        // The floor again, right before the path at the same n: under a changing load a ratio
+        // of two neighbouring measurements is steadier than one against `Floor` minutes earlier.
+        let est = engine::estimate::Utf8ContextEstimator;
+        group.bench_with_input(
+            BenchmarkId::new("floor", n),
+            s.snapshot.entries(),
+            |b, e| b.iter(|| black_box(engine::estimate::size(e, &est))),
+        );
         let mut assembler = engine::assemble::Assembler::new();
+        let mut r = reducer(&s);
         group.bench_with_input(BenchmarkId::new("engine", n), &s, |b, s| {
-            b.iter(|| black_box(run_engine(s, &mut assembler)))
+            b.iter(|| black_box(run_engine(s, &mut r, &mut assembler)))
         });
         if path != Path::WithinLimit {
-            let requests = recorded_requests(&s);
+            let mut r = reducer(&s);
             group.bench_with_input(BenchmarkId::new("host_reducer", n), &s, |b, s| {
-                b.iter(|| black_box(run_host_reducer(s, &requests)))
+                b.iter(|| black_box(run_host_reducer(s, &mut r, &s.requests)))
             });
         }
     }

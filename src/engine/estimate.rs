@@ -409,7 +409,9 @@ impl SizeCache {
         Ok(s)
     }
 
-    /// The size of entry `pos` of `entries` (`cur`), estimating it on first use.
+    /// The size of entry `pos` of `entries` (`cur`), estimating it on first use. The cached
+    /// case (every later pass of a call) is a load and a compare, inlined into the summing
+    /// loops; the first use is out of line.
     #[inline]
     pub(crate) fn get(
         &mut self,
@@ -421,6 +423,17 @@ impl SizeCache {
         if cached >= 0 {
             return Ok(cached);
         }
+        self.first_use(entries, pos, estimator)
+    }
+
+    /// [`SizeCache::get`] for a position not estimated yet: by identity, else estimated.
+    #[inline(never)]
+    fn first_use(
+        &mut self,
+        entries: &[Entry],
+        pos: usize,
+        estimator: &dyn Estimator,
+    ) -> Result<i32, AssemblyError> {
         let s = if self.known.is_empty() {
             estimate_checked(&entries[pos], estimator)?
         } else {

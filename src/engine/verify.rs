@@ -3,7 +3,7 @@
 //! The model searches the proposal and the original linearly for every id. The engine maps
 //! every proposed entry to its position in the original once (`pos[j]`, or `NONE` for a new
 //! id), builds the inverse map in a reusable buffer, and then runs the four checks of SPEC VER-1
-//! as single passes over the required positions and the proposal. Structural equality
+//! as single passes over the required positions and the proposal (checks 2 and 3 share one). Structural equality
 //! (SPEC VER-2) of two handles to the same allocation is decided without comparing contents,
 //! except that a message holding a NaN is never equal to itself (NaN != NaN).
 //!
@@ -73,7 +73,8 @@ pub(crate) fn same_tool_sequence(orig: &Original<'_>, proposed: &[Entry], pos: &
 }
 
 impl Original<'_> {
-    /// SPEC VER-2 between original entry `p` and `e`.
+    /// SPEC VER-2 between original entry `p` and `e`. The same allocation (what reducers
+    /// return) is decided inline from the NaN flag; other handles compare contents out of line.
     #[inline]
     fn same_at(&self, p: usize, e: &Entry) -> bool {
         let o = &self.entries[p];
@@ -83,9 +84,16 @@ impl Original<'_> {
                 None => o.holds_nan(),
             }
         } else {
-            o.message() == e.message()
+            contents_equal(o, e)
         }
     }
+}
+
+/// SPEC VER-2 for two different allocations: their messages compared (out of line, so that
+/// [`Original::same_at`] stays small enough to inline).
+#[inline(never)]
+fn contents_equal(a: &Entry, b: &Entry) -> bool {
+    a.message() == b.message()
 }
 
 /// What the checks of one verification found (SPEC VER-1), turned into the result record
@@ -196,8 +204,7 @@ fn judge_analysed(
     fill_inverse(inv, orig.entries.len(), pos);
     let mut findings = Findings::default();
     check_required(orig, proposed, inv, &mut findings);
-    check_forged(proposed, pos, &mut findings);
-    check_retained(orig, proposed, pos, &mut findings);
+    check_forged_and_retained(orig, proposed, pos, &mut findings);
     // Check 4: tool self-consistency of the proposal.
     match analysis {
         None => tool_check(orig.analysis, orig.entries, &mut findings),
@@ -237,34 +244,42 @@ fn check_required(orig: &Original<'_>, proposed: &[Entry], inv: &[u32], f: &mut 
     }
 }
 
-/// Check 2 of SPEC VER-1: new entries of structural kinds are forged.
-fn check_forged(proposed: &[Entry], pos: &[u32], f: &mut Findings) {
-    for (j, e) in proposed.iter().enumerate() {
-        if pos[j] == NONE
-            && !matches!(
-                e.kind(),
-                EntryKind::ConversationalMessage | EntryKind::Summary
-            )
-        {
-            f.reject(RejectionReason::ForgedStructuralEntry, e.id());
-        }
-    }
-}
-
-/// Check 3 of SPEC VER-1: retained identity (kind changed, or non-required content changed).
-fn check_retained(orig: &Original<'_>, proposed: &[Entry], pos: &[u32], f: &mut Findings) {
+/// Checks 2 and 3 of SPEC VER-1 in one pass over the proposal: a new entry of a structural kind
+/// is forged (check 2); a retained entry whose kind changed, or whose content changed while not
+/// required, is mutated (check 3). The reasons are added in check order after the pass (each
+/// once), so the record is the one two separate passes give.
+fn check_forged_and_retained(
+    orig: &Original<'_>,
+    proposed: &[Entry],
+    pos: &[u32],
+    f: &mut Findings,
+) {
+    let (mut forged, mut mutated) = (false, false);
     for (j, e) in proposed.iter().enumerate() {
         let p = pos[j];
         if p == NONE {
+            if !matches!(
+                e.kind(),
+                EntryKind::ConversationalMessage | EntryKind::Summary
+            ) {
+                forged = true;
+                f.invalid.insert(e.id().clone());
+            }
             continue;
         }
         let p = p as usize;
         // Same allocation: same kind; content equal unless it holds a NaN.
         let kind_changed = !orig.entries[p].ptr_eq(e) && orig.kinds[p] != e.kind();
-        let changed = kind_changed || (!orig.required.flags[p] && !orig.same_at(p, e));
-        if changed {
-            f.reject(RejectionReason::RetainedOriginalEntryMutated, e.id());
+        if kind_changed || (!orig.required.flags[p] && !orig.same_at(p, e)) {
+            mutated = true;
+            f.invalid.insert(e.id().clone());
         }
+    }
+    if forged {
+        f.reason(RejectionReason::ForgedStructuralEntry);
+    }
+    if mutated {
+        f.reason(RejectionReason::RetainedOriginalEntryMutated);
     }
 }
 
