@@ -653,6 +653,40 @@ fn trc_11_jobs_do_not_change_the_output() {
     assert_eq!((c1, &o1), (c2, &o2));
 }
 
+/// Reading in batches (`docs/TRACE.md`, "Reading is streaming"): a trace of many batches, with
+/// CRLF line ends and a blank line after every record, reports what the same records written
+/// plainly report, every violation at its shifted line and every call counted. Each batch reads
+/// into the buffers of the previous batch's lines (and of the blank lines), so a buffer not
+/// emptied before it is read into again changes what is read.
+#[test]
+fn trc_11_every_batch_reads_its_lines_afresh() {
+    let mut lines = Vec::new();
+    for seed in 0..30 {
+        let mut l = run_lines(seed);
+        if seed % 7 == 4 {
+            attempts_miscounted(&mut l);
+        }
+        lines.extend(l);
+    }
+    assert!(lines.len() > 3 * trace::BATCH, "{} lines", lines.len());
+    let calls = lines.iter().filter(|l| l["type"] == "call").count();
+    let plain = to_text(&lines);
+    let spaced = plain.replace('\n', "\r\n\r\n");
+    let (c1, o1, e1) = bin(&["check", "--json", "-"], &plain);
+    let (c2, o2, e2) = bin(&["check", "--json", "-"], &spaced);
+    assert_eq!((c1, c2), (1, 1), "{e1}{e2}");
+    let mut want: Json = serde_json::from_str(&o1).unwrap();
+    assert_eq!(want["calls"], json!(calls));
+    // Plain line L (the header is line 1) is line 2L - 1 of the spaced trace.
+    for list in ["violations", "counterexamples"] {
+        for v in want[list].as_array_mut().unwrap() {
+            v["line"] = json!(2 * v["line"].as_u64().unwrap() - 1);
+        }
+    }
+    assert!(!want["violations"].as_array().unwrap().is_empty());
+    assert_eq!(serde_json::from_str::<Json>(&o2).unwrap(), want);
+}
+
 /// Applies `fault` to the first generated run it fits and returns the clauses flagged.
 fn flagged(fault: impl Fn(&mut [Json]) -> bool) -> Vec<&'static str> {
     for seed in 0..400 {
