@@ -45,12 +45,7 @@ pub(crate) fn adapt_system(s: &Json) -> Result<Adapted, TranscriptError> {
 
 /// Adapts `messages[i]` alone (TRN-3: a message's adaptation reads only the message).
 pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> {
-    let path = format!("$.messages[{i}]");
-    Ok(Adapted {
-        message: message(m, &path)?,
-        given_id: None,
-        source: Source::Message(m.clone()),
-    })
+    Adapted::without_id(i, m, message)
 }
 
 fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {

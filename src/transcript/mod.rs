@@ -131,6 +131,22 @@ pub(crate) struct Adapted {
     pub source: Source,
 }
 
+impl Adapted {
+    /// `messages[i]` adapted by a format's `message` reader (given its JSON path), with no given
+    /// id: what the OpenAI and Anthropic adapters make of one message.
+    fn without_id(
+        i: usize,
+        m: &Json,
+        message: impl FnOnce(&Json, &str) -> Result<Message, TranscriptError>,
+    ) -> Result<Adapted, TranscriptError> {
+        Ok(Adapted {
+            message: message(m, &format!("$.messages[{i}]"))?,
+            given_id: None,
+            source: Source::Message(m.clone()),
+        })
+    }
+}
+
 /// Where an adapted message came from.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Source {

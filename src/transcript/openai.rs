@@ -23,7 +23,7 @@ use super::json::{
     arguments_text, has_text, opt_string, parse_arguments, result_string, string, text_blocks,
     text_of,
 };
-use super::{malformed, Adapted, Source, TranscriptError};
+use super::{malformed, Adapted, TranscriptError};
 
 /// Adapts `messages` (TRN-2).
 pub(crate) fn adapt(messages: &[Json]) -> Result<Vec<Adapted>, TranscriptError> {
@@ -36,12 +36,7 @@ pub(crate) fn adapt(messages: &[Json]) -> Result<Vec<Adapted>, TranscriptError> 
 
 /// Adapts `messages[i]` alone (TRN-2: a message's adaptation reads only the message).
 pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> {
-    let path = format!("$.messages[{i}]");
-    Ok(Adapted {
-        message: message(m, &path)?,
-        given_id: None,
-        source: Source::Message(m.clone()),
-    })
+    Adapted::without_id(i, m, message)
 }
 
 fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
