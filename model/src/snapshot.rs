@@ -415,4 +415,60 @@ mod tests {
             Snapshot::new(0, Vec::new()).expect("empty")
         );
     }
+
+    // SPEC SNAP-1, SNAP-3: the static provider validates its ids once and answers the same at
+    // every capture: the error for a repeated id (the first repeat named), else version 0 and
+    // the very entries, shared from the second capture on.
+    #[test]
+    fn static_provider_answers_alike_at_every_capture() {
+        for ids in [&["a", "a"][..], &["a", "b", "a"], &["b", "a", "c", "c"]] {
+            let mut p = StaticProvider::new(ids.iter().map(|i| entry(i)).collect());
+            let dup = ids.iter().enumerate().find(|(k, i)| ids[..*k].contains(i));
+            let want = SnapshotError::DuplicateEntryId(dup.expect("a repeat").1.to_string());
+            for _ in 0..3 {
+                assert_eq!(p.capture(), Err(want.clone()));
+            }
+        }
+        for n in [0, 1, 5] {
+            let entries: Vec<Entry> = (0..n).map(|k| entry(&format!("e{k}"))).collect();
+            let mut p = StaticProvider::new(entries.clone());
+            for _ in 0..3 {
+                let s = p.capture().expect("unique ids");
+                assert_eq!(s, Snapshot::new(0, entries.clone()).expect("snapshot"));
+                assert!(s.entries().iter().zip(&entries).all(|(a, b)| a.ptr_eq(b)));
+            }
+        }
+    }
+
+    // SPEC SNAP-1: `keeping` is `Snapshot::new` over the kept entries (every mask of five
+    // entries, owned and shared), asks once per entry in order, refuses a negative version.
+    #[test]
+    fn keeping_is_new_over_the_kept_entries() {
+        let entries: Vec<Entry> = (0..5).map(|k| entry(&format!("e{k}"))).collect();
+        let shared = SharedEntries::new(entries.clone()).expect("unique");
+        for mask in 0u32..32 {
+            let kept: Vec<Entry> = (0..5)
+                .filter(|k| mask & (1 << k) != 0)
+                .map(|k| entries[k].clone())
+                .collect();
+            let want = Snapshot::new(7, kept).expect("snapshot");
+            for s in [
+                Snapshot::new(2, entries.clone()).expect("snapshot"),
+                Snapshot::from_shared(2, shared.clone()).expect("snapshot"),
+            ] {
+                let mut asked = Vec::new();
+                let got = s.clone().keeping(7, |i, e| {
+                    assert!(e.ptr_eq(&entries[i]));
+                    asked.push(i);
+                    mask & (1 << i) != 0
+                });
+                assert_eq!(got, Ok(want.clone()), "mask {mask:05b}");
+                assert_eq!(asked, vec![0, 1, 2, 3, 4]);
+                assert_eq!(
+                    s.keeping(-1, |_, _| true),
+                    Err(SnapshotError::NegativeVersion(-1))
+                );
+            }
+        }
+    }
 }
