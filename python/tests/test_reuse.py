@@ -403,3 +403,36 @@ def test_kept_messages_are_the_callers_objects_in_order(fmt):
                     else returned[-1]
                 assert [id(m) for m in r.messages] == [id(m) for m in want], (limit, n)
     assert reduced > 0
+
+
+def test_every_repeat_call_converts_only_its_new_messages(monkeypatch):
+    """Counted at the writer (LangChain dicts are written by ``_langchain_json``, once per
+    conversion): over a run of calls each on history + 1, every call after the first converts
+    exactly its new message, however many calls reused a conversion before (so a conversion
+    reused once is still kept for the next call)."""
+    import sys
+
+    hcc = sys.modules["hybrid_compaction.compact"]  # the module (the package's `compact` is the function)
+    msgs = hc.workload(40, 6, format="langchain", ending="final-answer")["messages"]
+    top = {id(m) for m in msgs}
+    written = []
+    real = hcc._langchain_json
+
+    def counting(value):
+        if id(value) in top:
+            written.append(id(value))
+        return real(value)
+
+    monkeypatch.setattr(hcc, "_langchain_json", counting)
+    c = hc.Compactor(policy(2**31 - 1), format="langchain")
+    calls = 0
+    for n in range(20, len(msgs) + 1):
+        written.clear()
+        try:
+            c.compact(msgs[:n])
+        except hc.CompactionTerminated:  # a prefix ending inside a tool exchange
+            continue
+        calls += 1
+        if n > 20:
+            assert written == [id(msgs[n - 1])], n
+    assert calls >= 5, calls
