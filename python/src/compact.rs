@@ -9,8 +9,9 @@
 //!                bridge(PyReducer) -> engine assembler (ASM-7) -> diagnostics -> events
 //!     PyReducer.reduce: GIL taken, request as the caller's own objects, callable, answer read
 //!                       back with the same converter (TRN), GIL released
-//!     Capture client: "dispatch" hands nothing on; the trace observer keeps the call record
-//! record -> final entries as sources: ("o", position) | ("r", attempt, index) | ("n", JSON)
+//!     Capture client: "dispatch" hands nothing on (send_entries: no message copied); the trace
+//!                     observer keeps the call record
+//! record -> final entries as sources: ("o", position, count) | ("r", attempt, index) | ("n", JSON)
 //! ```
 //!
 //! A [`Session`] is one `hc.Compactor`: its policy's estimator is wrapped in a memo (SPEC EST-7)
