@@ -49,8 +49,8 @@ impl SnapshotError {
 }
 
 /// Unique-id check shared by [`Snapshot::new`] and [`SharedEntries::new`] (SPEC SNAP-1). The
-/// set hashes with Fx: the ids are the hashed keys, and a host cannot choose them to collide
-/// against a seed it could not choose either (the check is O(n) expected, as SipHash's).
+/// set hashes with Fx, not SipHash, as the engine's own maps do (`src/engine/hash.rs`): the ids
+/// are the host's, so ids crafted to collide slow only that host's own calls.
 fn check_unique_ids(entries: &[Entry]) -> Result<(), SnapshotError> {
     let mut seen = FxHashSet::with_capacity_and_hasher(entries.len(), Default::default());
     for e in entries {
