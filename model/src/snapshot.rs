@@ -11,9 +11,10 @@
 //! hand out snapshots in O(1) ([`Snapshot::from_shared`]) instead of copying `n` entry handles
 //! per capture; both forms behave identically (same accessors, equality and `Debug` output).
 
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
 
 #[cfg(feature = "testing")]
 use crate::cancel::CancellationToken;
@@ -47,9 +48,11 @@ impl SnapshotError {
     }
 }
 
-/// Unique-id check shared by [`Snapshot::new`] and [`SharedEntries::new`] (SPEC SNAP-1).
+/// Unique-id check shared by [`Snapshot::new`] and [`SharedEntries::new`] (SPEC SNAP-1). The
+/// set hashes with Fx, not SipHash, as the engine's own maps do (`src/engine/hash.rs`): the ids
+/// are the host's, so ids crafted to collide slow only that host's own calls.
 fn check_unique_ids(entries: &[Entry]) -> Result<(), SnapshotError> {
-    let mut seen = HashSet::with_capacity(entries.len());
+    let mut seen = FxHashSet::with_capacity_and_hasher(entries.len(), Default::default());
     for e in entries {
         if !seen.insert(e.id().as_str()) {
             return Err(SnapshotError::DuplicateEntryId(e.id().as_str().to_owned()));
@@ -141,6 +144,39 @@ impl Snapshot {
         })
     }
 
+    /// The snapshot at `version` (`>= 0`, SPEC SNAP-1) of the entries `keep` answers `true` for,
+    /// in order; `keep` is asked once per entry, in order, with its index. A subset of a list
+    /// with unique ids has unique ids, so nothing is checked again, and when every entry is
+    /// kept the list itself is (a shared list stays shared: O(n) calls of `keep`, no copy).
+    pub fn keeping(
+        self,
+        version: i64,
+        mut keep: impl FnMut(usize, &Entry) -> bool,
+    ) -> Result<Snapshot, SnapshotError> {
+        if version < 0 {
+            return Err(SnapshotError::NegativeVersion(version));
+        }
+        let flags: Vec<bool> = self
+            .entries()
+            .iter()
+            .enumerate()
+            .map(|(i, e)| keep(i, e))
+            .collect();
+        if flags.iter().all(|&k| k) {
+            return Ok(Snapshot { version, ..self });
+        }
+        let kept = self
+            .into_entries()
+            .into_iter()
+            .zip(flags)
+            .filter_map(|(e, k)| k.then_some(e))
+            .collect();
+        Ok(Snapshot {
+            version,
+            entries: EntryList::Owned(kept),
+        })
+    }
+
     /// The version.
     pub fn version(&self) -> i64 {
         self.version
@@ -209,21 +245,41 @@ impl<P: SnapshotProvider + ?Sized> SnapshotProvider for Box<P> {
 }
 
 /// The default provider: fixed entries, always version 0 (SPEC SNAP-3).
+///
+/// The ids are validated once, at the first capture, and the list is shared from then on: every
+/// capture is O(1) (an assembly captures more than once).
 #[derive(Debug, Clone)]
 pub struct StaticProvider {
-    entries: Vec<Entry>,
+    entries: StaticEntries,
+}
+
+/// A [`StaticProvider`]'s list: not captured yet, or validated (SPEC SNAP-1) at the first capture.
+#[derive(Debug, Clone)]
+enum StaticEntries {
+    Unchecked(Vec<Entry>),
+    Checked(Result<SharedEntries, SnapshotError>),
 }
 
 impl StaticProvider {
     /// A provider over fixed entries. Duplicate ids surface at capture (SPEC SNAP-1).
     pub fn new(entries: Vec<Entry>) -> StaticProvider {
-        StaticProvider { entries }
+        StaticProvider {
+            entries: StaticEntries::Unchecked(entries),
+        }
     }
 }
 
 impl SnapshotProvider for StaticProvider {
     fn capture(&mut self) -> Result<Snapshot, SnapshotError> {
-        Snapshot::new(0, self.entries.clone())
+        let shared = match &mut self.entries {
+            StaticEntries::Checked(checked) => checked.clone()?,
+            StaticEntries::Unchecked(entries) => {
+                let checked = SharedEntries::new(std::mem::take(entries));
+                self.entries = StaticEntries::Checked(checked.clone());
+                checked?
+            }
+        };
+        Snapshot::from_shared(0, shared)
     }
 }
 
@@ -358,5 +414,61 @@ mod tests {
             Snapshot::default(),
             Snapshot::new(0, Vec::new()).expect("empty")
         );
+    }
+
+    // SPEC SNAP-1, SNAP-3: the static provider validates its ids once and answers the same at
+    // every capture: the error for a repeated id (the first repeat named), else version 0 and
+    // the very entries, shared from the second capture on.
+    #[test]
+    fn static_provider_answers_alike_at_every_capture() {
+        for ids in [&["a", "a"][..], &["a", "b", "a"], &["b", "a", "c", "c"]] {
+            let mut p = StaticProvider::new(ids.iter().map(|i| entry(i)).collect());
+            let dup = ids.iter().enumerate().find(|(k, i)| ids[..*k].contains(i));
+            let want = SnapshotError::DuplicateEntryId(dup.expect("a repeat").1.to_string());
+            for _ in 0..3 {
+                assert_eq!(p.capture(), Err(want.clone()));
+            }
+        }
+        for n in [0, 1, 5] {
+            let entries: Vec<Entry> = (0..n).map(|k| entry(&format!("e{k}"))).collect();
+            let mut p = StaticProvider::new(entries.clone());
+            for _ in 0..3 {
+                let s = p.capture().expect("unique ids");
+                assert_eq!(s, Snapshot::new(0, entries.clone()).expect("snapshot"));
+                assert!(s.entries().iter().zip(&entries).all(|(a, b)| a.ptr_eq(b)));
+            }
+        }
+    }
+
+    // SPEC SNAP-1: `keeping` is `Snapshot::new` over the kept entries (every mask of five
+    // entries, owned and shared), asks once per entry in order, refuses a negative version.
+    #[test]
+    fn keeping_is_new_over_the_kept_entries() {
+        let entries: Vec<Entry> = (0..5).map(|k| entry(&format!("e{k}"))).collect();
+        let shared = SharedEntries::new(entries.clone()).expect("unique");
+        for mask in 0u32..32 {
+            let kept: Vec<Entry> = (0..5)
+                .filter(|k| mask & (1 << k) != 0)
+                .map(|k| entries[k].clone())
+                .collect();
+            let want = Snapshot::new(7, kept).expect("snapshot");
+            for s in [
+                Snapshot::new(2, entries.clone()).expect("snapshot"),
+                Snapshot::from_shared(2, shared.clone()).expect("snapshot"),
+            ] {
+                let mut asked = Vec::new();
+                let got = s.clone().keeping(7, |i, e| {
+                    assert!(e.ptr_eq(&entries[i]));
+                    asked.push(i);
+                    mask & (1 << i) != 0
+                });
+                assert_eq!(got, Ok(want.clone()), "mask {mask:05b}");
+                assert_eq!(asked, vec![0, 1, 2, 3, 4]);
+                assert_eq!(
+                    s.keeping(-1, |_, _| true),
+                    Err(SnapshotError::NegativeVersion(-1))
+                );
+            }
+        }
     }
 }

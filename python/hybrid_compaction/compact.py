@@ -489,12 +489,12 @@ class Compactor:
         kept_system = None
         out: List[Any] = []
         for source in payload["final"]:
-            if source[0] == "o":
-                i = source[1]
-                if i < offset:
+            if source[0] == "o":  # a run of the caller's own messages: position, count
+                i, k = source[1], source[2]
+                if i < offset:  # Anthropic's system, then the objects
                     kept_system = system
-                else:
-                    out.append(objects[i - offset])
+                    i, k = i + 1, k - 1
+                out.extend(objects[i - offset : i - offset + k])
             elif source[0] == "r":
                 out.append(returned[source[1]][source[2]])
             else:

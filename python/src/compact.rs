@@ -9,8 +9,9 @@
 //!                bridge(PyReducer) -> engine assembler (ASM-7) -> diagnostics -> events
 //!     PyReducer.reduce: GIL taken, request as the caller's own objects, callable, answer read
 //!                       back with the same converter (TRN), GIL released
-//!     Capture client: "dispatch" hands nothing on; the trace observer keeps the call record
-//! record -> final entries as sources: ("o", position) | ("r", attempt, index) | ("n", JSON)
+//!     Capture client: "dispatch" hands nothing on (send_entries: no message copied); the trace
+//!                     observer keeps the call record
+//! record -> final entries as sources: ("o", position, count) | ("r", attempt, index) | ("n", JSON)
 //! ```
 //!
 //! A [`Session`] is one `hc.Compactor`: its policy's estimator is wrapped in a memo (SPEC EST-7)
@@ -63,6 +64,10 @@ struct Capture;
 impl ChatClient for Capture {
     type Reply = ();
     fn send(&mut self, _: &[Message], _: &CancellationToken) -> Result<(), ProviderError> {
+        Ok(())
+    }
+    /// Nothing is sent, so no message is copied (the default would copy the bounded context).
+    fn send_entries(&mut self, _: &[Entry], _: &CancellationToken) -> Result<(), ProviderError> {
         Ok(())
     }
 }
@@ -433,11 +438,7 @@ fn answer(
             let finals = result
                 .and_then(|r| r.final_entries.as_deref())
                 .unwrap_or(&[]);
-            let sources: Vec<Json> = finals
-                .iter()
-                .map(|e| source(t, record, e, offset))
-                .collect();
-            out["final"] = Json::Array(sources);
+            out["final"] = Json::Array(sources(t, record, finals, offset));
         }
         Err(NodeError::Terminated(c)) => {
             out["outcome"] = json!(c.outcome.name());
@@ -452,14 +453,54 @@ fn answer(
     out
 }
 
-/// Where a final entry comes from: `["o", position]` (the transcript's own message),
-/// `["r", attempt, index]` (the message a reducer attempt returned, 0-based both), or
-/// `["n", message JSON]` (neither: rendered in the format, SPEC TRN-6). `offset` is 1 when the
-/// reducer's answers were given Anthropic's system in front (not one of its objects).
-fn source(t: &Transcript, record: Option<&CallTrace>, e: &Entry, offset: usize) -> Json {
-    if let Some(i) = t.position(e) {
-        return json!(["o", i]);
+/// Where the final entries come from, in order: `["o", position, count]` (`count` of the
+/// transcript's own messages from `position` on), `["r", attempt, index]` (the message a reducer
+/// attempt returned, 0-based both), or `["n", message JSON]` (neither: rendered in the format,
+/// SPEC TRN-6). `offset` is 1 when the reducer's answers were given Anthropic's system in front
+/// (not one of its objects).
+///
+/// A kept message is usually the transcript's entry right after the previous kept one (the same
+/// handle), so that is tried before the id lookup, and a run of them is one item: the payload of
+/// a call that keeps its history is O(1) items, not one per message.
+fn sources(
+    t: &Transcript,
+    record: Option<&CallTrace>,
+    finals: &[Entry],
+    offset: usize,
+) -> Vec<Json> {
+    let mut out: Vec<Json> = Vec::new();
+    // The open run of own messages: (position, count).
+    let mut run: Option<(usize, usize)> = None;
+    let close = |out: &mut Vec<Json>, run: &mut Option<(usize, usize)>| {
+        if let Some((i, k)) = run.take() {
+            out.push(json!(["o", i, k]));
+        }
+    };
+    for e in finals {
+        let next = run.map_or(0, |(i, k)| i + k);
+        let own = match t.entries().get(next) {
+            Some(x) if x.ptr_eq(e) => Some(next),
+            _ => t.position(e),
+        };
+        match (own, &mut run) {
+            (Some(i), Some((_, k))) if i == next => *k += 1,
+            (Some(i), _) => {
+                close(&mut out, &mut run);
+                run = Some((i, 1));
+            }
+            (None, _) => {
+                close(&mut out, &mut run);
+                out.push(source(t, record, e, offset));
+            }
+        }
     }
+    close(&mut out, &mut run);
+    out
+}
+
+/// Where a final entry that is not one of the transcript's own messages comes from (see
+/// [`sources`]).
+fn source(t: &Transcript, record: Option<&CallTrace>, e: &Entry, offset: usize) -> Json {
     let calls = record.map(|r| r.reducer.as_slice()).unwrap_or(&[]);
     for (k, call) in calls.iter().enumerate().rev() {
         if let Ok(Some(p)) = &call.answer {

@@ -36,7 +36,16 @@ use crate::witness::{Reads, Witness};
 pub struct Cache {
     format: Option<TranscriptFormat>,
     token: Option<i64>,
-    by_object: FxHashMap<usize, (Witness, Adaptation)>,
+    by_object: FxHashMap<usize, Cached>,
+    /// The number of calls so far: which call last used each cached conversion.
+    calls: u64,
+}
+
+/// One message object's conversion, and the call that last used it.
+struct Cached {
+    witness: Witness,
+    adaptation: Adaptation,
+    call: u64,
 }
 
 /// What converting one call needs from the Python layer.
@@ -72,12 +81,12 @@ impl Cache {
             self.format = Some(inputs.format);
             self.token = Some(inputs.token);
         }
-        let mut kept = FxHashMap::default();
-        kept.reserve(inputs.objects.len());
-        let built = self.adaptations(inputs, &mut kept);
-        match built {
-            Some(_) => self.by_object = kept,
-            None => self.by_object.extend(kept),
+        self.calls += 1;
+        let built = self.adaptations(inputs, self.calls);
+        if built.is_some() {
+            // only the objects of the last successful call are kept
+            let call = self.calls;
+            self.by_object.retain(|_, c| c.call == call);
         }
         let adaptations = built?;
         let overrides = match inputs.overrides {
@@ -87,29 +96,25 @@ impl Cache {
         Transcript::reassemble(inputs.format, &adaptations, None, overrides.as_ref()).ok()
     }
 
-    /// Every message's adaptation (the system first), moving each reused or new cached one
-    /// into `kept`.
-    fn adaptations(
-        &mut self,
-        inputs: &Inputs<'_, '_>,
-        kept: &mut FxHashMap<usize, (Witness, Adaptation)>,
-    ) -> Option<Vec<Adaptation>> {
+    /// Every message's adaptation (the system first), marking each reused or new cached one as
+    /// used by `call` (one map, updated in place: no map is rebuilt per call).
+    fn adaptations(&mut self, inputs: &Inputs<'_, '_>, call: u64) -> Option<Vec<Adaptation>> {
         let mut out = Vec::with_capacity(inputs.objects.len() + 1);
         if let Some(s) = inputs.system {
             out.push(Adaptation::system(&json_at(s, 1)?).ok()?);
         }
         for (i, m) in inputs.objects.iter().enumerate() {
             let key = m.as_ptr() as usize;
-            let hit = match kept.get(&key) {
-                Some((w, a)) if w.matches(&m, &inputs.reads) => Some(a.clone()),
-                Some(_) => None,
-                None => match self.by_object.remove(&key) {
-                    Some((w, a)) if w.matches(&m, &inputs.reads) => {
-                        kept.insert(key, (w, a.clone()));
-                        Some(a)
-                    }
-                    _ => None,
-                },
+            let hit = match self.by_object.get_mut(&key) {
+                Some(c) if c.witness.matches(&m, &inputs.reads) => {
+                    c.call = call;
+                    Some(c.adaptation.clone())
+                }
+                Some(_) => {
+                    self.by_object.remove(&key);
+                    None
+                }
+                None => None,
             };
             if let Some(a) = hit {
                 out.push(a);
@@ -117,8 +122,16 @@ impl Cache {
             }
             let (witness, written) = write(&m, inputs)?;
             let a = Adaptation::message(inputs.format, i, &json_at(&written, 2)?).ok()?;
-            if let Some(w) = witness {
-                kept.insert(key, (w, a.clone()));
+            if let Some(witness) = witness {
+                let adaptation = a.clone();
+                self.by_object.insert(
+                    key,
+                    Cached {
+                        witness,
+                        adaptation,
+                        call,
+                    },
+                );
             }
             out.push(a);
         }

@@ -361,3 +361,81 @@ def test_a_class_attribute_patched_is_seen():
     finally:
         del lc.HumanMessage.status
     assert outcome(lambda: c.compact(msgs), msgs) == outcome(lambda: hc.compact(msgs, policy(2**31 - 1)), msgs)
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "anthropic-messages", "langchain", "objects"])
+def test_kept_messages_are_the_callers_objects_in_order(fmt):
+    """The answer's messages against the ground truth, not only against the whole conversion
+    (which shares the payload's reading): a call that keeps everything answers the caller's very
+    objects in order (and Anthropic's system as ``system``), cold and repeated, at every length;
+    a reduced call answers exactly the objects the reducer returned (own ones and the summary)."""
+    msgs, system = pool(fmt, 5)
+    wire_format = "langchain" if fmt == "objects" else fmt
+    kw = {"system": system} if system is not None else {}
+    for reuse in (True, False):
+        c = hc.Compactor(policy(2**31 - 1), format=wire_format, _reuse=reuse)
+        kept = 0
+        for n in range(1, len(msgs) + 1):
+            try:
+                r = c.compact(msgs[:n], **kw)
+            except hc.CompactionTerminated:  # a prefix ending inside a tool exchange
+                continue
+            kept += 1
+            assert [id(m) for m in r.messages] == [id(m) for m in msgs[:n]], (reuse, n)
+            assert r.system is system
+        assert kept >= len(msgs) // 4, kept
+    returned = []
+
+    def recording(messages):
+        out = summarize(messages)
+        returned.append(out)
+        return out
+
+    reduced = 0
+    for limit in (4000, 8000, 12000, 25000):
+        c = hc.Compactor(policy(limit), reducer=recording, format=wire_format)
+        for n in (len(msgs) // 2, len(msgs) // 2 + 1, len(msgs)):
+            returned.clear()
+            try:
+                r = c.compact(msgs[:n], **kw)
+            except hc.CompactionTerminated:
+                continue
+            if r.outcome == "Reduced":
+                reduced += 1
+                want = returned[-1][1:] if system is not None and returned[-1][0] is system \
+                    else returned[-1]
+                assert [id(m) for m in r.messages] == [id(m) for m in want], (limit, n)
+    assert reduced > 0
+
+
+def test_every_repeat_call_converts_only_its_new_messages(monkeypatch):
+    """Counted at the writer (LangChain dicts are written by ``_langchain_json``, once per
+    conversion): over a run of calls each on history + 1, every call after the first converts
+    exactly its new message, however many calls reused a conversion before (so a conversion
+    reused once is still kept for the next call)."""
+    import sys
+
+    hcc = sys.modules["hybrid_compaction.compact"]  # the module (the package's `compact` is the function)
+    msgs = hc.workload(40, 6, format="langchain", ending="final-answer")["messages"]
+    top = {id(m) for m in msgs}
+    written = []
+    real = hcc._langchain_json
+
+    def counting(value):
+        if id(value) in top:
+            written.append(id(value))
+        return real(value)
+
+    monkeypatch.setattr(hcc, "_langchain_json", counting)
+    c = hc.Compactor(policy(2**31 - 1), format="langchain")
+    calls = 0
+    for n in range(20, len(msgs) + 1):
+        written.clear()
+        try:
+            c.compact(msgs[:n])
+        except hc.CompactionTerminated:  # a prefix ending inside a tool exchange
+            continue
+        calls += 1
+        if n > 20:
+            assert written == [id(msgs[n - 1])], n
+    assert calls >= 5, calls

@@ -13,7 +13,7 @@
 //! pass is a linearization of that).
 
 use hybrid_compaction_model::artifact::Digest;
-use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::entry::EntryKind;
 use hybrid_compaction_model::lease::{LeaseError, LeaseId, Revision};
 use hybrid_compaction_model::snapshot::{Snapshot, SnapshotError, SnapshotProvider};
 
@@ -75,10 +75,10 @@ impl<P: SnapshotProvider> SnapshotProvider for FilteringProvider<P> {
         let inner = self.inner.capture()?;
         let inner_version = inner.version();
         let lease = self.lease;
-        let (kept, mut signature) = self.run.filter_pass(|ledger| {
-            let mut kept: Vec<Entry> = Vec::with_capacity(inner.entries().len());
+        let (keep, mut signature) = self.run.filter_pass(|ledger| {
+            let mut keep: Vec<bool> = Vec::with_capacity(inner.entries().len());
             let mut signature = Vec::new();
-            for entry in inner.into_entries() {
+            for entry in inner.entries() {
                 let digest = (entry.kind() == EntryKind::RecoverableContextSegment)
                     .then(|| entry.recoverable_segment().map(|s| s.reference.digest()))
                     .flatten();
@@ -86,14 +86,12 @@ impl<P: SnapshotProvider> SnapshotProvider for FilteringProvider<P> {
                     Some(d) => {
                         let reserved = ledger.try_reserve(d, lease)?;
                         signature.push((d, ledger.revision(d)));
-                        if reserved {
-                            kept.push(entry);
-                        }
+                        keep.push(reserved);
                     }
-                    None => kept.push(entry),
+                    None => keep.push(true),
                 }
             }
-            Ok::<_, LeaseError>((kept, signature))
+            Ok::<_, LeaseError>((keep, signature))
         })?;
         signature.sort_unstable();
         let effective_version = match &self.last {
@@ -105,7 +103,8 @@ impl<P: SnapshotProvider> SnapshotProvider for FilteringProvider<P> {
             }
             Some(last) => last.effective_version,
         };
-        let snapshot = Snapshot::new(effective_version, kept)?;
+        // The kept entries are a subset of a valid snapshot's: their ids are unique (SNAP-1).
+        let snapshot = inner.keeping(effective_version, |i, _| keep[i])?;
         self.last = Some(LastCapture {
             inner_version,
             signature,

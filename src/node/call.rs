@@ -57,6 +57,19 @@ pub trait ChatClient {
         messages: &[Message],
         cancel: &CancellationToken,
     ) -> Result<Self::Reply, ProviderError>;
+
+    /// Sends the messages of the bounded `entries`, in order: what the node dispatches (SPEC
+    /// NODE-2 step 4). The default copies each entry's message and calls
+    /// [`ChatClient::send`]; a client that reads the messages in place (or not at all) overrides
+    /// it, so that a call costs no copy of the bounded context.
+    fn send_entries(
+        &mut self,
+        entries: &[Entry],
+        cancel: &CancellationToken,
+    ) -> Result<Self::Reply, ProviderError> {
+        let messages: Vec<Message> = entries.iter().map(|e| e.message().clone()).collect();
+        self.send(&messages, cancel)
+    }
 }
 
 impl<C: ChatClient + ?Sized> ChatClient for &mut C {
@@ -67,6 +80,13 @@ impl<C: ChatClient + ?Sized> ChatClient for &mut C {
         cancel: &CancellationToken,
     ) -> Result<C::Reply, ProviderError> {
         (**self).send(messages, cancel)
+    }
+    fn send_entries(
+        &mut self,
+        entries: &[Entry],
+        cancel: &CancellationToken,
+    ) -> Result<C::Reply, ProviderError> {
+        (**self).send_entries(entries, cancel)
     }
 }
 
@@ -251,9 +271,10 @@ pub struct Dispatched<R> {
     pub forwarded: Vec<Digest>,
 }
 
-/// What a successful assembly hands to dispatch (C# S52 step 13).
+/// What a successful assembly hands to dispatch (C# S52 step 13): the bounded entries, whose
+/// messages are dispatched (shared handles, no message copied here).
 struct Composed {
-    messages: Vec<Message>,
+    entries: Vec<Entry>,
     forwarded: Vec<Digest>,
     diagnostics: Arc<Diagnostics>,
     assembly_id: AssemblyId,
@@ -511,7 +532,6 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
             .filter(|e| e.kind() == EntryKind::RecoverableContextSegment)
             .filter_map(|e| e.recoverable_segment().map(|s| s.reference.digest()))
             .collect();
-        let messages: Vec<Message> = final_entries.iter().map(|e| e.message().clone()).collect();
         // 14. Composed with the identical diagnostics value, before dispatch (C# order).
         let d = Arc::clone(&diagnostics);
         emit(reporter, trace, assembly_id, |envelope| {
@@ -521,7 +541,7 @@ impl<C, U: UpstreamReducer> CompactionNode<C, U> {
             })
         });
         Ok(Composed {
-            messages,
+            entries: final_entries,
             forwarded,
             diagnostics,
             assembly_id,
@@ -601,7 +621,7 @@ impl<C: ChatClient, U: UpstreamReducer> CompactionNode<C, U> {
         };
         // (4) dispatch; (5) commit on success, release on failure; leaving the gate happens in
         // the same critical section (SPEC LSE-10).
-        match self.client.send(&composed.messages, cancel) {
+        match self.client.send_entries(&composed.entries, cancel) {
             Ok(reply) => {
                 slot.complete(&composed.forwarded)
                     .map_err(NodeError::Lease)?;
@@ -771,7 +791,12 @@ impl<C: StreamingChatClient, U: UpstreamReducer> CompactionNode<C, U> {
                 return Err(fail(trace, e));
             }
         };
-        match self.client.stream(&composed.messages, cancel) {
+        let messages: Vec<Message> = composed
+            .entries
+            .iter()
+            .map(|e| e.message().clone())
+            .collect();
+        match self.client.stream(&messages, cancel) {
             Ok(inner) => Ok(NodeStream {
                 slot: Some(slot),
                 inner,
