@@ -17,8 +17,9 @@
 //! * reassembly computes every id (the given one, else `{hex}:{n}` with `n` counted over the
 //!   cached hexes, one hash-map probe per message) and, where an id or an override's kind differs
 //!   from the base entry, adapts that message alone again with exactly that id and override
-//!   (the engine's own CLS-1); an entry equal in id and kind to one built before (the base entry,
-//!   or the last other one) is that same entry, so its content digest is not computed again.
+//!   (the engine's own CLS-1); an entry asked for with the id and override it was built with
+//!   before (the base entry, or the last other one) is that same entry, so neither the message's
+//!   CLS-2 rendering nor its content digest is computed again.
 //!
 //! The result is the transcript [`Transcript::parse`] gives for the same transcript object:
 //! the same entries (ids, kinds, messages), positions and renderings, and the same refusals
@@ -52,8 +53,9 @@ struct Inner {
     hex: String,
     /// CLS-1's entry for the message alone with no override, or its refusal.
     base: Result<Entry, AdaptError>,
-    /// The last entry reassembly built for it with another id or an override's kind.
-    other: Mutex<Option<Entry>>,
+    /// The last entry reassembly built for it with another id or an override's kind, with the
+    /// id and override it was built from (the same inputs give the same entry).
+    other: Mutex<Option<(String, Option<EntryKind>, Entry)>>,
 }
 
 impl fmt::Debug for Adaptation {
@@ -119,20 +121,20 @@ impl Adaptation {
                 }
             }
         }
+        let mut other = self.0.other.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((built_id, built_kind, e)) = &*other {
+            if built_id == id && *built_kind == kind {
+                return Ok(e.clone());
+            }
+        }
         let mut alone = Alone {
             id: Some(id.to_owned()),
             kind,
             derived: String::new(),
         };
         let fresh = single(&self.0.adapted.message, &mut alone).map_err(|e| at(e, index))?;
-        let mut other = self.0.other.lock().unwrap_or_else(|p| p.into_inner());
-        match &*other {
-            Some(e) if e.id() == fresh.id() && e.kind() == fresh.kind() => Ok(e.clone()),
-            _ => {
-                *other = Some(fresh.clone());
-                Ok(fresh)
-            }
-        }
+        *other = Some((id.to_owned(), kind, fresh.clone()));
+        Ok(fresh)
     }
 }
 
@@ -265,6 +267,11 @@ mod tests {
                    "overrides": {"1": "Summary"}}),
             json!({"format": "openai-chat", "messages": [user("x"), user("hi"), user("hi")],
                    "overrides": {"0": "Summary", "2": "Summary"}}),
+            json!({"format": "openai-chat", "messages": [user("hi"), user("x")], "ids": ["a", "b"]}),
+            // the same given id with and without an override, one after the other: each call's
+            // kind is its own (the kept other entry answers only its own id and override)
+            json!({"format": "openai-chat", "messages": [user("hi"), user("x")], "ids": ["a", "b"],
+                   "overrides": {"0": "Summary"}}),
             json!({"format": "openai-chat", "messages": [user("hi"), user("x")], "ids": ["a", "b"]}),
             json!({"format": "anthropic-messages", "system": "be brief",
                    "messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "hi"}]}),
