@@ -13,7 +13,7 @@
 //! crate docs); the seam and [`MessageCountingReducer`] are always there.
 
 #[cfg(feature = "testing")]
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 #[cfg(feature = "testing")]
 use std::sync::Arc;
 
@@ -31,6 +31,9 @@ use crate::message::{Message, ROLE_SYSTEM};
 pub enum ProposalItem {
     /// Keep the request entry with this id (unknown id: the reducer fails).
     Keep(String),
+    /// Keep the request entry with this entry's id: [`ProposalItem::Keep`] of its id, written
+    /// without a copy of the id (a replay that holds the entry it names).
+    KeepIdOf(Entry),
     /// Add this entry (any kind, any id: the verifier judges it).
     New(Entry),
 }
@@ -102,6 +105,15 @@ impl Reducer for ScriptedReducer {
                 for item in items {
                     match item {
                         ProposalItem::New(entry) => out.push(entry.clone()),
+                        ProposalItem::KeepIdOf(e) => match find.get(e.id().as_str()) {
+                            Some(entry) => out.push(entry.clone()),
+                            None => {
+                                return Err(ReducerError::Failed(format!(
+                                    "scripted reducer: no request entry `{}`",
+                                    e.id().as_str()
+                                )))
+                            }
+                        },
                         ProposalItem::Keep(id) => match find.get(id) {
                             Some(entry) => out.push(entry.clone()),
                             None => {
@@ -124,7 +136,7 @@ impl Reducer for ScriptedReducer {
 /// allocation); one keeping more builds an id index once, so n kept ids cost O(n), not O(n^2).
 enum KeptLookup<'r> {
     Scan(&'r [Entry]),
-    Index(HashMap<&'r str, &'r Entry>),
+    Index(FxHashMap<&'r str, &'r Entry>),
 }
 
 #[cfg(feature = "testing")]
@@ -135,12 +147,12 @@ impl<'r> KeptLookup<'r> {
     fn new(items: &[ProposalItem], request: &'r [Entry]) -> KeptLookup<'r> {
         let kept = items
             .iter()
-            .filter(|i| matches!(i, ProposalItem::Keep(_)))
+            .filter(|i| matches!(i, ProposalItem::Keep(_) | ProposalItem::KeepIdOf(_)))
             .count();
         if kept <= Self::SCAN {
             return KeptLookup::Scan(request);
         }
-        let mut by_id = HashMap::with_capacity(request.len());
+        let mut by_id = FxHashMap::with_capacity_and_hasher(request.len(), Default::default());
         for entry in request {
             by_id.entry(entry.id().as_str()).or_insert(entry);
         }

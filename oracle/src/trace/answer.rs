@@ -69,38 +69,44 @@ impl Answer {
 
 /// A digest of a replay's inputs, fed field by field: every field is written with a tag and
 /// every variable-length field with its length, so two different input sequences never write
-/// the same bytes.
+/// the same bytes. Numbers are written as LEB128 varints (self-delimiting: a table index takes
+/// one or two bytes, not eight), and the fields are gathered into one buffer hashed once, at
+/// [`Key::finish`] (a call's key has a few hundred fields).
 #[derive(Debug, Clone, Default)]
-pub struct Key(Sha256);
+pub struct Key(Vec<u8>);
 
 impl Key {
     /// A fresh digest.
     pub fn new() -> Key {
-        Key::default()
+        Key(Vec::with_capacity(512))
     }
 
     /// A field tag.
     pub fn tag(&mut self, tag: u8) -> &mut Key {
-        self.0.update([tag]);
+        self.0.push(tag);
         self
     }
 
     /// A number.
-    pub fn number(&mut self, n: u64) -> &mut Key {
-        self.0.update(n.to_le_bytes());
+    pub fn number(&mut self, mut n: u64) -> &mut Key {
+        while n >= 0x80 {
+            self.0.push((n as u8 & 0x7f) | 0x80);
+            n >>= 7;
+        }
+        self.0.push(n as u8);
         self
     }
 
     /// A byte string, length first.
     pub fn bytes(&mut self, b: &[u8]) -> &mut Key {
         self.number(b.len() as u64);
-        self.0.update(b);
+        self.0.extend_from_slice(b);
         self
     }
 
     /// The digest.
     pub fn finish(self) -> [u8; 32] {
-        self.0.finalize().into()
+        Sha256::digest(&self.0).into()
     }
 }
 

@@ -59,7 +59,16 @@ pub struct Def {
 }
 
 /// A snapshot written as `refs`, resolved: its entries and their recorded sizes, in order.
-pub type Sized = (Vec<Entry>, Vec<Option<i32>>);
+pub type Sized = (Arc<[Entry]>, Vec<Option<i32>>);
+
+/// A proposal item written as a table index, resolved: the table entry and its recorded size.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// The table entry.
+    pub entry: Entry,
+    /// Its recorded size.
+    pub size: Option<i32>,
+}
 
 /// A record's table references, resolved (per snapshot and per proposal item, `None` where the
 /// record wrote no reference).
@@ -68,10 +77,10 @@ pub struct Resolved {
     /// Per snapshot: its entries when it was written as `refs` (taken by
     /// [`super::replay::prepare`]).
     pub snapshots: Vec<Option<Sized>>,
-    /// Per snapshot written as `refs`: the recorded entries, kept only for counterexamples.
-    pub sources: Vec<Option<Vec<Arc<TraceEntry>>>>,
     /// Per reducer step, per proposal item: the table entry of a `KeepRef` / `NewRef` item.
-    pub items: Vec<Vec<Option<Def>>>,
+    /// (The recorded entries a counterexample needs stay in the run's table, where
+    /// [`Tables::expand`] finds them by the record's own references.)
+    pub items: Vec<Vec<Option<Item>>>,
     /// Whether any reference was resolved (the record used the compact profile).
     pub compact: bool,
     /// Every entry the call replays (its snapshots' entries and its proposals' new entries) is
@@ -89,6 +98,22 @@ pub struct Resolved {
     pub key: Option<([u8; 32], Arc<Answers>)>,
     /// The table the references were resolved against (for [`Tables::attach`]).
     table: Option<u64>,
+}
+
+impl Resolved {
+    /// The table the record was resolved against (none for a record that used no table).
+    pub fn table(&self) -> Option<u64> {
+        self.table
+    }
+}
+
+impl Item {
+    fn of(d: &Def) -> Item {
+        Item {
+            entry: d.entry.clone(),
+            size: d.size,
+        }
+    }
 }
 
 /// A run's entry table and what it carries from one call to the next.
@@ -327,6 +352,17 @@ impl Tables {
         resolved.sizes = table.map(|t| Arc::clone(&t.sizes));
     }
 
+    /// `rec` (resolved in this batch against the table [`Resolved::table`] names) as a
+    /// self-contained version-1 record for its counterexample; call it before
+    /// [`Tables::batch_done`]. `None` when the recorded entries were not kept.
+    pub fn expand(&self, rec: &CallRecord, id: u64) -> Option<CallRecord> {
+        let table = match self.runs.get(&rec.run) {
+            Some(t) if t.id == id => t,
+            _ => self.ended.iter().find(|t| t.id == id)?,
+        };
+        expand_in(rec, &table.defs)
+    }
+
     /// Forgets the tables of the runs that ended in the batch.
     pub fn batch_done(&mut self) {
         self.ended.clear();
@@ -451,22 +487,9 @@ impl Tables {
                         named_once(&mut table.marks, &mut table.stamp, table.defs.len(), ds)
                     }),
             );
-            out.sources.push(match &refs {
-                Some(ds) if sources => Some(
-                    ds.iter()
-                        .filter_map(|(_, d)| d.source.as_ref().map(Arc::clone))
-                        .collect(),
-                ),
-                _ => None,
-            });
             out.snapshots.push(refs.map(|ds| {
-                let mut es = Vec::with_capacity(ds.len());
-                let mut sizes = Vec::with_capacity(ds.len());
-                for (_, d) in ds {
-                    es.push(d.entry.clone());
-                    sizes.push(d.size);
-                }
-                (es, sizes)
+                let es: Arc<[Entry]> = ds.iter().map(|(_, d)| d.entry.clone()).collect();
+                (es, ds.iter().map(|(_, d)| d.size).collect())
             }));
         }
         if let Some(k) = &mut key {
@@ -498,7 +521,7 @@ impl Tables {
                         let path = || format!("$.reducer[{i}].answer.propose[{j}]");
                         let (item, feed) = match p {
                             TraceProposalItem::KeepRef(k) => {
-                                (Some(get(&table.defs, *k, &path)?.clone()), Some((7, *k)))
+                                (Some(Item::of(get(&table.defs, *k, &path)?)), Some((7, *k)))
                             }
                             TraceProposalItem::NewRef(n) => {
                                 out.carried &= table
@@ -506,7 +529,7 @@ impl Tables {
                                     .get(n.new as usize)
                                     .is_some_and(|shares| !shares);
                                 (
-                                    Some(get(&table.defs, n.new, &path)?.clone()),
+                                    Some(Item::of(get(&table.defs, n.new, &path)?)),
                                     Some((8, n.new)),
                                 )
                             }
@@ -545,29 +568,34 @@ impl Tables {
 }
 
 /// `rec` with its table references written out as version-1 members (`entries`, kept ids,
-/// `{"new": entry}`), for counterexamples: the shrinker works on self-contained records.
-/// `None` when a proposal's recorded entry was not kept (the table was resolved without
-/// `sources`).
-pub fn expand(rec: &CallRecord, resolved: &Resolved) -> Option<CallRecord> {
+/// `{"new": entry}`) from `table`, the run's table it was resolved against (which has only grown
+/// since: references stay valid), for counterexamples: the shrinker works on self-contained
+/// records. `None` when a named entry's recorded form was not kept (the table was resolved
+/// without `sources`) or a reference does not resolve.
+fn expand_in(rec: &CallRecord, table: &[Def]) -> Option<CallRecord> {
+    let recorded = |d: &Def| d.source.as_ref().map(|t| (**t).clone());
+    let none = || String::new();
     let mut out = rec.clone();
-    for (s, r) in out.snapshots.iter_mut().zip(&resolved.sources) {
-        if let Some(ds) = r {
-            s.entries = Some(ds.iter().map(|d| (**d).clone()).collect());
-            s.refs = None;
+    for s in &mut out.snapshots {
+        if let Some(refs) = s.refs.take() {
+            let ds = defs(table, &refs, &none).ok()?;
+            s.entries = Some(ds.iter().map(|(_, d)| recorded(d)).collect::<Option<_>>()?);
         }
     }
-    for (st, items) in out.reducer.iter_mut().zip(&resolved.items) {
+    for st in &mut out.reducer {
         st.request = None;
         if let ReducerAnswer::Propose(ps) = &mut st.answer {
-            for (p, d) in ps.iter_mut().zip(items) {
-                match (&*p, d) {
-                    (TraceProposalItem::KeepRef(_), Some(d)) => {
-                        *p = TraceProposalItem::Keep(d.entry.id().as_str().to_owned())
+            for p in ps.iter_mut() {
+                match &*p {
+                    TraceProposalItem::KeepRef(k) => {
+                        let d = table.get(*k as usize)?;
+                        *p = TraceProposalItem::Keep(d.entry.id().as_str().to_owned());
                     }
-                    (TraceProposalItem::NewRef(_), Some(d)) => {
+                    TraceProposalItem::NewRef(n) => {
+                        let d = table.get(n.new as usize)?;
                         *p = TraceProposalItem::New(Box::new(super::format::NewTraceEntry {
-                            new: (**d.source.as_ref()?).clone(),
-                        }))
+                            new: recorded(d)?,
+                        }));
                     }
                     _ => {}
                 }

@@ -290,7 +290,7 @@ fn final_entries(rec: &CallRecord, prep: &Prepared) -> Result<Vec<Entry>, Findin
         .ok_or_else(|| finding("TRC-3", "a success records no final entry ids"))?;
     let last: &[Entry] = prep.steps.last().map_or(&[], |(_, es)| es);
     // The first entry with the id in the last snapshot, else the last proposed one.
-    let mut by_id: std::collections::HashMap<&str, &Entry> =
+    let mut by_id: rustc_hash::FxHashMap<&str, &Entry> =
         prep.news.iter().map(|e| (e.id().as_str(), e)).collect();
     by_id.extend(last.iter().rev().map(|e| (e.id().as_str(), e)));
     ids.iter()
@@ -584,7 +584,7 @@ pub fn run_facts(rec: &CallRecord, prep: &Prepared) -> RunFacts {
         None => Vec::new(),
     };
     // One call delivers a body once, however many entries carry it (SPEC LSE-9).
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     committed.retain(|d| seen.insert(d.clone()));
     RunFacts {
         captured,

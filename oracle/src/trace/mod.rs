@@ -256,7 +256,35 @@ struct CallOutcome {
     /// The answer was an earlier call's.
     reused: bool,
     counterexample: Option<shrink::Counterexample>,
+    /// A compact record that disagrees, when counterexamples are asked for: the rebuilt call
+    /// and the table it was resolved against. Its counterexample is shrunk once the run's table
+    /// has written the record out ([`with_counterexamples`]): the table keeps the recorded
+    /// entries, so no call copies them.
+    pending: Option<(Box<replay::Prepared>, u64)>,
     run: invariants::RunFacts,
+}
+
+impl CallOutcome {
+    /// An implementation that panicked on recorded inputs: a failure to report (exit 1), not
+    /// an unreadable trace.
+    fn failed_internally(imp: &dyn Implementation, payload: Box<dyn std::any::Any + Send>) -> CallOutcome {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "non-string panic payload".to_owned());
+        CallOutcome {
+            findings: vec![Finding {
+                clause: "TRC-1",
+                message: format!("the {} failed internally on this call: {message}", imp.name()),
+            }],
+            replayed: false,
+            reused: false,
+            counterexample: None,
+            pending: None,
+            run: invariants::RunFacts::default(),
+        }
+    }
 }
 
 /// Runs every per-call check on one self-contained (version-1) record.
@@ -288,6 +316,7 @@ fn call_outcome(
                 replayed: false,
                 reused: false,
                 counterexample: None,
+                pending: None,
                 run: invariants::RunFacts::default(),
             });
         }
@@ -311,18 +340,23 @@ fn call_outcome(
     let disagrees = !findings.is_empty();
     findings.extend(invariants::forwarded(rec, &prep, imp));
     findings.extend(invariants::events(rec, Some(&prep), answer.as_deref()));
-    let counterexample = match answer {
-        Some(_) if cex && disagrees && resolved.compact => compact::expand(rec, &resolved)
-            .and_then(|full| shrink::counterexample(&full, &prep, imp)),
-        Some(_) if cex && disagrees => shrink::counterexample(rec, &prep, imp),
-        _ => None,
+    let run = invariants::run_facts(rec, &prep);
+    let (counterexample, pending) = match (answer, resolved.table()) {
+        (Some(_), Some(table)) if cex && disagrees && resolved.compact => {
+            (None, Some((Box::new(prep), table)))
+        }
+        (Some(_), _) if cex && disagrees && !resolved.compact => {
+            (shrink::counterexample(rec, &prep, imp), None)
+        }
+        _ => (None, None),
     };
     Ok(CallOutcome {
         findings,
         replayed,
         reused,
         counterexample,
-        run: invariants::run_facts(rec, &prep),
+        pending,
+        run,
     })
 }
 
@@ -348,29 +382,46 @@ fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checke
             }));
             let o = match caught {
                 Ok(o) => o?,
-                Err(payload) => {
-                    let message = payload
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_owned())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "non-string panic payload".to_owned());
-                    CallOutcome {
-                        findings: vec![Finding {
-                            clause: "TRC-1",
-                            message: format!(
-                                "the {} failed internally on this call: {message}",
-                                imp.name()
-                            ),
-                        }],
-                        replayed: false,
-                        reused: false,
-                        counterexample: None,
-                        run: invariants::RunFacts::default(),
-                    }
-                }
+                Err(payload) => CallOutcome::failed_internally(imp, payload),
             };
             Ok(Checked::Call(rec, Box::new(o)))
         }
+    }
+}
+
+/// Shrinks the counterexamples of the batch's disagreeing compact records (in parallel with
+/// more than one job): each record is written out by its run's table first (sequentially),
+/// which the tables can do until [`Tables::batch_done`].
+fn with_counterexamples(
+    pool: &rayon::ThreadPool,
+    jobs: usize,
+    tables: &Tables,
+    checked: &mut [Result<Checked, Refusal>],
+    imp: &dyn Implementation,
+) {
+    let mut work: Vec<(&mut CallOutcome, CallRecord, Box<replay::Prepared>)> = Vec::new();
+    for c in checked.iter_mut() {
+        if let Ok(Checked::Call(rec, o)) = c {
+            if let Some((prep, table)) = o.pending.take() {
+                if let Some(full) = tables.expand(rec, table) {
+                    work.push((o, full, prep));
+                }
+            }
+        }
+    }
+    let shrink = |(o, full, prep): &mut (&mut CallOutcome, CallRecord, Box<replay::Prepared>)| {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            shrink::counterexample(full, prep, imp)
+        }));
+        match caught {
+            Ok(c) => o.counterexample = c,
+            Err(payload) => **o = CallOutcome::failed_internally(imp, payload),
+        }
+    };
+    if jobs <= 1 || work.len() <= 1 {
+        work.iter_mut().for_each(shrink);
+    } else {
+        pool.install(|| work.par_iter_mut().for_each(shrink));
     }
 }
 
@@ -493,16 +544,17 @@ pub fn check<R: BufRead>(
                 tables.attach(&rec.run, resolved);
             }
         }
-        tables.batch_done();
         let cex = opts.counterexamples;
         let check = |p: Result<Parsed, Refusal>| {
             p.and_then(|p| check_parsed(p, imp, cex).map_err(|m| (None, m)))
         };
-        let checked: Vec<Result<Checked, Refusal>> = if opts.jobs <= 1 {
+        let mut checked: Vec<Result<Checked, Refusal>> = if opts.jobs <= 1 {
             parsed.into_iter().map(check).collect()
         } else {
             pool.install(|| parsed.into_par_iter().map(check).collect())
         };
+        with_counterexamples(&pool, opts.jobs, &tables, &mut checked, imp);
+        tables.batch_done();
         for ((line, _), c) in batch.iter().zip(checked) {
             match c.map_err(|(column, message)| Unreadable {
                 line: *line,

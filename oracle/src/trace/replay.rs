@@ -126,14 +126,14 @@ impl Sizing {
 
 /// The list of one recorded capture: the previous capture's when it holds the very same
 /// entries (a repeated snapshot), else its own.
-fn listed(steps: &[(i64, Arc<[Entry]>)], es: Vec<Entry>) -> Arc<[Entry]> {
+fn listed(steps: &[(i64, Arc<[Entry]>)], es: Arc<[Entry]>) -> Arc<[Entry]> {
     match steps.last() {
         Some((_, prev))
-            if prev.len() == es.len() && prev.iter().zip(&es).all(|(a, b)| a.ptr_eq(b)) =>
+            if prev.len() == es.len() && prev.iter().zip(es.iter()).all(|(a, b)| a.ptr_eq(b)) =>
         {
             Arc::clone(prev)
         }
-        _ => es.into(),
+        _ => es,
     }
 }
 
@@ -204,7 +204,7 @@ pub fn prepare(
                     sizing.size(&e, t.size, &p)?;
                     es.push(e);
                 }
-                listed(&steps, es)
+                listed(&steps, es.into())
             }
             (None, None) => match steps.last() {
                 Some((_, prev)) => Arc::clone(prev),
@@ -240,7 +240,7 @@ pub fn prepare(
                     out.push(match (item, def) {
                         (TraceProposalItem::Keep(id), _) => ProposalItem::Keep(id.clone()),
                         (TraceProposalItem::KeepRef(_), Some(d)) => {
-                            ProposalItem::Keep(d.entry.id().as_str().to_owned())
+                            ProposalItem::KeepIdOf(d.entry.clone())
                         }
                         (TraceProposalItem::New(n), _) => {
                             let e = builder.build(&n.new, new_path)?;
