@@ -907,3 +907,56 @@ fn cmp_2_composition_statuses_are_declared_in_order() {
         ]
     );
 }
+
+/// The scripted reducer's `KeepIdOf(entry)` keeps exactly what `Keep(id)` of that entry's id
+/// keeps (the first request entry with the id, even when the entry given is another value with
+/// that id), through the per-id scan (few kept ids) and the id index (many), and fails as
+/// `Keep` does for an id the request lacks.
+#[test]
+fn scripted_keep_id_of_is_keep_of_the_id() {
+    use hybrid_compaction_model::reducers::{ProposalItem, ScriptStep, ScriptedReducer};
+    let policy = Policy::new(spec(1000, 10, 1, 1, Arc::new(ConstantEstimator(1)))).unwrap();
+    let request: Vec<Entry> = (0..12)
+        .map(|i| conv(&format!("e{}", i % 11), &format!("text {i}")))
+        .collect();
+    let play = |items: Vec<ProposalItem>| {
+        let mut r = ScriptedReducer::new(vec![ScriptStep::Propose(items)]);
+        r.reduce(&ReductionRequest {
+            entries: &request,
+            required_entry_ids: &[],
+            policy: &policy,
+            attempt_number: 1,
+        })
+    };
+    // Another value with a request id: the request's first entry with that id is kept.
+    let other = conv("e0", "other text");
+    for n in [3, 12] {
+        let picks: Vec<Entry> = request
+            .iter()
+            .rev()
+            .take(n)
+            .cloned()
+            .chain([other.clone()])
+            .collect();
+        let by_id = play(
+            picks
+                .iter()
+                .map(|e| ProposalItem::Keep(e.id().as_str().to_owned()))
+                .collect(),
+        );
+        let by_entry = play(picks.iter().cloned().map(ProposalItem::KeepIdOf).collect());
+        assert_eq!(by_entry, by_id, "{n} kept");
+        let kept = by_entry.unwrap().unwrap();
+        assert!(kept.last().unwrap().ptr_eq(&request[0]), "{n} kept");
+        assert!(
+            kept[0].ptr_eq(&request[0]),
+            "e0 is first kept as request[0], {n} kept"
+        );
+    }
+    let missing = conv("absent", "x");
+    assert_eq!(
+        play(vec![ProposalItem::KeepIdOf(missing)]),
+        play(vec![ProposalItem::Keep("absent".to_owned())])
+    );
+    assert!(play(vec![ProposalItem::Keep("absent".to_owned())]).is_err());
+}

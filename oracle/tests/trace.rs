@@ -846,11 +846,19 @@ fn trc_1_compact_and_expanded_records_check_identically() {
         };
         let a = trace::check(texts[0].as_bytes(), &Model, &opts).unwrap();
         let b = trace::check(texts[1].as_bytes(), &Model, &opts).unwrap();
+        // Two jobs shrink the batch's counterexamples in parallel, after the batch is checked.
+        let two = Options { jobs: 2, ..opts };
+        let a2 = trace::check(texts[0].as_bytes(), &Model, &two).unwrap();
         cexs += a.counterexamples.len();
         assert_eq!(
             serde_json::to_value(&a).unwrap(),
             serde_json::to_value(&b).unwrap(),
             "seed {seed}"
+        );
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&a2).unwrap(),
+            "seed {seed}, two jobs"
         );
     }
     assert!(compact >= 70, "{compact} compact runs");

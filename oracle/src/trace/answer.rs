@@ -141,3 +141,38 @@ impl Answers {
         slots.truncate(Self::CAPACITY);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Key;
+
+    fn key(f: impl Fn(&mut Key)) -> [u8; 32] {
+        let mut k = Key::new();
+        f(&mut k);
+        k.finish()
+    }
+
+    /// Numbers are LEB128 (300 is `AC 02`), and input sequences that a truncating or
+    /// fixed-width encoding would confuse get different keys.
+    #[test]
+    fn numbers_are_self_delimiting_varints() {
+        let mut k = Key::new();
+        k.number(300).number(0).number(u64::MAX);
+        assert_eq!(&k.0[..3], &[0xAC, 0x02, 0x00]);
+        assert_eq!(k.0.len(), 3 + 10);
+        let seqs: [&[u64]; 6] = [&[300], &[44], &[44, 2], &[128], &[0, 1], &[1 << 35]];
+        let keys: Vec<[u8; 32]> = seqs
+            .iter()
+            .map(|s| key(|k| s.iter().for_each(|&n| drop(k.number(n)))))
+            .collect();
+        for i in 0..keys.len() {
+            for j in 0..i {
+                assert_ne!(keys[i], keys[j], "{:?} and {:?}", seqs[i], seqs[j]);
+            }
+        }
+        assert_ne!(
+            key(|k| drop(k.bytes(b"ab"))),
+            key(|k| drop(k.bytes(b"a").tag(b'b')))
+        );
+    }
+}

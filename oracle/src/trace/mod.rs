@@ -267,7 +267,10 @@ struct CallOutcome {
 impl CallOutcome {
     /// An implementation that panicked on recorded inputs: a failure to report (exit 1), not
     /// an unreadable trace.
-    fn failed_internally(imp: &dyn Implementation, payload: Box<dyn std::any::Any + Send>) -> CallOutcome {
+    fn failed_internally(
+        imp: &dyn Implementation,
+        payload: Box<dyn std::any::Any + Send>,
+    ) -> CallOutcome {
         let message = payload
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
@@ -276,7 +279,10 @@ impl CallOutcome {
         CallOutcome {
             findings: vec![Finding {
                 clause: "TRC-1",
-                message: format!("the {} failed internally on this call: {message}", imp.name()),
+                message: format!(
+                    "the {} failed internally on this call: {message}",
+                    imp.name()
+                ),
             }],
             replayed: false,
             reused: false,
