@@ -256,11 +256,6 @@ struct CallOutcome {
     /// The answer was an earlier call's.
     reused: bool,
     counterexample: Option<shrink::Counterexample>,
-    /// A compact record that disagrees, when counterexamples are asked for: the rebuilt call
-    /// and the table it was resolved against. Its counterexample is shrunk once the run's table
-    /// has written the record out ([`with_counterexamples`]): the table keeps the recorded
-    /// entries, so no call copies them.
-    pending: Option<(Box<replay::Prepared>, u64)>,
     run: invariants::RunFacts,
 }
 
@@ -287,7 +282,6 @@ impl CallOutcome {
             replayed: false,
             reused: false,
             counterexample: None,
-            pending: None,
             run: invariants::RunFacts::default(),
         }
     }
@@ -298,15 +292,18 @@ pub fn check_call(
     rec: &CallRecord,
     imp: &dyn Implementation,
 ) -> Result<(Vec<Finding>, bool), String> {
-    let o = call_outcome(rec, Resolved::default(), imp, false)?;
+    let o = call_outcome(rec, Resolved::default(), imp, false, None)?;
     Ok((o.findings, o.replayed))
 }
 
+/// The per-call checks of `rec`; `tables` (the runs' tables `rec` was resolved against, read
+/// only while a batch is checked) write out a compact record for its counterexample.
 fn call_outcome(
     rec: &CallRecord,
     mut resolved: Resolved,
     imp: &dyn Implementation,
     cex: bool,
+    tables: Option<&Tables>,
 ) -> Result<CallOutcome, String> {
     let prep = match replay::prepare(rec, &mut resolved, imp) {
         Ok(p) => p,
@@ -322,7 +319,6 @@ fn call_outcome(
                 replayed: false,
                 reused: false,
                 counterexample: None,
-                pending: None,
                 run: invariants::RunFacts::default(),
             });
         }
@@ -346,23 +342,22 @@ fn call_outcome(
     let disagrees = !findings.is_empty();
     findings.extend(invariants::forwarded(rec, &prep, imp));
     findings.extend(invariants::events(rec, Some(&prep), answer.as_deref()));
-    let run = invariants::run_facts(rec, &prep);
-    let (counterexample, pending) = match (answer, resolved.table()) {
-        (Some(_), Some(table)) if cex && disagrees && resolved.compact => {
-            (None, Some((Box::new(prep), table)))
-        }
-        (Some(_), _) if cex && disagrees && !resolved.compact => {
-            (shrink::counterexample(rec, &prep, imp), None)
-        }
-        _ => (None, None),
+    // A compact record is written out by its run's table (which keeps the recorded entries,
+    // so no call copies them) before it is shrunk.
+    let counterexample = match answer {
+        Some(_) if cex && disagrees && resolved.compact => tables
+            .zip(resolved.table())
+            .and_then(|(t, id)| t.expand(rec, id))
+            .and_then(|full| shrink::counterexample(&full, &prep, imp)),
+        Some(_) if cex && disagrees => shrink::counterexample(rec, &prep, imp),
+        _ => None,
     };
     Ok(CallOutcome {
         findings,
         replayed,
         reused,
         counterexample,
-        pending,
-        run,
+        run: invariants::run_facts(rec, &prep),
     })
 }
 
@@ -373,7 +368,12 @@ enum Parsed {
     RunEnd(String),
 }
 
-fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checked, String> {
+fn check_parsed(
+    p: Parsed,
+    imp: &dyn Implementation,
+    cex: bool,
+    tables: &Tables,
+) -> Result<Checked, String> {
     match p {
         Parsed::RunEnd(r) => Ok(Checked::RunEnd(r)),
         Parsed::Observed(rec, entries) => {
@@ -384,7 +384,7 @@ fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checke
             // An implementation that panics on recorded inputs is a failure to report (exit 1),
             // not an unreadable trace.
             let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                call_outcome(&rec, resolved, imp, cex)
+                call_outcome(&rec, resolved, imp, cex, Some(tables))
             }));
             let o = match caught {
                 Ok(o) => o?,
@@ -392,42 +392,6 @@ fn check_parsed(p: Parsed, imp: &dyn Implementation, cex: bool) -> Result<Checke
             };
             Ok(Checked::Call(rec, Box::new(o)))
         }
-    }
-}
-
-/// Shrinks the counterexamples of the batch's disagreeing compact records (in parallel with
-/// more than one job): each record is written out by its run's table first (sequentially),
-/// which the tables can do until [`Tables::batch_done`].
-fn with_counterexamples(
-    pool: &rayon::ThreadPool,
-    jobs: usize,
-    tables: &Tables,
-    checked: &mut [Result<Checked, Refusal>],
-    imp: &dyn Implementation,
-) {
-    let mut work: Vec<(&mut CallOutcome, CallRecord, Box<replay::Prepared>)> = Vec::new();
-    for c in checked.iter_mut() {
-        if let Ok(Checked::Call(rec, o)) = c {
-            if let Some((prep, table)) = o.pending.take() {
-                if let Some(full) = tables.expand(rec, table) {
-                    work.push((o, full, prep));
-                }
-            }
-        }
-    }
-    let shrink = |(o, full, prep): &mut (&mut CallOutcome, CallRecord, Box<replay::Prepared>)| {
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            shrink::counterexample(full, prep, imp)
-        }));
-        match caught {
-            Ok(c) => o.counterexample = c,
-            Err(payload) => **o = CallOutcome::failed_internally(imp, payload),
-        }
-    };
-    if jobs <= 1 || work.len() <= 1 {
-        work.iter_mut().for_each(shrink);
-    } else {
-        pool.install(|| work.par_iter_mut().for_each(shrink));
     }
 }
 
@@ -550,16 +514,18 @@ pub fn check<R: BufRead>(
                 tables.attach(&rec.run, resolved);
             }
         }
+        // The tables are only read while the batch is checked (counterexamples), and forget
+        // the runs that ended in the batch once it is.
         let cex = opts.counterexamples;
+        let read = &tables;
         let check = |p: Result<Parsed, Refusal>| {
-            p.and_then(|p| check_parsed(p, imp, cex).map_err(|m| (None, m)))
+            p.and_then(|p| check_parsed(p, imp, cex, read).map_err(|m| (None, m)))
         };
-        let mut checked: Vec<Result<Checked, Refusal>> = if opts.jobs <= 1 {
+        let checked: Vec<Result<Checked, Refusal>> = if opts.jobs <= 1 {
             parsed.into_iter().map(check).collect()
         } else {
             pool.install(|| parsed.into_par_iter().map(check).collect())
         };
-        with_counterexamples(&pool, opts.jobs, &tables, &mut checked, imp);
         tables.batch_done();
         for ((line, _), c) in batch.iter().zip(checked) {
             match c.map_err(|(column, message)| Unreadable {
