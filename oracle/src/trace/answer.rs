@@ -90,10 +90,10 @@ impl Key {
     /// A number.
     pub fn number(&mut self, mut n: u64) -> &mut Key {
         while n >= 0x80 {
-            self.0.push((n as u8 & 0x7f) | 0x80);
+            self.0.push(((n & 0x7f) as u8) | 0x80);
             n >>= 7;
         }
-        self.0.push(n as u8);
+        self.0.push((n & 0x7f) as u8);
         self
     }
 
@@ -163,16 +163,25 @@ mod tests {
         let seqs: [&[u64]; 6] = [&[300], &[44], &[44, 2], &[128], &[0, 1], &[1 << 35]];
         let keys: Vec<[u8; 32]> = seqs
             .iter()
-            .map(|s| key(|k| s.iter().for_each(|&n| drop(k.number(n)))))
+            .map(|s| {
+                key(|k| {
+                    for &n in *s {
+                        k.number(n);
+                    }
+                })
+            })
             .collect();
         for i in 0..keys.len() {
             for j in 0..i {
                 assert_ne!(keys[i], keys[j], "{:?} and {:?}", seqs[i], seqs[j]);
             }
         }
-        assert_ne!(
-            key(|k| drop(k.bytes(b"ab"))),
-            key(|k| drop(k.bytes(b"a").tag(b'b')))
-        );
+        let ab = key(|k| {
+            k.bytes(b"ab");
+        });
+        let a_then_b = key(|k| {
+            k.bytes(b"a").tag(b'b');
+        });
+        assert_ne!(ab, a_then_b);
     }
 }
