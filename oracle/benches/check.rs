@@ -14,8 +14,9 @@
 //! actually ran, not the time it waited for a core. `check-cpu` runs the `--jobs 1` cases only
 //! (with more jobs the work is on other threads), the compact traces also with the reuse of a
 //! run's work off (`Options::reuse`, the reference mode), so the two compare in one run.
-//! `check-parse` measures reading alone: the
-//! strict reader the checker uses beside plain `serde_json`.
+//! `check-parse` measures reading alone: the strict reader the checker uses beside plain
+//! `serde_json` and beside validating the JSON only (the format's floor), next to the whole
+//! check of the same traces.
 
 #[path = "../tests/trace_support/mod.rs"]
 mod trace_support;
@@ -153,42 +154,65 @@ fn bench_cpu(c: &mut Criterion<ThreadCpu>) {
     g.finish();
 }
 
-/// Reading alone (`check-parse`): every record line of the 100-run traces read as the checker
-/// reads it (`format::parse_record`: the strict reader, a repeated key refused anywhere, paths
-/// in refusals) and, for comparison, by plain `serde_json` (no duplicate check inside values),
-/// in CPU time of the thread. The difference is what strictness costs per call.
+/// Reading alone (`check-parse`): every record line read as the checker reads it
+/// (`format::parse_record`: the strict reader, a repeated key refused anywhere, paths in
+/// refusals), by plain `serde_json` into the same types (no duplicate check inside values), and
+/// only validated as JSON (`serde::de::IgnoredAny`: nothing built, the floor any reader of the
+/// format pays), in CPU time of the thread, beside the whole check of the same trace (engine,
+/// counterexamples on, as `check --json`). On the traces of 100 runs of 1-4 calls, and on the
+/// compact runs of 20 and of 6 calls `write_bench_traces` writes (`docs/PERFORMANCE.md`, "Trace
+/// checking"): the share of a call's budget reading takes, measured in one run.
 fn bench_parse(c: &mut Criterion<ThreadCpu>) {
     let mut g = c.benchmark_group("check-parse");
     g.sample_size(10).measurement_time(Duration::from_secs(4));
-    for form in ["expanded", "compact"] {
-        let (text, calls) = recorded(100, 100, None, form == "compact");
+    // (name, runs, calls per run, compact)
+    let traces: [(&str, u64, Option<usize>, bool); 4] = [
+        ("expanded", 100, None, false),
+        ("compact", 100, None, true),
+        ("compact-runs-of-20", 12, Some(20), true),
+        ("compact-runs-of-6", 40, Some(6), true),
+    ];
+    for (form, runs, per_run, compact) in traces {
+        let (text, calls) = recorded(runs, 100, per_run, compact);
         let lines: Vec<&str> = text.lines().skip(1).collect();
         g.throughput(Throughput::Elements(calls as u64));
-        g.bench_with_input(
-            BenchmarkId::new(format!("{form}/strict"), calls),
-            &lines,
-            |b, ls| {
-                b.iter(|| {
-                    ls.iter()
-                        .map(|l| trace::format::parse_record(black_box(l)).is_ok() as usize)
-                        .sum::<usize>()
-                })
-            },
-        );
-        g.bench_with_input(
-            BenchmarkId::new(format!("{form}/plain-serde"), calls),
-            &lines,
-            |b, ls| {
-                b.iter(|| {
-                    ls.iter()
-                        .map(|l| {
-                            serde_json::from_str::<trace::format::Record>(black_box(l)).is_ok()
-                                as usize
-                        })
-                        .sum::<usize>()
-                })
-            },
-        );
+        let read = |name: &str, f: fn(&str) -> bool| {
+            (format!("{form}/{name}"), move |ls: &[&str]| {
+                ls.iter().map(|l| f(black_box(l)) as usize).sum::<usize>()
+            })
+        };
+        let readers = [
+            read("strict", |l| trace::format::parse_record(l).is_ok()),
+            read("plain-serde", |l| {
+                serde_json::from_str::<trace::format::Record>(l).is_ok()
+            }),
+            read("validate-only", |l| {
+                serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok()
+            }),
+        ];
+        for (id, f) in readers {
+            g.bench_with_input(BenchmarkId::new(id, calls), &lines, |b, ls| {
+                b.iter(|| f(ls))
+            });
+        }
+        if per_run.is_some() {
+            let opts = Options {
+                jobs: 1,
+                counterexamples: true,
+                ..Options::default()
+            };
+            g.bench_with_input(
+                BenchmarkId::new(format!("{form}/whole-check"), calls),
+                &text,
+                |b, t| {
+                    b.iter(|| {
+                        let r = trace::check(black_box(t.as_bytes()), &Engine, &opts).unwrap();
+                        assert!(r.violations.is_empty());
+                        r.calls
+                    })
+                },
+            );
+        }
     }
     g.finish();
 }
