@@ -650,3 +650,48 @@ fn runs_are_counted_when_a_call_names_them() {
     .expect("readable");
     assert_eq!((r.calls, r.runs), (0, 0));
 }
+
+/// Entry lists of every length read whole and in order (`defs`, a snapshot's `entries`, an
+/// observed record's history and sent entries: each entry is built in place and moved into
+/// its list), and each entry exactly as written: the record read back equals the record
+/// serialized from it.
+#[test]
+fn entry_lists_of_every_length_read_whole_and_in_order() {
+    use hybrid_compaction_oracle::trace::format::{parse_record, Record};
+    let entry = |i: usize| {
+        json!({"id": format!("e-{i}-é"), "kind": "ConversationalMessage", "role": "user", "size": i,
+               "digest": format!("{i:064x}")})
+    };
+    for n in [0usize, 1, 2, 7, 64, 65, 300] {
+        let list: Vec<Json> = (0..n).map(entry).collect();
+        let ids: Vec<String> = (0..n).map(|i| format!("e-{i}-é")).collect();
+        let mut compact = call();
+        compact["defs"] = json!(list);
+        let mut expanded = call();
+        expanded["snapshots"] = json!([{"version": 0, "entries": list}]);
+        let observed = json!({"type": "observed", "run": "r", "call": "c",
+            "policy": {"hardLimit": 10, "recentMessageRetentionCount": 1, "estimator": {"kind": "recorded"}},
+            "history": {"entries": list}, "sent": {"entries": list}});
+        for rec in [compact, expanded, observed] {
+            let line = rec.to_string();
+            let parsed = parse_record(&line).unwrap_or_else(|e| panic!("{n}: {e}"));
+            let lists: Vec<Vec<String>> = match &parsed {
+                Record::Call(c) => c
+                    .defs
+                    .iter()
+                    .chain(c.snapshots.iter().filter_map(|s| s.entries.as_ref()))
+                    .map(|l| l.iter().map(|e| e.id.clone()).collect())
+                    .collect(),
+                Record::Observed(o) => [&o.history, o.sent.as_ref().unwrap()]
+                    .iter()
+                    .filter_map(|l| l.entries.as_ref())
+                    .map(|l| l.iter().map(|e| e.id.clone()).collect())
+                    .collect(),
+                Record::RunEnd(_) => unreachable!(),
+            };
+            assert!(lists.iter().any(|l| *l == ids), "{n}: {lists:?}");
+            let again = parse_record(&serde_json::to_string(&parsed).unwrap()).unwrap();
+            assert_eq!(again, parsed, "{n}");
+        }
+    }
+}

@@ -147,7 +147,11 @@ pub struct CallRecord {
     /// Version 2: entries defined by this record, appended in order to its run's entry table
     /// (the first entry of a run's first record is index 0). Later records of the run refer to
     /// them by index ([`RefItem`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "entries_in_place"
+    )]
     pub defs: Option<Vec<TraceEntry>>,
     /// Every snapshot the assembler captured, in capture order (the lease-filtered snapshots
     /// with their effective versions, SPEC LSE-8). A snapshot without `entries` repeats the
@@ -264,7 +268,11 @@ pub struct ObservedPolicy {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceEntries {
     /// The entries.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "entries_in_place"
+    )]
     pub entries: Option<Vec<TraceEntry>>,
     /// The entries as table references.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -428,12 +436,83 @@ pub struct TraceSnapshot {
     /// The (effective) version.
     pub version: i64,
     /// The entries; absent (and no `refs`) repeats the previous snapshot's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "entries_in_place"
+    )]
     pub entries: Option<Vec<TraceEntry>>,
     /// Version 2: the entries as references to the run's entry table (instead of `entries`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refs: Option<Vec<RefItem>>,
 }
+
+/// A list of entries read so that each entry is built once, where it ends up: a trace entry is
+/// a few hundred bytes, and returned by value through the reader's layers it was copied at
+/// each (several copies per entry; a compact record defines up to a hundred). Each entry is
+/// built on the heap by its own visitor and moved once into the list; what is accepted and
+/// every refusal (its words, its JSON path) are those of `Option<Vec<TraceEntry>>`.
+fn entries_in_place<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<TraceEntry>>, D::Error> {
+    /// An entry on the heap, read as a [`TraceEntry`] is.
+    struct Boxed(Box<TraceEntry>);
+    impl<'de> Deserialize<'de> for Boxed {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Boxed, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Boxed;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an entry (an object)")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Boxed, A::Error> {
+                    let m = serde::de::value::MapAccessDeserializer::new(a);
+                    Ok(Boxed(Box::new(TraceEntry::deserialize(m)?)))
+                }
+            }
+            d.deserialize_struct("TraceEntry", TRACE_ENTRY_FIELDS, V)
+        }
+    }
+    /// The list, each entry moved out of its box into it.
+    struct List(Vec<TraceEntry>);
+    impl<'de> Deserialize<'de> for List {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<List, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = List;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a list of entries (an array)")
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut a: A,
+                ) -> Result<List, A::Error> {
+                    let mut out = Vec::with_capacity(a.size_hint().unwrap_or(0).min(4096));
+                    while let Some(Boxed(e)) = a.next_element()? {
+                        out.push(*e);
+                    }
+                    Ok(List(out))
+                }
+            }
+            d.deserialize_seq(V)
+        }
+    }
+    Ok(Option::<List>::deserialize(d)?.map(|l| l.0))
+}
+
+/// The members of a [`TraceEntry`], as its derived reader names them.
+const TRACE_ENTRY_FIELDS: &[&str] = &[
+    "id",
+    "kind",
+    "role",
+    "author",
+    "size",
+    "text",
+    "parts",
+    "segment",
+    "digest",
+    "calls",
+    "results",
+    "reference",
+];
 
 /// One entry, with content (`text` / `parts` / `segment`, as in `docs/WIRE.md`) or redacted
 /// (`digest`, and the structure: `calls`, `results`, `reference`).
@@ -735,4 +814,26 @@ pub enum Line {
 /// The JSON Schema every line of a trace validates against.
 pub fn schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Line)).unwrap_or(serde_json::Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TraceEntry, TRACE_ENTRY_FIELDS};
+
+    /// The member list handed to the reader with the in-place entries is the trace entry's own
+    /// (its schema's properties, which the same serde names give).
+    #[test]
+    fn trace_entry_fields_are_the_entry_members() {
+        let schema = serde_json::to_value(schemars::schema_for!(TraceEntry)).unwrap();
+        let mut members: Vec<&str> = schema["properties"]
+            .as_object()
+            .expect("TraceEntry's schema has properties")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut fields = TRACE_ENTRY_FIELDS.to_vec();
+        members.sort_unstable();
+        fields.sort_unstable();
+        assert_eq!(fields, members);
+    }
 }
