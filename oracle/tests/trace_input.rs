@@ -689,7 +689,7 @@ fn entry_lists_of_every_length_read_whole_and_in_order() {
                     .collect(),
                 Record::RunEnd(_) => unreachable!(),
             };
-            assert!(lists.iter().any(|l| *l == ids), "{n}: {lists:?}");
+            assert!(lists.contains(&ids), "{n}: {lists:?}");
             let again = parse_record(&serde_json::to_string(&parsed).unwrap()).unwrap();
             assert_eq!(again, parsed, "{n}");
         }
