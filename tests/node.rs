@@ -335,6 +335,97 @@ fn evt_4_evt_5_the_dispatch_result_shares_the_events_diagnostics_and_id() {
     assert_eq!(*q.diagnostics, *out.diagnostics);
 }
 
+/// SPEC NODE-3 step 3: a host that adapted its messages itself (the node's classifier, CLS-1)
+/// and hands the entries to `call_adapted` gets the call `call` makes of the messages: the same
+/// outcome or error, dispatched messages, events and diagnostics, on every path (within limit,
+/// reduced, irreducible, a recovered body forwarded).
+#[test]
+fn node_3_a_host_adapted_baseline_calls_as_its_messages_do() {
+    let histories = [
+        small_history(),
+        long_history(),
+        irreducible_history(),
+        with_body_history(),
+    ];
+    for (k, history) in histories.iter().enumerate() {
+        let entries = adapt(history, &mut ContentHashClassifier::new()).unwrap();
+        let run = |adapted: bool| {
+            let sink = Arc::new(RecordingSink::default());
+            let mut n = body_node(Some(&sink));
+            let mut scope = RunScope::new();
+            let token = CancellationToken::new();
+            let out = if adapted {
+                n.call_adapted(&mut scope, entries.clone(), &token)
+            } else {
+                n.call(&mut scope, history, &token)
+            };
+            let out = out.map(|d| (d.reply, (*d.diagnostics).clone(), d.forwarded));
+            (format!("{out:?}"), n.client().sent.clone(), sink.kinds())
+        };
+        let (by_messages, by_entries) = (run(false), run(true));
+        assert_eq!(by_entries, by_messages, "history {k}");
+    }
+}
+
+/// A client that sends the bounded entries itself (NODE-2 step 4), counting plain sends.
+#[derive(Default)]
+struct EntriesClient {
+    sent: Vec<Vec<Message>>,
+    plain_sends: usize,
+}
+
+impl ChatClient for EntriesClient {
+    type Reply = usize;
+    fn send(
+        &mut self,
+        messages: &[Message],
+        _: &CancellationToken,
+    ) -> Result<usize, ProviderError> {
+        self.plain_sends += 1;
+        Ok(messages.len())
+    }
+    fn send_entries(
+        &mut self,
+        entries: &[Entry],
+        _: &CancellationToken,
+    ) -> Result<usize, ProviderError> {
+        self.sent
+            .push(entries.iter().map(|e| e.message().clone()).collect());
+        Ok(entries.len())
+    }
+}
+
+/// SPEC NODE-2 step 4: the node dispatches through `send_entries` (a client, or a `&mut` of
+/// one, that overrides it is never sent copied messages), and the bounded messages it hands
+/// over are the ones the default (`send` of the copied messages) dispatches.
+#[test]
+fn node_2_dispatch_goes_through_send_entries_of_the_client_or_its_borrow() {
+    for history in [small_history(), long_history()] {
+        let mut reference = node(counting(), None);
+        reference
+            .call(&mut RunScope::new(), &history, &CancellationToken::new())
+            .unwrap();
+        let mut client = EntriesClient::default();
+        {
+            let options = NodeOptions {
+                policy: policy(),
+                reducer: counting(),
+            };
+            let NodeSelection::Installed(mut n) =
+                select(true, Some(options), &mut client, None).unwrap()
+            else {
+                panic!("switch and options install a node")
+            };
+            let out = n
+                .call(&mut RunScope::new(), &history, &CancellationToken::new())
+                .unwrap();
+            assert_eq!(out.reply, reference.client().sent[0].len());
+        }
+        assert_eq!(client.plain_sends, 0, "no copied messages sent");
+        assert_eq!(client.sent, reference.client().sent);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // NODE-3 / EVT-2: errors during and before assembly
 
