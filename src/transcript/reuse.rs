@@ -92,12 +92,13 @@ impl Adaptation {
         let mut alone = Alone {
             id: adapted.given_id.clone(),
             kind: None,
-            derived: String::new(),
+            derived: Some(String::new()),
         };
         let base = single(&adapted.message, &mut alone);
-        let hex = match alone.derived.strip_suffix(":0") {
+        let derived = alone.derived.unwrap_or_default();
+        let hex = match derived.strip_suffix(":0") {
             Some(h) => h.to_owned(),
-            None => alone.derived,
+            None => derived,
         };
         Adaptation(Arc::new(Inner {
             adapted: Arc::new(adapted),
@@ -127,10 +128,11 @@ impl Adaptation {
                 return Ok(e.clone());
             }
         }
+        // The id is given: the message's CLS-2 rendering is not hashed again.
         let mut alone = Alone {
             id: Some(id.to_owned()),
             kind,
-            derived: String::new(),
+            derived: None,
         };
         let fresh = single(&self.0.adapted.message, &mut alone).map_err(|e| at(e, index))?;
         *other = Some((id.to_owned(), kind, fresh.clone()));
@@ -154,18 +156,25 @@ fn at(e: AdaptError, index: usize) -> AdaptError {
     }
 }
 
-/// The classifier of one message alone: CLS-2's id is derived (and kept), `id` answered if
-/// given, `kind` the override.
+/// The classifier of one message alone: `id` answered if given, `kind` the override; CLS-2's id
+/// is derived when `derived` asks for it (kept there) or no id is given.
 struct Alone {
     id: Option<String>,
     kind: Option<EntryKind>,
-    derived: String,
+    derived: Option<String>,
 }
 
 impl Classifier for Alone {
     fn entry_id(&mut self, messages: &[Message], index: usize) -> Result<String, ClassifierError> {
-        self.derived = ContentHashClassifier::new().entry_id(messages, index)?;
-        Ok(self.id.clone().unwrap_or_else(|| self.derived.clone()))
+        if self.derived.is_none() {
+            if let Some(id) = &self.id {
+                return Ok(id.clone());
+            }
+        }
+        let derived = ContentHashClassifier::new().entry_id(messages, index)?;
+        let id = self.id.clone().unwrap_or_else(|| derived.clone());
+        self.derived = Some(derived);
+        Ok(id)
     }
 
     fn override_kind(&mut self, _messages: &[Message], _index: usize) -> Option<EntryKind> {
