@@ -149,6 +149,19 @@ def transcript_error(kind: str, path: str, reason: str) -> TranscriptError:
     return cls(kind, path, reason)
 
 
+def _overrides_member(overrides: object) -> Optional[Dict[str, Json]]:
+    """``overrides`` (message index -> entry kind, SPEC CLS-1 step 3) as a transcript's or a
+    case's ``overrides`` member (keys as decimal text), ``None`` when empty or absent;
+    ``TypeError`` when it is not a mapping (its keys and kinds are the converter's to judge)."""
+    if overrides is None:
+        return None
+    if not isinstance(overrides, Mapping):
+        raise TypeError(
+            f"overrides must be a mapping of message index to entry kind, got {type(overrides).__name__}"
+        )
+    return {str(k): v for k, v in overrides.items()} or None
+
+
 def _require_list(value: object, name: str) -> None:
     """``TypeError`` where a list is expected and a ``str``, ``bytes``, ``None`` or a mapping
     arrives (a string is iterable, and would be read as its characters)."""

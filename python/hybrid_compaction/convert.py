@@ -25,7 +25,7 @@ import math
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, cast
 
 from . import _native
-from ._core import _entries_of, _require_list, run, transcript_error
+from ._core import _entries_of, _overrides_member, _require_list, run, transcript_error
 from ._types import Entry
 
 __all__ = [
@@ -141,8 +141,9 @@ def transcript(
         if format != "anthropic-messages":
             raise ValueError("system= is Anthropic's top-level system prompt (format 'anthropic-messages')")
         t["system"] = system
-    if overrides:
-        t["overrides"] = {str(k): v for k, v in overrides.items()}
+    member = _overrides_member(overrides)
+    if member is not None:
+        t["overrides"] = member
     if ids is not None:
         _require_list(ids, "ids")
         t["ids"] = list(ids)
@@ -244,8 +245,9 @@ def entries_from_messages(
     _require_list(messages, "messages")
     messages = list(messages)
     case: Dict[str, Json] = {"op": "entry", "messages": messages}
-    if overrides:
-        case["overrides"] = {str(k): v for k, v in overrides.items()}
+    member = _overrides_member(overrides)
+    if member is not None:
+        case["overrides"] = member
     adapted = _entries_of(run(case, implementation))
     if ids is not None and len(ids) != len(messages):
         raise ValueError(f"ids: {len(ids)} ids for {len(messages)} messages")

@@ -132,6 +132,26 @@ def test_below_the_trigger_nothing_is_called_and_openai_dicts_come_back():
         hc.compact("hello", policy(1000))
 
 
+def test_overrides_that_are_not_a_mapping_are_refused_naming_them():
+    h = [{"role": "user", "content": "hi"}]
+    compactor = hc.Compactor(policy(1000))
+    calls = [
+        lambda ov: hc.compact(h, policy(1000), overrides=ov),
+        lambda ov: compactor.compact(h, overrides=ov),  # the repeat-call path
+        lambda ov: hc.from_openai(h, overrides=ov),
+        lambda ov: hc.entries_from_messages([{"role": "user", "parts": [{"text": "hi"}]}], overrides=ov),
+    ]
+    for call in calls:
+        for bad in ([1], "Summary", 5):
+            with pytest.raises(TypeError) as e:
+                call(bad)
+            assert str(e.value).startswith("overrides must be a mapping of message index to entry kind, got ")
+        # a mapping is the converter's to judge, with the member's path
+        with pytest.raises((hc.TranscriptError, hc.InvalidCaseError)) as r:
+            call({"x": "Summary"})
+        assert "x" in str(r.value)
+
+
 def test_anthropic_with_a_system_prompt_keeps_it():
     ms = [{"role": "user", "content": "old question " * 10},
           {"role": "assistant", "content": "old answer " * 10},
