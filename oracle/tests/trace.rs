@@ -936,7 +936,7 @@ fn print_bench_trace_stats() {
                         .iter()
                         .map(|s| s.entries.as_ref().map_or(0, Vec::len))
                         .sum::<usize>()
-                        + c.defs.as_ref().map_or(0, Vec::len);
+                        + c.defs.as_ref().map_or(0, |d| d.len());
                 }
             }
         }

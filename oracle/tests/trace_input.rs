@@ -679,8 +679,13 @@ fn entry_lists_of_every_length_read_whole_and_in_order() {
                 Record::Call(c) => c
                     .defs
                     .iter()
-                    .chain(c.snapshots.iter().filter_map(|s| s.entries.as_ref()))
-                    .map(|l| l.iter().map(|e| e.id.clone()).collect())
+                    .map(|l| l.0.iter().map(|d| d.recorded().id.clone()).collect())
+                    .chain(
+                        c.snapshots
+                            .iter()
+                            .filter_map(|s| s.entries.as_ref())
+                            .map(|l| l.iter().map(|e| e.id.clone()).collect()),
+                    )
                     .collect(),
                 Record::Observed(o) => [&o.history, o.sent.as_ref().unwrap()]
                     .iter()

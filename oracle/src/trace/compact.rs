@@ -38,20 +38,32 @@ use rustc_hash::FxHashMap;
 use hybrid_compaction_model::entry::{Entry, EntryId};
 
 use super::answer::{Answers, Key};
-use super::entries::{entry_at, entry_from};
+
+use super::entries::entry_at;
 use super::format::{
-    CallRecord, ReducerAnswer, RefItem, TraceEntry, TraceProposalItem, TraceResult,
-    TraceVerification,
+    CallRecord, Defined, Defs, ReducerAnswer, RefItem, Shape, TraceEntry, TraceProposalItem,
+    TraceResult, TraceVerification,
 };
 use super::sizes::RunSizes;
 use crate::wire::input::PolicyInput;
 use crate::wire::output::{AssemblyOutput, VerificationOutput};
 
+/// How a table entry was recorded, for counterexamples (they are built from it).
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// Not kept (no counterexample is written).
+    Dropped,
+    /// As recorded.
+    Kept(Arc<TraceEntry>),
+    /// Given back from the built entry and its shape ([`Defined::Built`]).
+    Shaped(Shape),
+}
+
 /// One table entry: the entry as recorded, and built.
 #[derive(Debug, Clone)]
 pub struct Def {
-    /// As recorded, kept only when counterexamples are written (they are built from it).
-    pub source: Option<Arc<TraceEntry>>,
+    /// As recorded.
+    pub source: Source,
     /// As vocabulary (shared by every reference).
     pub entry: Entry,
     /// The recorded size (for the `recorded` estimator).
@@ -104,6 +116,17 @@ impl Resolved {
     /// The table the record was resolved against (none for a record that used no table).
     pub fn table(&self) -> Option<u64> {
         self.table
+    }
+}
+
+impl Def {
+    /// The entry as recorded (`None` when that was not kept).
+    pub fn recorded(&self) -> Option<TraceEntry> {
+        match &self.source {
+            Source::Dropped => None,
+            Source::Kept(t) => Some((**t).clone()),
+            Source::Shaped(s) => Some(s.recorded(&self.entry, self.size)),
+        }
     }
 }
 
@@ -368,13 +391,14 @@ impl Tables {
         self.ended.clear();
     }
 
-    /// Appends a record's `defs` to its run's table, each built into vocabulary once (its
-    /// recorded entry kept when `sources`, for counterexamples), and returns the table. Errors
+    /// Appends a record's `defs` to its run's table, each built into vocabulary once (as it
+    /// was read, [`Defined::Built`], or now; a recorded entry that is not given back from the
+    /// built one is kept when `sources`, for counterexamples), and returns the table. Errors
     /// are unreadable-trace messages (`$.defs[i]: ...`).
     pub fn define(
         &mut self,
         run: &str,
-        defs: Option<Vec<TraceEntry>>,
+        defs: Option<Defs>,
         sources: bool,
     ) -> Result<&[Def], String> {
         Ok(&self.define_in(run, defs, sources)?.defs)
@@ -384,7 +408,7 @@ impl Tables {
     fn define_in(
         &mut self,
         run: &str,
-        defs: Option<Vec<TraceEntry>>,
+        defs: Option<Defs>,
         sources: bool,
     ) -> Result<&mut RunTable, String> {
         if !self.runs.contains_key(run) {
@@ -396,18 +420,22 @@ impl Tables {
             .runs
             .get_mut(run)
             .ok_or_else(|| format!("$.run: the table of run {run:?} is missing"))?;
-        for (i, t) in defs.into_iter().flatten().enumerate() {
-            let path = || format!("$.defs[{i}]");
-            let size = t.size;
-            let (entry, source) = if sources {
-                (entry_at(&t, path), Some(Arc::new(t)))
-            } else {
-                (entry_from(t, path), None)
-            };
-            table.define(Def {
-                source,
-                entry: entry.map_err(|e| e.to_string())?,
-                size,
+        for (i, d) in defs.into_iter().flat_map(|d| d.0).enumerate() {
+            table.define(match d {
+                Defined::Built { entry, size, shape } => Def {
+                    source: Source::Shaped(shape),
+                    entry,
+                    size,
+                },
+                Defined::Recorded(t) => Def {
+                    entry: entry_at(&t, || format!("$.defs[{i}]")).map_err(|e| e.to_string())?,
+                    size: t.size,
+                    source: if sources {
+                        Source::Kept(Arc::new(*t))
+                    } else {
+                        Source::Dropped
+                    },
+                },
             });
         }
         Ok(table)
@@ -573,7 +601,7 @@ impl Tables {
 /// records. `None` when a named entry's recorded form was not kept (the table was resolved
 /// without `sources`) or a reference does not resolve.
 fn expand_in(rec: &CallRecord, table: &[Def]) -> Option<CallRecord> {
-    let recorded = |d: &Def| d.source.as_ref().map(|t| (**t).clone());
+    let recorded = Def::recorded;
     let none = || String::new();
     let mut out = rec.clone();
     for s in &mut out.snapshots {

@@ -13,10 +13,10 @@ use hybrid_compaction_model::message::{
 };
 use hybrid_compaction_model::value::Value;
 
-use super::format::TraceEntry;
+use super::format::{TraceEntry, TraceToolCall, TraceToolResult};
 use crate::wire::convert;
 use crate::wire::error::CaseError;
-use crate::wire::input::EntryInput;
+use crate::wire::input::{EntryInput, KindInput};
 
 /// Why a call record cannot be rebuilt.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,50 +50,85 @@ fn digest(hex: &str, path: impl FnOnce() -> String) -> Result<Digest, PrepareErr
 
 /// Builds one entry, with content or redacted.
 pub fn entry(t: &TraceEntry, path: &str) -> Result<Entry, PrepareError> {
-    build(t.clone(), &|| path.to_owned())
+    build(t, &|| path.to_owned())
 }
 
 /// Builds one entry; the JSON path of an error is only formatted when there is one.
 pub fn entry_at(t: &TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
-    build(t.clone(), &path)
-}
-
-/// [`entry_at`] from an entry no longer needed as recorded: its strings move into the entry
-/// (the run's table builds each defined entry this way when it keeps no recorded copy).
-pub fn entry_from(t: TraceEntry, path: impl Fn() -> String) -> Result<Entry, PrepareError> {
     build(t, &path)
 }
 
-/// Builds one entry, with content or redacted, from its recorded form (moved in); `path` is
+/// Builds one entry, with content or redacted, from its recorded form; `path` is
 /// the JSON path of the entry, formatted only for an error.
-fn build(t: TraceEntry, path: &dyn Fn() -> String) -> Result<Entry, PrepareError> {
-    let redacted =
+fn build(t: &TraceEntry, path: &dyn Fn() -> String) -> Result<Entry, PrepareError> {
+    let is_redacted =
         t.digest.is_some() || t.calls.is_some() || t.results.is_some() || t.reference.is_some();
     let content = t.text.is_some() || t.parts.is_some() || t.segment.is_some();
-    if redacted && content {
+    if is_redacted && content {
         return Err(PrepareError::Unreadable(format!(
             "{}: an entry has content (`text`, `parts`, `segment`) or is redacted (`digest`, `calls`, `results`, `reference`), not both",
             path()
         )));
     }
-    if !redacted {
+    if !is_redacted {
         let input = EntryInput {
-            id: t.id,
+            id: t.id.clone(),
             kind: t.kind,
-            role: t.role,
-            author: t.author,
-            text: t.text,
-            parts: t.parts,
-            segment: t.segment,
+            role: t.role.clone(),
+            author: t.author.clone(),
+            text: t.text.clone(),
+            parts: t.parts.clone(),
+            segment: t.segment.clone(),
         };
         return convert::entry(&input, "$").or_else(|_| {
             let p = path();
             convert::entry(&input, &p).map_err(|e| unreadable(&p, e))
         });
     }
+    redacted(
+        &Redacted {
+            id: &t.id,
+            kind: t.kind,
+            role: t.role.as_deref(),
+            author: t.author.as_deref(),
+            digest: t.digest.as_deref(),
+            reference: t.reference.as_deref(),
+            calls: t.calls.as_deref().unwrap_or_default(),
+            results: t.results.as_deref().unwrap_or_default(),
+        },
+        path,
+    )
+}
+
+/// A redacted entry's members, borrowed (from its recorded form, or from the trace text as it
+/// is read: [`super::defined`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Redacted<'a> {
+    /// `id`.
+    pub id: &'a str,
+    /// `kind`.
+    pub kind: KindInput,
+    /// `role`, if recorded.
+    pub role: Option<&'a str>,
+    /// `author`, if recorded.
+    pub author: Option<&'a str>,
+    /// `digest`, if recorded.
+    pub digest: Option<&'a str>,
+    /// `reference`, if recorded.
+    pub reference: Option<&'a str>,
+    /// `calls` (empty if not recorded).
+    pub calls: &'a [TraceToolCall],
+    /// `results` (empty if not recorded).
+    pub results: &'a [TraceToolResult],
+}
+
+/// Builds a redacted entry: its content digest as its one text part (a
+/// `RecoverableContextSegment`'s body; an `ArtifactReference`'s text is its reference), then
+/// its call and result parts.
+pub fn redacted(t: &Redacted, path: &dyn Fn() -> String) -> Result<Entry, PrepareError> {
     let kind = convert::kind(t.kind);
-    let key = t.digest.unwrap_or_default();
-    let reference = match &t.reference {
+    let key = t.digest.unwrap_or_default().to_owned();
+    let reference = match t.reference {
         Some(r) => Some(ArtifactReference::new(digest(r, || {
             format!("{}.reference", path())
         })?)),
@@ -110,7 +145,7 @@ fn build(t: TraceEntry, path: &dyn Fn() -> String) -> Result<Entry, PrepareError
             )));
         };
         return Entry::recoverable(
-            &t.id,
+            t.id,
             RecoverableSegment {
                 reference,
                 body: key,
@@ -118,9 +153,7 @@ fn build(t: TraceEntry, path: &dyn Fn() -> String) -> Result<Entry, PrepareError
         )
         .map_err(spec_error);
     }
-    let mut parts = Vec::with_capacity(
-        1 + t.calls.as_ref().map_or(0, Vec::len) + t.results.as_ref().map_or(0, Vec::len),
-    );
+    let mut parts = Vec::with_capacity(1 + t.calls.len() + t.results.len());
     if kind == EntryKind::ArtifactReference {
         match reference {
             Some(r) => parts.push(Part::Text(r.to_string())),
@@ -134,27 +167,30 @@ fn build(t: TraceEntry, path: &dyn Fn() -> String) -> Result<Entry, PrepareError
     } else {
         parts.push(Part::Text(key));
     }
-    let role = t.role.unwrap_or_else(|| {
-        if t.calls.as_ref().is_some_and(|c| !c.is_empty()) {
-            ROLE_ASSISTANT
-        } else if t.results.as_ref().is_some_and(|r| !r.is_empty()) {
-            ROLE_TOOL
-        } else if kind == EntryKind::SystemInstruction {
-            ROLE_SYSTEM
-        } else {
-            ROLE_USER
-        }
-        .to_owned()
-    });
-    for c in t.calls.into_iter().flatten() {
+    let role = t.role.map_or_else(
+        || {
+            if !t.calls.is_empty() {
+                ROLE_ASSISTANT
+            } else if !t.results.is_empty() {
+                ROLE_TOOL
+            } else if kind == EntryKind::SystemInstruction {
+                ROLE_SYSTEM
+            } else {
+                ROLE_USER
+            }
+            .to_owned()
+        },
+        str::to_owned,
+    );
+    for c in t.calls {
         parts.push(Part::Call(FunctionCall {
-            call_id: c.call_id,
-            name: c.name,
+            call_id: c.call_id.clone(),
+            name: c.name.clone(),
             arguments: None,
             informational_only: false,
         }));
     }
-    for (i, r) in t.results.into_iter().flatten().enumerate() {
+    for (i, r) in t.results.iter().enumerate() {
         let value = match &r.reference {
             Some(d) => Value::String(
                 ArtifactReference::new(digest(d, || format!("{}.results[{i}].reference", path()))?)
@@ -163,14 +199,14 @@ fn build(t: TraceEntry, path: &dyn Fn() -> String) -> Result<Entry, PrepareError
             None => Value::Null,
         };
         parts.push(Part::Result(FunctionResult {
-            call_id: r.call_id,
+            call_id: r.call_id.clone(),
             value,
         }));
     }
     let message = Message {
         role,
-        author: t.author,
+        author: t.author.map(str::to_owned),
         parts,
     };
-    Entry::new(&t.id, kind, message).map_err(spec_error)
+    Entry::new(t.id, kind, message).map_err(spec_error)
 }

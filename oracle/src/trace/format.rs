@@ -28,9 +28,16 @@
 //! (`#[serde(rename = "phase")]`), which the reader's refusals use ("unknown phase" and the name).
 //!
 //! Like the wire types, these are syntax only: [`super::replay`] turns them into vocabulary.
+//! One exception: a record's `defs` ([`Defs`]) hold the entries [`super::defined`] built from
+//! them as it read them, each with what gives its recorded form back.
+
+use std::borrow::Cow;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::message::Part;
 
 use hybrid_compaction_model::assembly::{Outcome, Stage};
 use hybrid_compaction_model::verification::{RejectionReason, VerificationOutcome};
@@ -147,12 +154,8 @@ pub struct CallRecord {
     /// Version 2: entries defined by this record, appended in order to its run's entry table
     /// (the first entry of a run's first record is index 0). Later records of the run refer to
     /// them by index ([`RefItem`]).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "entries_in_place"
-    )]
-    pub defs: Option<Vec<TraceEntry>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defs: Option<Defs>,
     /// Every snapshot the assembler captured, in capture order (the lease-filtered snapshots
     /// with their effective versions, SPEC LSE-8). A snapshot without `entries` repeats the
     /// previous one's entries.
@@ -221,7 +224,7 @@ pub struct ObservedRecord {
     pub policy: ObservedPolicy,
     /// Entries defined by this record, appended to its run's entry table (as in a call record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub defs: Option<Vec<TraceEntry>>,
+    pub defs: Option<Defs>,
     /// Everything the system held for the call, before any compaction: its system prompt, every
     /// message, in order.
     pub history: TraceEntries,
@@ -498,8 +501,151 @@ fn entries_in_place<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<TraceE
     Ok(Option::<List>::deserialize(d)?.map(|l| l.0))
 }
 
+/// A record's defined entries, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Defs(pub Vec<Defined>);
+
+/// One defined entry.
+#[derive(Debug, Clone)]
+pub enum Defined {
+    /// A redacted entry built as it was read (`super::defined`); its recorded form is
+    /// [`Defined::recorded`].
+    Built {
+        /// The entry.
+        entry: Entry,
+        /// Its recorded size.
+        size: Option<i32>,
+        /// What the entry does not say of its recorded form.
+        shape: Shape,
+    },
+    /// Any other entry, as recorded (built by its run's table).
+    Recorded(Box<TraceEntry>),
+}
+
+/// What a [`Defined::Built`] entry does not say of how it was recorded: its kind's name, and
+/// whether `role` and `digest` were written (an absent role is the kind's default; an absent
+/// digest an empty text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    kind: KindInput,
+    role: bool,
+    digest: bool,
+}
+
+impl Shape {
+    /// The shape of a redacted entry of `kind` recorded with or without `role` and `digest`.
+    pub fn new(kind: KindInput, role: bool, digest: bool) -> Shape {
+        Shape { kind, role, digest }
+    }
+
+    /// The recorded form of `entry`, built from a redacted entry of this shape with `size`.
+    pub fn recorded(&self, entry: &Entry, size: Option<i32>) -> TraceEntry {
+        let message = entry.message();
+        let kind = entry.kind();
+        let text = || match message.parts.first() {
+            Some(Part::Text(t)) => t.clone(),
+            _ => String::new(),
+        };
+        let reference = matches!(
+            kind,
+            EntryKind::ArtifactReference | EntryKind::RecoverableContextSegment
+        )
+        .then(|| {
+            entry
+                .artifact_reference_digests()
+                .first()
+                .map(|d| d.to_hex())
+        })
+        .flatten();
+        TraceEntry {
+            id: entry.id().as_str().to_owned(),
+            kind: self.kind,
+            role: self.role.then(|| message.role.clone()),
+            author: message.author.clone(),
+            size,
+            text: None,
+            parts: None,
+            segment: None,
+            digest: self.digest.then(text),
+            calls: None,
+            results: None,
+            reference,
+        }
+    }
+}
+
+impl Defined {
+    /// The entry as recorded.
+    pub fn recorded(&self) -> Cow<'_, TraceEntry> {
+        match self {
+            Defined::Built { entry, size, shape } => Cow::Owned(shape.recorded(entry, *size)),
+            Defined::Recorded(t) => Cow::Borrowed(t),
+        }
+    }
+}
+
+impl Defs {
+    /// How many entries the record defines.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the record defines none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<Vec<TraceEntry>> for Defs {
+    /// Entries as a writer records them (built only when a table takes them).
+    fn from(entries: Vec<TraceEntry>) -> Defs {
+        Defs(
+            entries
+                .into_iter()
+                .map(|t| Defined::Recorded(Box::new(t)))
+                .collect(),
+        )
+    }
+}
+
+impl PartialEq for Defs {
+    /// Equal recorded forms.
+    fn eq(&self, other: &Defs) -> bool {
+        self.len() == other.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|(a, b)| a.recorded() == b.recorded())
+    }
+}
+
+impl Serialize for Defs {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|d| d.recorded()))
+    }
+}
+
+impl JsonSchema for Defs {
+    fn inline_schema() -> bool {
+        <Vec<TraceEntry>>::inline_schema()
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        <Vec<TraceEntry>>::schema_name()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        <Vec<TraceEntry>>::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Vec<TraceEntry>>::json_schema(generator)
+    }
+}
+
 /// The members of a [`TraceEntry`], as its derived reader names them.
-const TRACE_ENTRY_FIELDS: &[&str] = &[
+pub(super) const TRACE_ENTRY_FIELDS: &[&str] = &[
     "id",
     "kind",
     "role",

@@ -43,6 +43,7 @@
 pub mod answer;
 pub mod compact;
 pub mod cross;
+pub mod defined;
 pub mod entries;
 pub mod format;
 pub mod invariants;

@@ -107,10 +107,7 @@ fn list<'r>(
         (None, Some(refs)) => {
             let ds = defs(table, refs, &|| format!("$.{member}.refs"))?;
             if let Some(s) = sources {
-                s.extend(
-                    ds.iter()
-                        .filter_map(|(_, d)| d.source.as_ref().map(Arc::clone)),
-                );
+                s.extend(ds.iter().filter_map(|(_, d)| d.recorded().map(Arc::new)));
             }
             Ok(ds
                 .into_iter()

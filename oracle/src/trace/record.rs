@@ -40,10 +40,10 @@ use serde_json::Value as Json;
 
 use super::compact::compress;
 use super::format::{
-    CallRecord, Dispatch, EventKind, Header, NewRef, NewTraceEntry, ObservedPolicy, ObservedRecord,
-    Phase, ReducerAnswer, ReducerStep, RefItem, RunEnd, Settlement, StreamEnd, TraceEntries,
-    TraceEntry, TraceError, TraceEvent, TraceLease, TraceProposalItem, TraceResult, TraceSnapshot,
-    TraceToolCall, TraceToolResult, TraceVerification, TRACE_VERSION,
+    CallRecord, Defs, Dispatch, EventKind, Header, NewRef, NewTraceEntry, ObservedPolicy,
+    ObservedRecord, Phase, ReducerAnswer, ReducerStep, RefItem, RunEnd, Settlement, StreamEnd,
+    TraceEntries, TraceEntry, TraceError, TraceEvent, TraceLease, TraceProposalItem, TraceResult,
+    TraceSnapshot, TraceToolCall, TraceToolResult, TraceVerification, TRACE_VERSION,
 };
 use crate::wire::input::{
     CallInput, EstimatorInput, KindInput, PartInput, PolicyInput, RecordedEstimatorInput,
@@ -370,7 +370,7 @@ impl Writer {
                 }
             };
             let (h, s) = (refs(history), sent.map(refs));
-            let defs = (!d.defs.is_empty()).then_some(d.defs);
+            let defs = (!d.defs.is_empty()).then(|| Defs::from(d.defs));
             self.tables.insert(run.to_owned(), table);
             (defs, h, s)
         };
@@ -487,7 +487,7 @@ impl Writer {
             }
         });
         let mut rec = self.common(c);
-        rec.defs = (!d.defs.is_empty()).then_some(d.defs);
+        rec.defs = (!d.defs.is_empty()).then(|| Defs::from(d.defs));
         rec.snapshots = snapshots;
         rec.reducer = reducer;
         rec.result = None;

@@ -235,11 +235,12 @@ impl Serialize for KindInput {
 
 impl<'de> Deserialize<'de> for KindInput {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
+        // Borrowed where it can be: a kind is only looked up.
+        let name = crate::wire::strict::Text::deserialize(deserializer)?;
         EntryKind::from_name(&name).map(KindInput).ok_or_else(|| {
             serde::de::Error::custom(format!(
                 "unknown entry kind {}, expected one of {}",
-                serde_json::Value::from(name),
+                serde_json::Value::from(&*name),
                 EntryKind::NAMES.join(", ")
             ))
         })

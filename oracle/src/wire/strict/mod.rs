@@ -77,6 +77,47 @@ pub use words::strip_position;
 )]
 use {adapter::*, error::*};
 
+/// A string read as `String` is (the same request, so the same refusals), borrowed from the
+/// JSON text when it has no escapes: a member only looked at, or copied once where it ends up.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Text<'de>(pub Cow<'de, str>);
+
+impl Text<'_> {
+    /// The string, owned.
+    pub fn into_owned(self) -> String {
+        self.0.into_owned()
+    }
+}
+
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text<'de>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_string(V)
+    }
+}
+
 /// One step of a JSON path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Segment {

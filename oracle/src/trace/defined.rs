@@ -1,0 +1,422 @@
+//! A record's `defs` (`docs/TRACE.md`, "Compact records"), read straight into vocabulary.
+//!
+//! Defined entries are most of a compact trace's bytes (a run's first record defines its whole
+//! history, every later one what was appended). Read as [`TraceEntry`] values, each cost a
+//! heap copy of every string it holds, a second copy kept for counterexamples, and a third
+//! moved into the built entry. The common entry, *redacted* (a digest, a size, an optional
+//! role or reference, no call or result parts), is instead read with its strings borrowed from
+//! the line and built as it is read, copying each string once, into the entry: [`Defined::Built`].
+//! Its recorded form is not kept, because it can be given back exactly from the built entry
+//! and a few bits of [`Shape`] (whether `role` and `digest` were written): the shapes this
+//! holds for are the ones [`Defined::Built`] is used for, and every other entry (content, call
+//! or result parts, a member the built entry drops, one the SPEC refuses) is kept as recorded,
+//! [`Defined::Recorded`], and built when its run's table takes it, as before.
+//!
+//! What is accepted and every refusal (its words and its JSON path) are those of a list of
+//! [`TraceEntry`]: the same strict reader reads the same members through the same serde
+//! requests (`deserialize_string` for a string, `Option` for an optional member, the same
+//! member names and the same missing-member order), only into borrowed text.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+
+use hybrid_compaction_model::entry::EntryKind;
+
+use super::entries::{redacted, Redacted};
+use super::format::{
+    Defined, Defs, Shape, TraceEntry, TraceToolCall, TraceToolResult, TRACE_ENTRY_FIELDS,
+};
+use crate::wire::input::{KindInput, PartInput, SegmentInput};
+use crate::wire::strict::Text;
+
+impl<'de> Deserialize<'de> for Defs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Defs, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Defs;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of entries (an array)")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Defs, A::Error> {
+                let mut out = Vec::with_capacity(a.size_hint().unwrap_or(0).min(4096));
+                while let Some(Read(d)) = a.next_element()? {
+                    out.push(d);
+                }
+                Ok(Defs(out))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// One defined entry, read.
+struct Read(Defined);
+
+/// A [`TraceEntry`]'s member names, as its derived reader reads them.
+enum Field {
+    Id,
+    Kind,
+    Role,
+    Author,
+    Size,
+    Text,
+    Parts,
+    Segment,
+    Digest,
+    Calls,
+    Results,
+    Reference,
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("field identifier")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Field, E> {
+                Ok(match v {
+                    "id" => Field::Id,
+                    "kind" => Field::Kind,
+                    "role" => Field::Role,
+                    "author" => Field::Author,
+                    "size" => Field::Size,
+                    "text" => Field::Text,
+                    "parts" => Field::Parts,
+                    "segment" => Field::Segment,
+                    "digest" => Field::Digest,
+                    "calls" => Field::Calls,
+                    "results" => Field::Results,
+                    "reference" => Field::Reference,
+                    _ => return Err(E::unknown_field(v, TRACE_ENTRY_FIELDS)),
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+/// An entry's members as read: strings borrowed from the line where they have no escapes.
+#[derive(Default)]
+struct Members<'de> {
+    id: Option<Text<'de>>,
+    kind: Option<KindInput>,
+    role: Option<Option<Text<'de>>>,
+    author: Option<Option<Text<'de>>>,
+    size: Option<Option<i32>>,
+    text: Option<Option<String>>,
+    parts: Option<Option<Vec<PartInput>>>,
+    segment: Option<Option<SegmentInput>>,
+    digest: Option<Option<Text<'de>>>,
+    calls: Option<Option<Vec<TraceToolCall>>>,
+    results: Option<Option<Vec<TraceToolResult>>>,
+    reference: Option<Option<Text<'de>>>,
+}
+
+/// Reads the value of a member into its slot, refusing a member written twice as the derived
+/// reader does (the strict reader has refused the repeated key already).
+fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    slot: &mut Option<T>,
+    name: &'static str,
+    a: &mut A,
+) -> Result<(), A::Error> {
+    if slot.is_some() {
+        return Err(de::Error::duplicate_field(name));
+    }
+    *slot = Some(a.next_value()?);
+    Ok(())
+}
+
+impl<'de> Members<'de> {
+    fn read<A: MapAccess<'de>>(mut a: A) -> Result<Members<'de>, A::Error> {
+        let mut m = Members::default();
+        while let Some(f) = a.next_key::<Field>()? {
+            match f {
+                Field::Id => once(&mut m.id, "id", &mut a)?,
+                Field::Kind => once(&mut m.kind, "kind", &mut a)?,
+                Field::Role => once(&mut m.role, "role", &mut a)?,
+                Field::Author => once(&mut m.author, "author", &mut a)?,
+                Field::Size => once(&mut m.size, "size", &mut a)?,
+                Field::Text => once(&mut m.text, "text", &mut a)?,
+                Field::Parts => once(&mut m.parts, "parts", &mut a)?,
+                Field::Segment => once(&mut m.segment, "segment", &mut a)?,
+                Field::Digest => once(&mut m.digest, "digest", &mut a)?,
+                Field::Calls => once(&mut m.calls, "calls", &mut a)?,
+                Field::Results => once(&mut m.results, "results", &mut a)?,
+                Field::Reference => once(&mut m.reference, "reference", &mut a)?,
+            }
+        }
+        Ok(m)
+    }
+
+    /// The entry: built now when it is redacted with a shape its recorded form is given back
+    /// from, else as recorded.
+    fn entry<E: de::Error>(self) -> Result<Defined, E> {
+        let id = self.id.ok_or_else(|| E::missing_field("id"))?;
+        let kind = self.kind.ok_or_else(|| E::missing_field("kind"))?;
+        let role = self.role.flatten();
+        let author = self.author.flatten();
+        let digest = self.digest.flatten();
+        let reference = self.reference.flatten();
+        let (text, parts, segment) = (
+            self.text.flatten(),
+            self.parts.flatten(),
+            self.segment.flatten(),
+        );
+        let (calls, results) = (self.calls.flatten(), self.results.flatten());
+        let size = self.size.flatten();
+        let plain = text.is_none()
+            && parts.is_none()
+            && segment.is_none()
+            && calls.is_none()
+            && results.is_none();
+        let shaped = plain
+            && match kind.0 {
+                // Its text is its reference: a digest would be dropped.
+                EntryKind::ArtifactReference => digest.is_none() && reference.is_some(),
+                // Built with the factory's role and no author.
+                EntryKind::RecoverableContextSegment => {
+                    role.is_none() && author.is_none() && reference.is_some()
+                }
+                // A reference is only checked, then dropped.
+                _ => digest.is_some() && reference.is_none(),
+            };
+        if shaped {
+            let view = Redacted {
+                id: &id,
+                kind,
+                role: role.as_deref(),
+                author: author.as_deref(),
+                digest: digest.as_deref(),
+                reference: reference.as_deref(),
+                calls: &[],
+                results: &[],
+            };
+            if let Ok(entry) = redacted(&view, &String::new) {
+                let shape = Shape::new(kind, role.is_some(), digest.is_some());
+                return Ok(Defined::Built { entry, size, shape });
+            }
+        }
+        let owned = |t: Option<Text>| t.map(Text::into_owned);
+        Ok(Defined::Recorded(Box::new(TraceEntry {
+            id: id.into_owned(),
+            kind,
+            role: owned(role),
+            author: owned(author),
+            size,
+            text,
+            parts,
+            segment,
+            digest: owned(digest),
+            calls,
+            results,
+            reference: owned(reference),
+        })))
+    }
+}
+
+impl<'de> Deserialize<'de> for Read {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Read, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Read;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an entry (an object)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Read, A::Error> {
+                Members::read(a)?.entry().map(Read)
+            }
+        }
+        d.deserialize_struct("TraceEntry", TRACE_ENTRY_FIELDS, V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Map, Value as Json};
+
+    use super::{Defined, Defs};
+    use crate::trace::entries::entry_at;
+    use crate::trace::format::TraceEntry;
+    use crate::wire::strict;
+    use hybrid_compaction_model::entry::EntryKind;
+
+    /// The choices of one member: `None` leaves it out.
+    fn choices() -> Vec<(&'static str, Vec<Option<Json>>)> {
+        let hex = "ab".repeat(32);
+        let mut kinds: Vec<Option<Json>> =
+            EntryKind::NAMES.iter().map(|k| Some(json!(k))).collect();
+        kinds.extend([None, Some(json!("Bogus")), Some(Json::Null)]);
+        vec![
+            (
+                "id",
+                vec![
+                    Some(json!("a")),
+                    Some(json!("e-\u{e9}")),
+                    Some(json!("q\"x")),
+                    None,
+                    Some(json!(5)),
+                ],
+            ),
+            ("kind", kinds),
+            (
+                "role",
+                vec![
+                    None,
+                    Some(Json::Null),
+                    Some(json!("user")),
+                    Some(json!("assistant")),
+                    Some(json!("tool")),
+                    Some(json!("system")),
+                    Some(json!(3)),
+                ],
+            ),
+            (
+                "author",
+                vec![None, Some(json!("b\u{f6}b")), Some(Json::Null)],
+            ),
+            (
+                "size",
+                vec![
+                    None,
+                    Some(json!(7)),
+                    Some(Json::Null),
+                    Some(json!(-1)),
+                    Some(json!("x")),
+                    Some(json!(1e12)),
+                ],
+            ),
+            (
+                "digest",
+                vec![
+                    Some(json!("d1")),
+                    None,
+                    Some(json!(hex.clone())),
+                    Some(json!("t\\u00e9")),
+                    Some(json!(9)),
+                    Some(Json::Null),
+                ],
+            ),
+            (
+                "reference",
+                vec![None, Some(json!(hex)), Some(json!("ABC")), Some(Json::Null)],
+            ),
+            ("text", vec![None, None, None, Some(json!("hi"))]),
+            (
+                "parts",
+                vec![
+                    None,
+                    None,
+                    None,
+                    Some(json!([{"text": "p"}])),
+                    Some(json!([{"call": {"callId": "c", "name": "f"}}])),
+                ],
+            ),
+            (
+                "segment",
+                vec![None, None, None, Some(json!({"body": "s"}))],
+            ),
+            (
+                "calls",
+                vec![
+                    None,
+                    None,
+                    Some(json!([{"callId": "c", "name": "f"}])),
+                    Some(json!([])),
+                ],
+            ),
+            (
+                "results",
+                vec![
+                    None,
+                    None,
+                    Some(json!([{"callId": "c", "reference": "ab".repeat(32)}])),
+                    Some(json!([{"callId": "c"}])),
+                ],
+            ),
+            (
+                "zzz",
+                vec![None, None, None, None, None, None, None, Some(json!(1))],
+            ),
+        ]
+    }
+
+    /// The `n`th combination of member choices (mixed radix), as an entry object's text; a
+    /// few repeat a member or are not objects at all.
+    fn case(n: u64, cs: &[(&'static str, Vec<Option<Json>>)]) -> String {
+        let mut m = Map::new();
+        let mut rest = n;
+        for (name, opts) in cs {
+            let k = opts.len() as u64;
+            if let Some(v) = &opts[usize::try_from(rest % k).unwrap()] {
+                m.insert((*name).to_owned(), v.clone());
+            }
+            rest /= k;
+        }
+        let text = Json::Object(m).to_string();
+        match n % 97 {
+            0 => text.replacen('{', "{\"id\":\"again\",", 1),
+            1 => "[1, 2]".to_owned(),
+            _ => text,
+        }
+    }
+
+    /// Read as [`Defs`] or as a list of [`TraceEntry`] (the derived reader), from text and
+    /// from a parsed JSON value (a tagged union's buffered members): the same entries (recorded
+    /// forms) or the same refusal (words, path, position); a built entry is the entry its
+    /// recorded form builds. Every kind but a tool exchange is built as read somewhere, and
+    /// many entries are kept as recorded or refused.
+    #[test]
+    fn defs_read_as_trace_entries_do() {
+        let cs = choices();
+        let total: u64 = cs.iter().map(|(_, o)| o.len() as u64).product();
+        let (mut built, mut recorded, mut refused) = (Vec::new(), 0, 0);
+        // A stride prime to the total walks the whole space in a spread-out order.
+        let stride = 1_000_003;
+        for i in 0..30_000u64 {
+            let n = (i * stride) % total;
+            let text = format!("[{}]", case(n, &cs));
+            let ours = strict::read::<Defs>(&text);
+            let theirs = strict::read::<Vec<TraceEntry>>(&text);
+            let value: Json = serde_json::from_str(&text).unwrap();
+            let ours_v = strict::read_value::<Defs>(value.clone());
+            let theirs_v = strict::read_value::<Vec<TraceEntry>>(value);
+            for (o, t) in [(ours, theirs), (ours_v, theirs_v)] {
+                match (o, t) {
+                    (Ok(o), Ok(t)) => {
+                        let got: Vec<TraceEntry> =
+                            o.0.iter().map(|d| d.recorded().into_owned()).collect();
+                        assert_eq!(got, t, "{text}");
+                        for (d, t) in o.0.iter().zip(&t) {
+                            match d {
+                                Defined::Built { entry, .. } => {
+                                    let again = entry_at(t, String::new).expect("builds");
+                                    assert_eq!(*entry, again, "{text}");
+                                    built.push(entry.kind());
+                                }
+                                Defined::Recorded(_) => recorded += 1,
+                            }
+                        }
+                    }
+                    (Err(o), Err(t)) => {
+                        assert_eq!(o, t, "{text}");
+                        refused += 1;
+                    }
+                    (o, t) => panic!("{text}: {o:?} against {t:?}"),
+                }
+            }
+        }
+        // A tool exchange has call or result parts: it is always kept as recorded.
+        for k in EntryKind::ALL
+            .into_iter()
+            .filter(|&k| k != EntryKind::ToolExchange)
+        {
+            assert!(built.contains(&k), "no {k:?} entry was built as read");
+        }
+        assert!(recorded > 1000 && refused > 1000, "{recorded} {refused}");
+    }
+}
