@@ -89,8 +89,8 @@ pub struct Resolved {
     /// Per snapshot: its entries when it was written as `refs` (taken by
     /// [`super::replay::prepare`]).
     pub snapshots: Vec<Option<Sized>>,
-    /// Per reducer step, per proposal item: the table entry of a `KeepRef` / `NewRef` item.
-    /// (The recorded entries a counterexample needs stay in the run's table, where
+    /// Per reducer step, per proposal item: the table entry of a `KeepRef` / `NewRef` item
+    /// (taken by [`super::replay::prepare`]). (The recorded entries a counterexample needs stay in the run's table, where
     /// [`Tables::expand`] finds them by the record's own references.)
     pub items: Vec<Vec<Option<Item>>>,
     /// Whether any reference was resolved (the record used the compact profile).

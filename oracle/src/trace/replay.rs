@@ -221,7 +221,8 @@ pub fn prepare(
     let mut reducer = Vec::with_capacity(rec.reducer.len());
     for (i, st) in rec.reducer.iter().enumerate() {
         let path = || format!("$.reducer[{i}].answer");
-        let refs = resolved.items.get(i);
+        // The table entries of the step's items are moved into its proposal.
+        let mut refs = resolved.items.get_mut(i);
         reducer.push(match &st.answer {
             ReducerAnswer::Nothing => ScriptStep::Nothing,
             ReducerAnswer::Error(k) if k == "ReducerContract" => ScriptStep::Contract(ContractViolation::NullResult),
@@ -235,13 +236,11 @@ pub fn prepare(
             ReducerAnswer::Propose(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for (j, item) in items.iter().enumerate() {
-                    let def = refs.and_then(|r| r.get(j)).and_then(Option::as_ref);
+                    let def = refs.as_mut().and_then(|r| r.get_mut(j)).and_then(Option::take);
                     let new_path = || format!("{}.propose[{j}].new", path());
                     out.push(match (item, def) {
                         (TraceProposalItem::Keep(id), _) => ProposalItem::Keep(id.clone()),
-                        (TraceProposalItem::KeepRef(_), Some(d)) => {
-                            ProposalItem::KeepIdOf(d.entry.clone())
-                        }
+                        (TraceProposalItem::KeepRef(_), Some(d)) => ProposalItem::KeepIdOf(d.entry),
                         (TraceProposalItem::New(n), _) => {
                             let e = builder.build(&n.new, new_path)?;
                             sizing.size(&e, n.new.size, &new_path)?;
@@ -251,7 +250,7 @@ pub fn prepare(
                         (TraceProposalItem::NewRef(_), Some(d)) => {
                             sizing.size(&d.entry, d.size, &new_path)?;
                             news.push(d.entry.clone());
-                            ProposalItem::New(d.entry.clone())
+                            ProposalItem::New(d.entry)
                         }
                         (TraceProposalItem::KeepRef(_) | TraceProposalItem::NewRef(_), None) => {
                             return Err(PrepareError::Unreadable(format!(
