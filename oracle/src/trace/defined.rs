@@ -4,19 +4,20 @@
 //! history, every later one what was appended). Read as [`TraceEntry`] values, each cost a
 //! heap copy of every string it holds, a second copy kept for counterexamples, and a third
 //! moved into the built entry. The common entry, *redacted* (a digest, a size, an optional
-//! role or reference, no call or result parts), is instead read with its strings borrowed from
-//! the line and built as it is read, copying each string once, into the entry: [`Defined::Built`].
-//! Its recorded form is not kept, because it can be given back exactly from the built entry
-//! and a few bits of [`Shape`] (whether `role` and `digest` were written): the shapes this
-//! holds for are the ones [`Defined::Built`] is used for, and every other entry (content, call
-//! or result parts, a member the built entry drops, one the SPEC refuses) is kept as recorded,
-//! [`Defined::Recorded`], and built when its run's table takes it, as before.
+//! role or reference, call ids and names, result call ids and references), is instead read
+//! with its strings borrowed from the line and built as it is read, copying each string once,
+//! into the entry: [`Defined::Built`]. Its recorded form is not kept, because it can be given
+//! back exactly from the built entry and a few bits of [`Shape`] (which optional members were
+//! written): the shapes this holds for are the ones [`Defined::Built`] is used for, and every
+//! other entry (with content, with a member the built entry drops, one the SPEC refuses) is
+//! kept as recorded, [`Defined::Recorded`], and built when its run's table takes it, as before.
 //!
 //! What is accepted and every refusal (its words and its JSON path) are those of a list of
 //! [`TraceEntry`]: the same strict reader reads the same members through the same serde
 //! requests (`deserialize_string` for a string, `Option` for an optional member, the same
 //! member names and the same missing-member order), only into borrowed text.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -131,6 +132,36 @@ fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
     Ok(())
 }
 
+/// A redacted entry's members (no content), read elsewhere (`super::quick`), as [`Defs`]
+/// would hold it.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per member of the entry"
+)]
+pub(super) fn flat<'de>(
+    id: &'de str,
+    kind: KindInput,
+    role: Option<&'de str>,
+    author: Option<&'de str>,
+    size: Option<i32>,
+    digest: Option<&'de str>,
+    reference: Option<&'de str>,
+    tools: (Option<Vec<TraceToolCall>>, Option<Vec<TraceToolResult>>),
+) -> Defined {
+    let text = |t: Option<&'de str>| Some(t.map(|t| Text(Cow::Borrowed(t))));
+    let m = Members {
+        role: text(role),
+        author: text(author),
+        size: Some(size),
+        digest: text(digest),
+        reference: text(reference),
+        calls: Some(tools.0),
+        results: Some(tools.1),
+        ..Members::default()
+    };
+    m.shaped(Text(Cow::Borrowed(id)), kind)
+}
+
 impl<'de> Members<'de> {
     fn read<A: MapAccess<'de>>(mut a: A) -> Result<Members<'de>, A::Error> {
         let mut m = Members::default();
@@ -155,9 +186,14 @@ impl<'de> Members<'de> {
 
     /// The entry: built now when it is redacted with a shape its recorded form is given back
     /// from, else as recorded.
-    fn entry<E: de::Error>(self) -> Result<Defined, E> {
-        let id = self.id.ok_or_else(|| E::missing_field("id"))?;
-        let kind = self.kind.ok_or_else(|| E::missing_field("kind"))?;
+    fn entry<E: de::Error>(mut self) -> Result<Defined, E> {
+        let id = self.id.take().ok_or_else(|| E::missing_field("id"))?;
+        let kind = self.kind.take().ok_or_else(|| E::missing_field("kind"))?;
+        Ok(self.shaped(id, kind))
+    }
+
+    /// [`Members::entry`] of the entry with `id` and `kind`.
+    fn shaped(self, id: Text<'de>, kind: KindInput) -> Defined {
         let role = self.role.flatten();
         let author = self.author.flatten();
         let digest = self.digest.flatten();
@@ -169,21 +205,18 @@ impl<'de> Members<'de> {
         );
         let (calls, results) = (self.calls.flatten(), self.results.flatten());
         let size = self.size.flatten();
-        let plain = text.is_none()
-            && parts.is_none()
-            && segment.is_none()
-            && calls.is_none()
-            && results.is_none();
-        let shaped = plain
+        let content = text.is_some() || parts.is_some() || segment.is_some();
+        let tools = calls.is_some() || results.is_some();
+        let shaped = !content
             && match kind.0 {
                 // Its text is its reference: a digest would be dropped.
                 EntryKind::ArtifactReference => digest.is_none() && reference.is_some(),
-                // Built with the factory's role and no author.
+                // Built with the factory's role, no author and no call or result parts.
                 EntryKind::RecoverableContextSegment => {
-                    role.is_none() && author.is_none() && reference.is_some()
+                    role.is_none() && author.is_none() && !tools && reference.is_some()
                 }
                 // A reference is only checked, then dropped.
-                _ => digest.is_some() && reference.is_none(),
+                _ => (digest.is_some() || tools) && reference.is_none(),
             };
         if shaped {
             let view = Redacted {
@@ -193,16 +226,22 @@ impl<'de> Members<'de> {
                 author: author.as_deref(),
                 digest: digest.as_deref(),
                 reference: reference.as_deref(),
-                calls: &[],
-                results: &[],
+                calls: calls.as_deref().unwrap_or_default(),
+                results: results.as_deref().unwrap_or_default(),
             };
             if let Ok(entry) = redacted(&view, &String::new) {
-                let shape = Shape::new(kind, role.is_some(), digest.is_some());
-                return Ok(Defined::Built { entry, size, shape });
+                let written = [
+                    role.is_some(),
+                    digest.is_some(),
+                    calls.is_some(),
+                    results.is_some(),
+                ];
+                let shape = Shape::new(kind, written);
+                return Defined::Built { entry, size, shape };
             }
         }
         let owned = |t: Option<Text>| t.map(Text::into_owned);
-        Ok(Defined::Recorded(Box::new(TraceEntry {
+        Defined::Recorded(Box::new(TraceEntry {
             id: id.into_owned(),
             kind,
             role: owned(role),
@@ -215,7 +254,7 @@ impl<'de> Members<'de> {
             calls,
             results,
             reference: owned(reference),
-        })))
+        }))
     }
 }
 
@@ -368,8 +407,8 @@ mod tests {
     /// Read as [`Defs`] or as a list of [`TraceEntry`] (the derived reader), from text and
     /// from a parsed JSON value (a tagged union's buffered members): the same entries (recorded
     /// forms) or the same refusal (words, path, position); a built entry is the entry its
-    /// recorded form builds. Every kind but a tool exchange is built as read somewhere, and
-    /// many entries are kept as recorded or refused.
+    /// recorded form builds. Every kind is built as read somewhere, and many entries are kept
+    /// as recorded or refused.
     #[test]
     fn defs_read_as_trace_entries_do() {
         let cs = choices();

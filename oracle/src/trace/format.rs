@@ -36,8 +36,10 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use hybrid_compaction_model::artifact::ArtifactReference;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::message::Part;
+use hybrid_compaction_model::value::Value;
 
 use hybrid_compaction_model::assembly::{Outcome, Stage};
 use hybrid_compaction_model::verification::{RejectionReason, VerificationOutcome};
@@ -116,8 +118,18 @@ pub enum CallTag {
 }
 
 /// Parses one record line with the strict reader: the JSON path and the format's words in
-/// every refusal, a repeated key refused in any object.
+/// every refusal, a repeated key refused in any object. A call record as writers write it is
+/// read by [`super::quick`] instead, which gives the same record (and leaves every line it
+/// does not read exactly so to the strict reader).
 pub fn parse_record(line: &str) -> Result<Record, ReadError> {
+    match super::quick::call_record(line) {
+        Some(rec) => Ok(Record::Call(Box::new(rec))),
+        None => parse_record_strictly(line),
+    }
+}
+
+/// [`parse_record`] by the strict reader alone.
+pub fn parse_record_strictly(line: &str) -> Result<Record, ReadError> {
     strict::read(line)
 }
 
@@ -523,19 +535,29 @@ pub enum Defined {
 }
 
 /// What a [`Defined::Built`] entry does not say of how it was recorded: its kind's name, and
-/// whether `role` and `digest` were written (an absent role is the kind's default; an absent
-/// digest an empty text).
+/// whether `role`, `digest`, `calls` and `results` were written (an absent role is the kind's
+/// default; an absent digest an empty text; absent call or result lists no parts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
     kind: KindInput,
     role: bool,
     digest: bool,
+    calls: bool,
+    results: bool,
 }
 
 impl Shape {
-    /// The shape of a redacted entry of `kind` recorded with or without `role` and `digest`.
-    pub fn new(kind: KindInput, role: bool, digest: bool) -> Shape {
-        Shape { kind, role, digest }
+    /// The shape of a redacted entry of `kind` recorded with or without `role`, `digest`,
+    /// `calls` and `results` (in that order).
+    pub fn new(kind: KindInput, written: [bool; 4]) -> Shape {
+        let [role, digest, calls, results] = written;
+        Shape {
+            kind,
+            role,
+            digest,
+            calls,
+            results,
+        }
     }
 
     /// The recorded form of `entry`, built from a redacted entry of this shape with `size`.
@@ -567,8 +589,37 @@ impl Shape {
             parts: None,
             segment: None,
             digest: self.digest.then(text),
-            calls: None,
-            results: None,
+            calls: self.calls.then(|| {
+                message
+                    .parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        Part::Call(c) => Some(TraceToolCall {
+                            call_id: c.call_id.clone(),
+                            name: c.name.clone(),
+                        }),
+                        _ => None,
+                    })
+                    .collect()
+            }),
+            results: self.results.then(|| {
+                message
+                    .parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        Part::Result(r) => Some(TraceToolResult {
+                            call_id: r.call_id.clone(),
+                            reference: match &r.value {
+                                Value::String(s) => ArtifactReference::parse(s)
+                                    .ok()
+                                    .map(|a| a.digest().to_hex()),
+                                _ => None,
+                            },
+                        }),
+                        _ => None,
+                    })
+                    .collect()
+            }),
             reference,
         }
     }

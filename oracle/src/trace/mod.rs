@@ -48,6 +48,7 @@ pub mod entries;
 pub mod format;
 pub mod invariants;
 pub mod observed;
+pub mod quick;
 pub mod record;
 pub mod replay;
 pub mod report;
