@@ -155,7 +155,7 @@ fn bench_cpu(c: &mut Criterion<ThreadCpu>) {
 }
 
 /// Reading alone (`check-parse`): every record line read as the checker reads it
-/// (`format::parse_record`: the quick call-record reader, else the strict reader), by the strict
+/// (`quick::parse_record`: the quick call-record reader, else the strict reader), by the strict
 /// reader alone (a repeated key refused anywhere, paths in refusals), by plain `serde_json`
 /// into the same types (no duplicate check inside values), and
 /// only validated as JSON (`serde::de::IgnoredAny`: nothing built, the floor any reader of the
@@ -183,10 +183,8 @@ fn bench_parse(c: &mut Criterion<ThreadCpu>) {
             })
         };
         let readers = [
-            read("checker", |l| trace::format::parse_record(l).is_ok()),
-            read("strict", |l| {
-                trace::format::parse_record_strictly(l).is_ok()
-            }),
+            read("checker", |l| trace::quick::parse_record(l).is_ok()),
+            read("strict", |l| trace::format::parse_record(l).is_ok()),
             read("plain-serde", |l| {
                 serde_json::from_str::<trace::format::Record>(l).is_ok()
             }),

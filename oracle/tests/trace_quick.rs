@@ -7,7 +7,7 @@
 
 mod trace_support;
 
-use hybrid_compaction_oracle::trace::format::{parse_record_strictly, Record};
+use hybrid_compaction_oracle::trace::format::{parse_record as parse_record_strictly, Record};
 use hybrid_compaction_oracle::trace::quick::call_record;
 
 /// The record lines of generated runs and of the bench traces.
@@ -128,6 +128,18 @@ fn mutated_lines_are_read_as_strictly_or_left_to_it() {
         ),
         ("\"lease\":", "\"lease\":null,\"lease\":"),
         ("\"defs\":[", "\"defs\":null,\"x\":["),
+        ("\"outcome\":\"Irreducible\"", "\"outcome\":\"Nope\""),
+        ("\"stages\":[", "\"stages\":[\"Bogus\","),
+        ("\"stages\":[", "\"stages\":null,\"x\":["),
+        ("\"attemptCount\":", "\"attemptCount\":1,\"attemptCount\":"),
+        ("\"latestSnapshotVersion\":", "\"latestSnapshotVersion\":1.5,\"x\":"),
+        ("\"requiredEntryIds\":[", "\"requiredEntryIds\":[[3,3],"),
+        ("\"finalEntryIds\":null", "\"finalEntryIds\":[1,[2,4]]"),
+        ("\"finalVerification\":null", "\"finalVerification\":{\"outcome\":\"Accepted\",\"rejectionReasons\":[],\"missingRequiredEntryIds\":[],\"invalidEntryIds\":[],\"preservationOnlyFallbackEntryIds\":[]}"),
+        ("\"resultRefs\":{", "\"resultRefs\":null,\"x\":{"),
+        ("\"policy\":{", "\"policy\": {"),
+        ("\"preservationVersion\":1", "\"preservationVersion\":2"),
+        ("\"hardLimit\":", "\"hardLimit\":-1,\"x\":"),
     ];
     let lines: Vec<String> = lines()
         .into_iter()

@@ -118,18 +118,9 @@ pub enum CallTag {
 }
 
 /// Parses one record line with the strict reader: the JSON path and the format's words in
-/// every refusal, a repeated key refused in any object. A call record as writers write it is
-/// read by [`super::quick`] instead, which gives the same record (and leaves every line it
-/// does not read exactly so to the strict reader).
+/// every refusal, a repeated key refused in any object. (The checker reads lines with
+/// [`super::quick::parse_record`], which gives the same records and refusals.)
 pub fn parse_record(line: &str) -> Result<Record, ReadError> {
-    match super::quick::call_record(line) {
-        Some(rec) => Ok(Record::Call(Box::new(rec))),
-        None => parse_record_strictly(line),
-    }
-}
-
-/// [`parse_record`] by the strict reader alone.
-pub fn parse_record_strictly(line: &str) -> Result<Record, ReadError> {
     strict::read(line)
 }
 

@@ -424,7 +424,7 @@ fn parse_batch(
     batch: &[(usize, String)],
     jobs: usize,
 ) -> Vec<Result<Record, Refusal>> {
-    let parse = |(_, l): &(usize, String)| format::parse_record(l).map_err(|e| refusal(&e));
+    let parse = |(_, l): &(usize, String)| quick::parse_record(l).map_err(|e| refusal(&e));
     if jobs <= 1 {
         batch.iter().map(parse).collect()
     } else {

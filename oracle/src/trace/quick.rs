@@ -17,16 +17,18 @@
 //! strict reader's; this reader only decides, for the lines it can, faster.
 
 use hybrid_compaction_model::entry::EntryKind;
+use hybrid_compaction_model::Named;
 
 use super::defined::flat;
 use super::format::{
-    CallRecord, Defined, Defs, NewRef, ReducerAnswer, ReducerStep, RefItem, StreamEnd, TraceError,
-    TraceEvent, TraceLease, TraceProposalItem, TraceResult, TraceSnapshot, TraceToolCall,
-    TraceToolResult,
+    self, CallRecord, Defined, Defs, NewRef, Record, ReducerAnswer, ReducerStep, RefItem,
+    StreamEnd, TraceError, TraceEvent, TraceLease, TraceProposalItem, TraceResult, TraceSnapshot,
+    TraceToolCall, TraceToolResult,
 };
-use crate::wire::input::KindInput;
+use crate::wire::input::{KindInput, PolicyInput};
+use crate::wire::names::Name;
 use crate::wire::output::{AssemblyOutput, DiagnosticsOutput};
-use crate::wire::strict;
+use crate::wire::strict::{self, ReadError};
 
 /// Nesting this reader leaves to the strict reader (the parser refuses 128 levels; a member's
 /// text read alone would start counting again. No member handed over holds free-form JSON
@@ -435,6 +437,118 @@ fn step(s: &mut Scan) -> Q<ReducerStep> {
     })
 }
 
+/// Parses one record line as [`format::parse_record`] does (the same record, or the same
+/// refusal), a call record as writers write it by this reader.
+pub fn parse_record(line: &str) -> Result<Record, ReadError> {
+    match call_record(line) {
+        Some(rec) => Ok(Record::Call(Box::new(rec))),
+        None => format::parse_record(line),
+    }
+}
+
+/// A name of the vocabulary, by its stable name.
+fn name<T: Named>(s: &mut Scan) -> Q<Name<T>> {
+    T::from_name(s.str()?).map(Name)
+}
+
+/// `null` or a list of table references.
+fn opt_refs(s: &mut Scan) -> Q<Option<Vec<RefItem>>> {
+    if s.null() {
+        return Some(None);
+    }
+    s.array(ref_item).map(Some)
+}
+
+/// A `resultRefs` object (its final verification, when there is one, read strictly).
+fn result_refs(s: &mut Scan) -> Q<TraceResult> {
+    let (mut outcome, mut finals, mut original, mut final_size, mut limit, mut attempts) =
+        (None, None, None, None, None, None);
+    let (mut stages, mut required, mut latest, mut verification) = (None, None, None, None);
+    let mut seen = Seen::default();
+    s.object(|s, key| {
+        match key {
+            "outcome" => {
+                seen.first(0)?;
+                outcome = Some(name(s)?);
+            }
+            "finalEntryIds" => {
+                seen.first(1)?;
+                finals = Some(opt_refs(s)?);
+            }
+            "originalEstimatedSize" => {
+                seen.first(2)?;
+                original = Some(s.i32()?);
+            }
+            "finalEstimatedSize" => {
+                seen.first(3)?;
+                final_size = Some(s.i32()?);
+            }
+            "hardLimit" => {
+                seen.first(4)?;
+                limit = Some(s.i32()?);
+            }
+            "attemptCount" => {
+                seen.first(5)?;
+                attempts = Some(s.i32()?);
+            }
+            "stages" => {
+                seen.first(6)?;
+                stages = Some(s.array(name)?);
+            }
+            "requiredEntryIds" => {
+                seen.first(7)?;
+                required = Some(s.array(ref_item)?);
+            }
+            "latestSnapshotVersion" => {
+                seen.first(8)?;
+                latest = Some(s.int()?);
+            }
+            "finalVerification" => {
+                seen.first(9)?;
+                verification = if s.null() {
+                    Some(None)
+                } else {
+                    Some(strictly(s, 2)?)
+                };
+            }
+            _ => return None,
+        }
+        Some(())
+    })?;
+    Some(TraceResult {
+        outcome: outcome?,
+        final_entry_ids: finals.flatten(),
+        original_estimated_size: original?,
+        final_estimated_size: final_size?,
+        hard_limit: limit?,
+        attempt_count: attempts?,
+        stages: stages?,
+        required_entry_ids: required?,
+        latest_snapshot_version: latest?,
+        final_verification: verification.flatten(),
+    })
+}
+
+thread_local! {
+    /// The last policy read on this thread, with its text: the calls of a run name the same
+    /// policy, written the same way.
+    static POLICY: std::cell::RefCell<Option<(String, PolicyInput)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The policy, read strictly from its text unless it is the text of the last policy read.
+fn policy(s: &mut Scan) -> Q<PolicyInput> {
+    let text = s.raw(1)?;
+    POLICY.with_borrow_mut(|last| match last {
+        Some((t, p)) if t == text => Some(p.clone()),
+        _ => {
+            let p: PolicyInput = strict::read(text).ok()?;
+            *last = Some((text.to_owned(), p.clone()));
+            Some(p)
+        }
+    })
+}
+
 /// The call record on `line`, when this reader reads it (else the strict reader does).
 pub fn call_record(line: &str) -> Option<CallRecord> {
     let mut s = Scan { text: line, at: 0 };
@@ -463,7 +577,7 @@ pub fn call_record(line: &str) -> Option<CallRecord> {
             "run" => run = Some(s.str()?.to_owned()),
             "call" => call = Some(s.str()?.to_owned()),
             "admitted" => rec.admitted = if s.null() { None } else { Some(s.uint()?) },
-            "policy" => policy = Some(strictly(s, 1)?),
+            "policy" => policy = Some(self::policy(s)?),
             "defs" => {
                 rec.defs = if s.null() {
                     None
@@ -475,7 +589,13 @@ pub fn call_record(line: &str) -> Option<CallRecord> {
             "reducer" => rec.reducer = s.array(step)?,
             "cancel" => rec.cancel = opt_str(s)?.map(str::to_owned),
             "result" => rec.result = strictly(s, 1)?,
-            "resultRefs" => rec.result_refs = strictly(s, 1)?,
+            "resultRefs" => {
+                rec.result_refs = if s.null() {
+                    None
+                } else {
+                    Some(result_refs(s)?)
+                }
+            }
             "diagnostics" => rec.diagnostics = strictly(s, 1)?,
             "error" => rec.error = strictly(s, 1)?,
             "events" => rec.events = strictly(s, 1)?,

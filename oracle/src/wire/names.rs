@@ -52,12 +52,13 @@ impl<T: Named> Serialize for Name<T> {
 
 impl<'de, T: Named> Deserialize<'de> for Name<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = Cow::<str>::deserialize(deserializer)?;
+        // Borrowed where it can be: a name is only looked up.
+        let name = crate::wire::strict::Text::deserialize(deserializer)?;
         T::from_name(&name).map(Name).ok_or_else(|| {
             serde::de::Error::custom(format!(
                 "unknown {} {}, expected one of {}",
                 T::TYPE,
-                serde_json::Value::from(name.as_ref()),
+                serde_json::Value::from(&*name),
                 T::names().join(", ")
             ))
         })
