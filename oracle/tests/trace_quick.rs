@@ -140,6 +140,20 @@ fn mutated_lines_are_read_as_strictly_or_left_to_it() {
         ("\"policy\":{", "\"policy\": {"),
         ("\"preservationVersion\":1", "\"preservationVersion\":2"),
         ("\"hardLimit\":", "\"hardLimit\":-1,\"x\":"),
+        ("\"kind\":\"Started\"", "\"kind\":\"Begun\""),
+        ("\"kind\":\"Started\"", "\"kind\":\"Composed\""),
+        ("\"sequence\":", "\"sequence\":1,\"sequence\":"),
+        ("\"sequence\":", "\"sequence\":-1,\"x\":"),
+        ("\"assemblyId\":", "\"assemblyId\":5,\"x\":"),
+        ("\"triggerThreshold\":", "\"triggerThreshold\":null,\"x\":"),
+        ("\"finalSequenceValid\":null", "\"finalSequenceValid\":true"),
+        ("\"finalSequenceValid\":null", "\"finalSequenceValid\":1"),
+        ("\"finalSequenceValid\":null", "\"finalSequenceValid\":nul"),
+        ("\"finalSequenceValid\":null", "\"finalSequenceValid\":falsey"),
+        ("\"categoryContributions\":[]", "\"categoryContributions\":[{\"category\":\"Nope\",\"size\":1,\"entryCount\":1}]"),
+        ("\"measurementUnit\":\"HostDefinedUnits\"", "\"measurementUnit\":\"Bytes\""),
+        ("\"diagnostics\":{", "\"diagnostics\":null,\"x\":{"),
+        ("\"events\":[", "\"events\":null,\"x\":["),
     ];
     let lines: Vec<String> = lines()
         .into_iter()

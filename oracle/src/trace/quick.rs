@@ -21,9 +21,9 @@ use hybrid_compaction_model::Named;
 
 use super::defined::flat;
 use super::format::{
-    self, CallRecord, Defined, Defs, NewRef, Record, ReducerAnswer, ReducerStep, RefItem,
-    StreamEnd, TraceError, TraceEvent, TraceLease, TraceProposalItem, TraceResult, TraceSnapshot,
-    TraceToolCall, TraceToolResult,
+    self, CallRecord, Defined, Defs, EventKind, NewRef, Record, ReducerAnswer, ReducerStep,
+    RefItem, StreamEnd, TraceError, TraceEvent, TraceLease, TraceProposalItem, TraceResult,
+    TraceSnapshot, TraceToolCall, TraceToolResult,
 };
 use crate::wire::input::{KindInput, PolicyInput};
 use crate::wire::names::Name;
@@ -65,17 +65,24 @@ impl<'a> Scan<'a> {
     fn str(&mut self) -> Q<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
-        let bytes = self.text.as_bytes();
-        loop {
-            match *bytes.get(self.at)? {
-                b'"' => break,
-                b'\\' | 0..=0x1f => return None,
-                _ => self.at += 1,
+        let rest = &self.text.as_bytes()[start..];
+        let len = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[len] != b'"' || rest[..len].iter().any(|&b| b < 0x20) {
+            return None;
+        }
+        self.at += len + 1;
+        Some(&self.text[start..start + len])
+    }
+
+    /// `true`, `false` or `null`.
+    fn opt_bool(&mut self) -> Q<Option<bool>> {
+        for (word, v) in [("null", None), ("true", Some(true)), ("false", Some(false))] {
+            if self.peek().is_some() && self.text[self.at..].starts_with(word) {
+                self.at += word.len();
+                return Some(v);
             }
         }
-        let s = &self.text[start..self.at];
-        self.at += 1;
-        Some(s)
+        None
     }
 
     fn null(&mut self) -> bool {
@@ -131,15 +138,17 @@ impl<'a> Scan<'a> {
         loop {
             match *bytes.get(self.at)? {
                 b'"' => {
+                    // To the closing quote, over escaped characters.
                     self.at += 1;
                     loop {
-                        match *bytes.get(self.at)? {
-                            b'"' => break,
-                            b'\\' => self.at += 2,
-                            _ => self.at += 1,
+                        let rest = bytes.get(self.at..)?;
+                        let i = memchr::memchr2(b'"', b'\\', rest)?;
+                        self.at += i + 1;
+                        if rest[i] == b'"' {
+                            break;
                         }
+                        self.at += 1;
                     }
-                    self.at += 1;
                 }
                 b'{' | b'[' => {
                     open += 1;
@@ -529,6 +538,136 @@ fn result_refs(s: &mut Scan) -> Q<TraceResult> {
     })
 }
 
+/// A diagnostics record at nesting `depth` (its contributions read strictly).
+fn diagnostics(s: &mut Scan, depth: usize) -> Q<DiagnosticsOutput> {
+    let (mut outcome, mut unit, mut original, mut final_size, mut threshold, mut limit) =
+        (None, None, None, None, None, None);
+    let (mut attempts, mut stages, mut contributions, mut valid) = (None, None, None, None);
+    let mut seen = Seen::default();
+    s.object(|s, key| {
+        match key {
+            "outcome" => {
+                seen.first(0)?;
+                outcome = Some(name(s)?);
+            }
+            "measurementUnit" => {
+                seen.first(1)?;
+                unit = Some(name(s)?);
+            }
+            "originalSize" => {
+                seen.first(2)?;
+                original = Some(s.i32()?);
+            }
+            "finalSize" => {
+                seen.first(3)?;
+                final_size = Some(s.i32()?);
+            }
+            "triggerThreshold" => {
+                seen.first(4)?;
+                threshold = Some(s.i32()?);
+            }
+            "hardLimit" => {
+                seen.first(5)?;
+                limit = Some(s.i32()?);
+            }
+            "attemptCount" => {
+                seen.first(6)?;
+                attempts = Some(s.i32()?);
+            }
+            "stages" => {
+                seen.first(7)?;
+                stages = Some(s.array(name)?);
+            }
+            "categoryContributions" => {
+                seen.first(8)?;
+                contributions = Some(s.array(|s| strictly(s, depth + 2))?);
+            }
+            "finalSequenceValid" => {
+                seen.first(9)?;
+                valid = Some(s.opt_bool()?);
+            }
+            _ => return None,
+        }
+        Some(())
+    })?;
+    Some(DiagnosticsOutput {
+        outcome: outcome?,
+        measurement_unit: unit?,
+        original_size: original?,
+        final_size: final_size?,
+        trigger_threshold: threshold?,
+        hard_limit: limit?,
+        attempt_count: attempts?,
+        stages: stages?,
+        category_contributions: contributions?,
+        final_sequence_valid: valid.flatten(),
+    })
+}
+
+/// `null` or a diagnostics record.
+fn opt_diagnostics(s: &mut Scan, depth: usize) -> Q<Option<DiagnosticsOutput>> {
+    if s.null() {
+        return Some(None);
+    }
+    diagnostics(s, depth).map(Some)
+}
+
+/// One progress event.
+fn event(s: &mut Scan) -> Q<TraceEvent> {
+    let (mut kind, mut id, mut sequence, mut unit) = (None, None, None, None);
+    let (mut limit, mut threshold, mut diagnostics) = (None, None, None);
+    let mut seen = Seen::default();
+    s.object(|s, key| {
+        match key {
+            "kind" => {
+                seen.first(0)?;
+                kind = Some(match s.str()? {
+                    "Started" => EventKind::Started,
+                    "Completed" => EventKind::Completed,
+                    "Terminated" => EventKind::Terminated,
+                    "Composed" => EventKind::Composed,
+                    _ => return None,
+                });
+            }
+            "assemblyId" => {
+                seen.first(1)?;
+                id = Some(s.str()?.to_owned());
+            }
+            "sequence" => {
+                seen.first(2)?;
+                sequence = Some(s.uint()?);
+            }
+            "measurementUnit" => {
+                seen.first(3)?;
+                unit = opt_str(s)?.map(str::to_owned);
+            }
+            "hardLimit" => {
+                seen.first(4)?;
+                limit = if s.null() { None } else { Some(s.i32()?) };
+            }
+            "triggerThreshold" => {
+                seen.first(5)?;
+                threshold = if s.null() { None } else { Some(s.i32()?) };
+            }
+            "diagnostics" => {
+                seen.first(6)?;
+                diagnostics = opt_diagnostics(s, 3)?;
+            }
+            _ => return None,
+        }
+        Some(())
+    })?;
+    Some(TraceEvent {
+        kind: kind?,
+        assembly_id: id?,
+        sequence: sequence?,
+        measurement_unit: unit,
+        hard_limit: limit,
+        trigger_threshold: threshold,
+        diagnostics,
+    })
+}
+
 thread_local! {
     /// The last policy read on this thread, with its text: the calls of a run name the same
     /// policy, written the same way.
@@ -596,9 +735,15 @@ pub fn call_record(line: &str) -> Option<CallRecord> {
                     Some(result_refs(s)?)
                 }
             }
-            "diagnostics" => rec.diagnostics = strictly(s, 1)?,
+            "diagnostics" => rec.diagnostics = opt_diagnostics(s, 1)?,
             "error" => rec.error = strictly(s, 1)?,
-            "events" => rec.events = strictly(s, 1)?,
+            "events" => {
+                rec.events = if s.null() {
+                    None
+                } else {
+                    Some(s.array(event)?)
+                }
+            }
             "lease" => rec.lease = strictly(s, 1)?,
             _ => rec.streamed = strictly(s, 1)?,
         }
