@@ -38,7 +38,10 @@
 //! line is refused before the rest of it is read), must be UTF-8, and is parsed by the wire's
 //! strict reader ([`crate::wire::strict`]): a repeated key anywhere is refused, and every
 //! refusal ([`Unreadable`]) names the line, the column where reading stopped and the JSON path
-//! of the value, in the format's words.
+//! of the value, in the format's words. A call record as writers write it is read by
+//! [`quick`] instead, which gives the same record and leaves every other line (any it does not
+//! read exactly as the strict reader would) to the strict reader; a record's defined entries
+//! are built into vocabulary as they are read ([`defined`]).
 
 pub mod answer;
 pub mod compact;
