@@ -36,12 +36,11 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use hybrid_compaction_model::artifact::ArtifactReference;
-use hybrid_compaction_model::entry::{Entry, EntryKind};
-use hybrid_compaction_model::message::Part;
-use hybrid_compaction_model::value::Value;
-
+use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
 use hybrid_compaction_model::assembly::{Outcome, Stage};
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::message::{Message, Part};
+use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::{RejectionReason, VerificationOutcome};
 
 use crate::wire::input::{unlisted, KindInput, PartInput, PolicyInput, SegmentInput};
@@ -580,40 +579,51 @@ impl Shape {
             parts: None,
             segment: None,
             digest: self.digest.then(text),
-            calls: self.calls.then(|| {
-                message
-                    .parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        Part::Call(c) => Some(TraceToolCall {
-                            call_id: c.call_id.clone(),
-                            name: c.name.clone(),
-                        }),
-                        _ => None,
-                    })
-                    .collect()
-            }),
-            results: self.results.then(|| {
-                message
-                    .parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        Part::Result(r) => Some(TraceToolResult {
-                            call_id: r.call_id.clone(),
-                            reference: match &r.value {
-                                Value::String(s) => ArtifactReference::parse(s)
-                                    .ok()
-                                    .map(|a| a.digest().to_hex()),
-                                _ => None,
-                            },
-                        }),
-                        _ => None,
-                    })
-                    .collect()
-            }),
+            calls: self.calls.then(|| tool_calls(message)),
+            results: self.results.then(|| tool_results(message)),
             reference,
         }
     }
+}
+
+/// A message's call parts, redacted (ids and names), in part order.
+pub(super) fn tool_calls(m: &Message) -> Vec<TraceToolCall> {
+    m.parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Call(c) => Some(TraceToolCall {
+                call_id: c.call_id.clone(),
+                name: c.name.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A message's result parts, redacted (call ids, and the artifact digest a value carries when
+/// it is a canonical reference), in part order.
+pub(super) fn tool_results(m: &Message) -> Vec<TraceToolResult> {
+    m.parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Result(r) => Some(TraceToolResult {
+                call_id: r.call_id.clone(),
+                reference: result_reference(&r.value).map(|d| d.to_hex()),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The artifact digest of a result value that is a canonical reference (SPEC ENT-5.4), as a
+/// string or as raw JSON text of one.
+pub(super) fn result_reference(v: &Value) -> Option<Digest> {
+    let s = match v {
+        Value::String(s) => s.clone(),
+        Value::RawJson(r) => serde_json::from_str::<String>(r.as_str()).ok()?,
+        _ => return None,
+    };
+    ArtifactReference::parse(&s).ok().map(|r| r.digest())
 }
 
 impl Defined {

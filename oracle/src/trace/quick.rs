@@ -212,16 +212,22 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// Members seen in one object (a repeated one leaves the line to the strict reader).
-#[derive(Default)]
-struct Seen(u32);
-
-impl Seen {
-    fn first(&mut self, bit: u32) -> Q<()> {
-        let fresh = self.0 & (1 << bit) == 0;
-        self.0 |= 1 << bit;
-        fresh.then_some(())
+/// Reads a member's value into its slot: a member already read leaves the line to the strict
+/// reader (which refuses the repeated key).
+fn set<T>(slot: &mut Option<T>, value: Q<T>) -> Q<()> {
+    if slot.is_some() {
+        return None;
     }
+    *slot = Some(value?);
+    Some(())
+}
+
+/// `null`, or a value read by `f`.
+fn nullable<'a, T>(s: &mut Scan<'a>, f: impl FnOnce(&mut Scan<'a>) -> Q<T>) -> Q<Option<T>> {
+    if s.null() {
+        return Some(None);
+    }
+    f(s).map(Some)
 }
 
 /// A value the strict reader reads from its own text.
@@ -231,22 +237,25 @@ fn strictly<T: serde::de::DeserializeOwned>(s: &mut Scan, depth: usize) -> Q<T> 
 
 /// `null` or a string.
 fn opt_str<'a>(s: &mut Scan<'a>) -> Q<Option<&'a str>> {
-    if s.null() {
-        return Some(None);
-    }
-    s.str().map(Some)
+    nullable(s, Scan::str)
+}
+
+fn owned(s: &mut Scan) -> Q<String> {
+    s.str().map(str::to_owned)
+}
+
+/// A name of the vocabulary, by its stable name.
+fn name<T: Named>(s: &mut Scan) -> Q<Name<T>> {
+    T::from_name(s.str()?).map(Name)
 }
 
 /// A redacted call part.
 fn tool_call(s: &mut Scan) -> Q<TraceToolCall> {
     let (mut call_id, mut name) = (None, None);
-    s.object(|s, key| {
-        match key {
-            "callId" if call_id.is_none() => call_id = Some(s.str()?.to_owned()),
-            "name" if name.is_none() => name = Some(s.str()?.to_owned()),
-            _ => return None,
-        }
-        Some(())
+    s.object(|s, key| match key {
+        "callId" => set(&mut call_id, owned(s)),
+        "name" => set(&mut name, owned(s)),
+        _ => None,
     })?;
     Some(TraceToolCall {
         call_id: call_id?,
@@ -257,13 +266,10 @@ fn tool_call(s: &mut Scan) -> Q<TraceToolCall> {
 /// A redacted result part.
 fn tool_result(s: &mut Scan) -> Q<TraceToolResult> {
     let (mut call_id, mut reference) = (None, None);
-    s.object(|s, key| {
-        match key {
-            "callId" if call_id.is_none() => call_id = Some(s.str()?.to_owned()),
-            "reference" if reference.is_none() => reference = Some(opt_str(s)?.map(str::to_owned)),
-            _ => return None,
-        }
-        Some(())
+    s.object(|s, key| match key {
+        "callId" => set(&mut call_id, owned(s)),
+        "reference" => set(&mut reference, nullable(s, owned)),
+        _ => None,
     })?;
     Some(TraceToolResult {
         call_id: call_id?,
@@ -273,118 +279,74 @@ fn tool_result(s: &mut Scan) -> Q<TraceToolResult> {
 
 /// One defined entry, redacted (no content).
 fn def(s: &mut Scan) -> Q<Defined> {
-    let (mut id, mut kind, mut role, mut author, mut size, mut digest, mut reference) =
-        (None, None, None, None, None, None, None);
-    let (mut calls, mut results) = (None, None);
-    let mut seen = Seen::default();
-    s.object(|s, key| {
-        match key {
-            "id" => {
-                seen.first(0)?;
-                id = Some(s.str()?);
-            }
-            "kind" => {
-                seen.first(1)?;
-                kind = Some(KindInput(EntryKind::from_name(s.str()?)?));
-            }
-            "role" => {
-                seen.first(2)?;
-                role = opt_str(s)?;
-            }
-            "author" => {
-                seen.first(3)?;
-                author = opt_str(s)?;
-            }
-            "size" => {
-                seen.first(4)?;
-                size = if s.null() { None } else { Some(s.i32()?) };
-            }
-            "digest" => {
-                seen.first(5)?;
-                digest = opt_str(s)?;
-            }
-            "reference" => {
-                seen.first(6)?;
-                reference = opt_str(s)?;
-            }
-            "calls" => {
-                seen.first(7)?;
-                calls = if s.null() {
-                    None
-                } else {
-                    Some(s.array(tool_call)?)
-                };
-            }
-            "results" => {
-                seen.first(8)?;
-                results = if s.null() {
-                    None
-                } else {
-                    Some(s.array(tool_result)?)
-                };
-            }
-            _ => return None,
-        }
-        Some(())
+    let (mut id, mut kind, mut role, mut author, mut size) = (None, None, None, None, None);
+    let (mut digest, mut reference, mut calls, mut results) = (None, None, None, None);
+    s.object(|s, key| match key {
+        "id" => set(&mut id, s.str()),
+        "kind" => set(
+            &mut kind,
+            s.str().and_then(EntryKind::from_name).map(KindInput),
+        ),
+        "role" => set(&mut role, opt_str(s)),
+        "author" => set(&mut author, opt_str(s)),
+        "size" => set(&mut size, nullable(s, Scan::i32)),
+        "digest" => set(&mut digest, opt_str(s)),
+        "reference" => set(&mut reference, opt_str(s)),
+        "calls" => set(&mut calls, nullable(s, |s| s.array(tool_call))),
+        "results" => set(&mut results, nullable(s, |s| s.array(tool_result))),
+        _ => None,
     })?;
-    let tools = (calls, results);
     Some(flat(
-        id?, kind?, role, author, size, digest, reference, tools,
+        id?,
+        kind?,
+        role.flatten(),
+        author.flatten(),
+        size.flatten(),
+        digest.flatten(),
+        reference.flatten(),
+        (calls.flatten(), results.flatten()),
     ))
 }
 
 /// A table reference: an index, a range `[first, last]` or an id.
 fn ref_item(s: &mut Scan) -> Q<RefItem> {
     match s.peek()? {
-        b'[' => {
-            let r = s.array(Scan::index)?;
-            match r[..] {
-                [a, b] if a <= b => Some(RefItem::Range([a, b])),
-                _ => None,
-            }
-        }
-        b'"' => s.str().map(|id| RefItem::Id(id.to_owned())),
+        b'[' => match s.array(Scan::index)?[..] {
+            [a, b] if a <= b => Some(RefItem::Range([a, b])),
+            _ => None,
+        },
+        b'"' => owned(s).map(RefItem::Id),
         _ => s.index().map(RefItem::Index),
     }
 }
 
+/// `null` or a list of table references.
+fn opt_refs(s: &mut Scan) -> Q<Option<Vec<RefItem>>> {
+    nullable(s, |s| s.array(ref_item))
+}
+
 fn snapshot(s: &mut Scan) -> Q<TraceSnapshot> {
     let (mut version, mut refs) = (None, None);
-    let mut seen = Seen::default();
-    s.object(|s, key| {
-        match key {
-            "version" => {
-                seen.first(0)?;
-                version = Some(s.int()?);
-            }
-            "refs" => {
-                seen.first(1)?;
-                refs = if s.null() {
-                    None
-                } else {
-                    Some(s.array(ref_item)?)
-                };
-            }
-            _ => return None,
-        }
-        Some(())
+    s.object(|s, key| match key {
+        "version" => set(&mut version, s.int()),
+        "refs" => set(&mut refs, opt_refs(s)),
+        _ => None,
     })?;
     Some(TraceSnapshot {
         version: version?,
         entries: None,
-        refs,
+        refs: refs.flatten(),
     })
 }
 
 fn proposal_item(s: &mut Scan) -> Q<TraceProposalItem> {
     match s.peek()? {
-        b'"' => s.str().map(|id| TraceProposalItem::Keep(id.to_owned())),
+        b'"' => owned(s).map(TraceProposalItem::Keep),
         b'{' => {
             let mut new = None;
-            s.object(|s, key| {
-                (key == "new" && new.is_none()).then_some(())?;
-                new = Some(s.index()?);
-                Some(())
+            s.object(|s, key| match key {
+                "new" => set(&mut new, s.index()),
+                _ => None,
             })?;
             Some(TraceProposalItem::NewRef(NewRef { new: new? }))
         }
@@ -397,75 +359,29 @@ fn answer(s: &mut Scan) -> Q<ReducerAnswer> {
         return (s.str()? == "nothing").then_some(ReducerAnswer::Nothing);
     }
     let mut out = None;
-    s.object(|s, key| {
-        out.is_none().then_some(())?;
-        out = Some(match key {
-            "propose" => ReducerAnswer::Propose(s.array(proposal_item)?),
-            "error" => ReducerAnswer::Error(s.str()?.to_owned()),
-            _ => return None,
-        });
-        Some(())
+    s.object(|s, key| match key {
+        "propose" => set(&mut out, s.array(proposal_item).map(ReducerAnswer::Propose)),
+        "error" => set(&mut out, owned(s).map(ReducerAnswer::Error)),
+        _ => None,
     })?;
     out
 }
 
 fn step(s: &mut Scan) -> Q<ReducerStep> {
     let (mut attempt, mut request_ids, mut request, mut ans) = (None, None, None, None);
-    let mut seen = Seen::default();
-    s.object(|s, key| {
-        match key {
-            "attempt" => {
-                seen.first(0)?;
-                attempt = Some(s.i32()?);
-            }
-            "requestIds" => {
-                seen.first(1)?;
-                request_ids = Some(s.array(|s| s.str().map(str::to_owned))?);
-            }
-            "request" => {
-                seen.first(2)?;
-                request = if s.null() {
-                    None
-                } else {
-                    Some(s.array(ref_item)?)
-                };
-            }
-            "answer" => {
-                seen.first(3)?;
-                ans = Some(answer(s)?);
-            }
-            _ => return None,
-        }
-        Some(())
+    s.object(|s, key| match key {
+        "attempt" => set(&mut attempt, s.i32()),
+        "requestIds" => set(&mut request_ids, s.array(owned)),
+        "request" => set(&mut request, opt_refs(s)),
+        "answer" => set(&mut ans, answer(s)),
+        _ => None,
     })?;
     Some(ReducerStep {
         attempt: attempt?,
         request_ids: request_ids.unwrap_or_default(),
-        request,
+        request: request.flatten(),
         answer: ans?,
     })
-}
-
-/// Parses one record line as [`format::parse_record`] does (the same record, or the same
-/// refusal), a call record as writers write it by this reader.
-pub fn parse_record(line: &str) -> Result<Record, ReadError> {
-    match call_record(line) {
-        Some(rec) => Ok(Record::Call(Box::new(rec))),
-        None => format::parse_record(line),
-    }
-}
-
-/// A name of the vocabulary, by its stable name.
-fn name<T: Named>(s: &mut Scan) -> Q<Name<T>> {
-    T::from_name(s.str()?).map(Name)
-}
-
-/// `null` or a list of table references.
-fn opt_refs(s: &mut Scan) -> Q<Option<Vec<RefItem>>> {
-    if s.null() {
-        return Some(None);
-    }
-    s.array(ref_item).map(Some)
 }
 
 /// A `resultRefs` object (its final verification, when there is one, read strictly).
@@ -473,56 +389,18 @@ fn result_refs(s: &mut Scan) -> Q<TraceResult> {
     let (mut outcome, mut finals, mut original, mut final_size, mut limit, mut attempts) =
         (None, None, None, None, None, None);
     let (mut stages, mut required, mut latest, mut verification) = (None, None, None, None);
-    let mut seen = Seen::default();
-    s.object(|s, key| {
-        match key {
-            "outcome" => {
-                seen.first(0)?;
-                outcome = Some(name(s)?);
-            }
-            "finalEntryIds" => {
-                seen.first(1)?;
-                finals = Some(opt_refs(s)?);
-            }
-            "originalEstimatedSize" => {
-                seen.first(2)?;
-                original = Some(s.i32()?);
-            }
-            "finalEstimatedSize" => {
-                seen.first(3)?;
-                final_size = Some(s.i32()?);
-            }
-            "hardLimit" => {
-                seen.first(4)?;
-                limit = Some(s.i32()?);
-            }
-            "attemptCount" => {
-                seen.first(5)?;
-                attempts = Some(s.i32()?);
-            }
-            "stages" => {
-                seen.first(6)?;
-                stages = Some(s.array(name)?);
-            }
-            "requiredEntryIds" => {
-                seen.first(7)?;
-                required = Some(s.array(ref_item)?);
-            }
-            "latestSnapshotVersion" => {
-                seen.first(8)?;
-                latest = Some(s.int()?);
-            }
-            "finalVerification" => {
-                seen.first(9)?;
-                verification = if s.null() {
-                    Some(None)
-                } else {
-                    Some(strictly(s, 2)?)
-                };
-            }
-            _ => return None,
-        }
-        Some(())
+    s.object(|s, key| match key {
+        "outcome" => set(&mut outcome, name(s)),
+        "finalEntryIds" => set(&mut finals, opt_refs(s)),
+        "originalEstimatedSize" => set(&mut original, s.i32()),
+        "finalEstimatedSize" => set(&mut final_size, s.i32()),
+        "hardLimit" => set(&mut limit, s.i32()),
+        "attemptCount" => set(&mut attempts, s.i32()),
+        "stages" => set(&mut stages, s.array(name)),
+        "requiredEntryIds" => set(&mut required, s.array(ref_item)),
+        "latestSnapshotVersion" => set(&mut latest, s.int()),
+        "finalVerification" => set(&mut verification, strictly(s, 2)),
+        _ => None,
     })?;
     Some(TraceResult {
         outcome: outcome?,
@@ -543,52 +421,18 @@ fn diagnostics(s: &mut Scan, depth: usize) -> Q<DiagnosticsOutput> {
     let (mut outcome, mut unit, mut original, mut final_size, mut threshold, mut limit) =
         (None, None, None, None, None, None);
     let (mut attempts, mut stages, mut contributions, mut valid) = (None, None, None, None);
-    let mut seen = Seen::default();
-    s.object(|s, key| {
-        match key {
-            "outcome" => {
-                seen.first(0)?;
-                outcome = Some(name(s)?);
-            }
-            "measurementUnit" => {
-                seen.first(1)?;
-                unit = Some(name(s)?);
-            }
-            "originalSize" => {
-                seen.first(2)?;
-                original = Some(s.i32()?);
-            }
-            "finalSize" => {
-                seen.first(3)?;
-                final_size = Some(s.i32()?);
-            }
-            "triggerThreshold" => {
-                seen.first(4)?;
-                threshold = Some(s.i32()?);
-            }
-            "hardLimit" => {
-                seen.first(5)?;
-                limit = Some(s.i32()?);
-            }
-            "attemptCount" => {
-                seen.first(6)?;
-                attempts = Some(s.i32()?);
-            }
-            "stages" => {
-                seen.first(7)?;
-                stages = Some(s.array(name)?);
-            }
-            "categoryContributions" => {
-                seen.first(8)?;
-                contributions = Some(s.array(|s| strictly(s, depth + 2))?);
-            }
-            "finalSequenceValid" => {
-                seen.first(9)?;
-                valid = Some(s.opt_bool()?);
-            }
-            _ => return None,
-        }
-        Some(())
+    s.object(|s, key| match key {
+        "outcome" => set(&mut outcome, name(s)),
+        "measurementUnit" => set(&mut unit, name(s)),
+        "originalSize" => set(&mut original, s.i32()),
+        "finalSize" => set(&mut final_size, s.i32()),
+        "triggerThreshold" => set(&mut threshold, s.i32()),
+        "hardLimit" => set(&mut limit, s.i32()),
+        "attemptCount" => set(&mut attempts, s.i32()),
+        "stages" => set(&mut stages, s.array(name)),
+        "categoryContributions" => set(&mut contributions, s.array(|s| strictly(s, depth + 2))),
+        "finalSequenceValid" => set(&mut valid, s.opt_bool()),
+        _ => None,
     })?;
     Some(DiagnosticsOutput {
         outcome: outcome?,
@@ -604,67 +448,39 @@ fn diagnostics(s: &mut Scan, depth: usize) -> Q<DiagnosticsOutput> {
     })
 }
 
-/// `null` or a diagnostics record.
-fn opt_diagnostics(s: &mut Scan, depth: usize) -> Q<Option<DiagnosticsOutput>> {
-    if s.null() {
-        return Some(None);
-    }
-    diagnostics(s, depth).map(Some)
-}
-
 /// One progress event.
 fn event(s: &mut Scan) -> Q<TraceEvent> {
     let (mut kind, mut id, mut sequence, mut unit) = (None, None, None, None);
     let (mut limit, mut threshold, mut diagnostics) = (None, None, None);
-    let mut seen = Seen::default();
-    s.object(|s, key| {
-        match key {
-            "kind" => {
-                seen.first(0)?;
-                kind = Some(match s.str()? {
-                    "Started" => EventKind::Started,
-                    "Completed" => EventKind::Completed,
-                    "Terminated" => EventKind::Terminated,
-                    "Composed" => EventKind::Composed,
-                    _ => return None,
-                });
-            }
-            "assemblyId" => {
-                seen.first(1)?;
-                id = Some(s.str()?.to_owned());
-            }
-            "sequence" => {
-                seen.first(2)?;
-                sequence = Some(s.uint()?);
-            }
-            "measurementUnit" => {
-                seen.first(3)?;
-                unit = opt_str(s)?.map(str::to_owned);
-            }
-            "hardLimit" => {
-                seen.first(4)?;
-                limit = if s.null() { None } else { Some(s.i32()?) };
-            }
-            "triggerThreshold" => {
-                seen.first(5)?;
-                threshold = if s.null() { None } else { Some(s.i32()?) };
-            }
-            "diagnostics" => {
-                seen.first(6)?;
-                diagnostics = opt_diagnostics(s, 3)?;
-            }
-            _ => return None,
-        }
-        Some(())
+    s.object(|s, key| match key {
+        "kind" => set(&mut kind, s.str().and_then(event_kind)),
+        "assemblyId" => set(&mut id, owned(s)),
+        "sequence" => set(&mut sequence, s.uint()),
+        "measurementUnit" => set(&mut unit, nullable(s, owned)),
+        "hardLimit" => set(&mut limit, nullable(s, Scan::i32)),
+        "triggerThreshold" => set(&mut threshold, nullable(s, Scan::i32)),
+        "diagnostics" => set(&mut diagnostics, nullable(s, |s| self::diagnostics(s, 3))),
+        _ => None,
     })?;
     Some(TraceEvent {
         kind: kind?,
         assembly_id: id?,
         sequence: sequence?,
-        measurement_unit: unit,
-        hard_limit: limit,
-        trigger_threshold: threshold,
-        diagnostics,
+        measurement_unit: unit.flatten(),
+        hard_limit: limit.flatten(),
+        trigger_threshold: threshold.flatten(),
+        diagnostics: diagnostics.flatten(),
+    })
+}
+
+/// An event kind by its name.
+fn event_kind(name: &str) -> Q<EventKind> {
+    Some(match name {
+        "Started" => EventKind::Started,
+        "Completed" => EventKind::Completed,
+        "Terminated" => EventKind::Terminated,
+        "Composed" => EventKind::Composed,
+        _ => return None,
     })
 }
 
@@ -688,6 +504,15 @@ fn policy(s: &mut Scan) -> Q<PolicyInput> {
     })
 }
 
+/// Parses one record line as [`format::parse_record`] does (the same record, or the same
+/// refusal), a call record as writers write it by this reader.
+pub fn parse_record(line: &str) -> Result<Record, ReadError> {
+    match call_record(line) {
+        Some(rec) => Ok(Record::Call(Box::new(rec))),
+        None => format::parse_record(line),
+    }
+}
+
 /// The call record on `line`, when this reader reads it (else the strict reader does).
 pub fn call_record(line: &str) -> Option<CallRecord> {
     let mut s = Scan { text: line, at: 0 };
@@ -695,9 +520,7 @@ pub fn call_record(line: &str) -> Option<CallRecord> {
     (s.str()? == "type").then_some(())?;
     s.eat(b':')?;
     (s.str()? == "call").then_some(())?;
-    let (mut run, mut call, mut policy) = (None, None, None);
-    let mut rec = Members::default();
-    let mut seen = Seen::default();
+    let mut m = Members::default();
     loop {
         match s.peek()? {
             b',' => s.at += 1,
@@ -709,100 +532,66 @@ pub fn call_record(line: &str) -> Option<CallRecord> {
         }
         let key = s.str()?;
         s.eat(b':')?;
-        let bit = MEMBERS.iter().position(|m| *m == key)?;
-        seen.first(u32::try_from(bit).ok()?)?;
         let s = &mut s;
         match key {
-            "run" => run = Some(s.str()?.to_owned()),
-            "call" => call = Some(s.str()?.to_owned()),
-            "admitted" => rec.admitted = if s.null() { None } else { Some(s.uint()?) },
-            "policy" => policy = Some(self::policy(s)?),
-            "defs" => {
-                rec.defs = if s.null() {
-                    None
-                } else {
-                    Some(Defs(s.array(def)?))
-                }
-            }
-            "snapshots" => rec.snapshots = s.array(snapshot)?,
-            "reducer" => rec.reducer = s.array(step)?,
-            "cancel" => rec.cancel = opt_str(s)?.map(str::to_owned),
-            "result" => rec.result = strictly(s, 1)?,
-            "resultRefs" => {
-                rec.result_refs = if s.null() {
-                    None
-                } else {
-                    Some(result_refs(s)?)
-                }
-            }
-            "diagnostics" => rec.diagnostics = opt_diagnostics(s, 1)?,
-            "error" => rec.error = strictly(s, 1)?,
-            "events" => {
-                rec.events = if s.null() {
-                    None
-                } else {
-                    Some(s.array(event)?)
-                }
-            }
-            "lease" => rec.lease = strictly(s, 1)?,
-            _ => rec.streamed = strictly(s, 1)?,
-        }
+            "run" => set(&mut m.run, owned(s)),
+            "call" => set(&mut m.call, owned(s)),
+            "admitted" => set(&mut m.admitted, nullable(s, Scan::uint)),
+            "policy" => set(&mut m.policy, self::policy(s)),
+            "defs" => set(&mut m.defs, nullable(s, |s| s.array(def).map(Defs))),
+            "snapshots" => set(&mut m.snapshots, s.array(snapshot)),
+            "reducer" => set(&mut m.reducer, s.array(step)),
+            "cancel" => set(&mut m.cancel, nullable(s, owned)),
+            "result" => set(&mut m.result, strictly(s, 1)),
+            "resultRefs" => set(&mut m.result_refs, nullable(s, result_refs)),
+            "diagnostics" => set(&mut m.diagnostics, nullable(s, |s| diagnostics(s, 1))),
+            "error" => set(&mut m.error, strictly(s, 1)),
+            "events" => set(&mut m.events, nullable(s, |s| s.array(event))),
+            "lease" => set(&mut m.lease, strictly(s, 1)),
+            "streamed" => set(&mut m.streamed, strictly(s, 1)),
+            _ => None,
+        }?;
     }
     if s.peek().is_some() {
         return None;
     }
     Some(CallRecord {
         record_type: None,
-        run: run?,
-        call: call?,
-        admitted: rec.admitted,
-        policy: policy?,
-        defs: rec.defs,
-        snapshots: rec.snapshots,
-        reducer: rec.reducer,
-        cancel: rec.cancel,
-        result: rec.result,
-        result_refs: rec.result_refs,
-        diagnostics: rec.diagnostics,
-        error: rec.error,
-        events: rec.events,
-        lease: rec.lease,
-        streamed: rec.streamed,
+        run: m.run?,
+        call: m.call?,
+        admitted: m.admitted.flatten(),
+        policy: m.policy?,
+        defs: m.defs.flatten(),
+        snapshots: m.snapshots.unwrap_or_default(),
+        reducer: m.reducer.unwrap_or_default(),
+        cancel: m.cancel.flatten(),
+        result: m.result.flatten(),
+        result_refs: m.result_refs.flatten(),
+        diagnostics: m.diagnostics.flatten(),
+        error: m.error.flatten(),
+        events: m.events.flatten(),
+        lease: m.lease.flatten(),
+        streamed: m.streamed.flatten(),
     })
 }
 
-/// The members of a call record after its `type`, as the strict reader names them.
-const MEMBERS: [&str; 15] = [
-    "run",
-    "call",
-    "admitted",
-    "policy",
-    "defs",
-    "snapshots",
-    "reducer",
-    "cancel",
-    "result",
-    "resultRefs",
-    "diagnostics",
-    "error",
-    "events",
-    "lease",
-    "streamed",
-];
-
-/// The optional members of a call record, as read so far.
+/// A call record's members after its `type`, as read so far (`None`: not read; `Some(None)`
+/// for an optional one: read as `null`).
 #[derive(Default)]
 struct Members {
-    admitted: Option<u64>,
-    defs: Option<Defs>,
-    snapshots: Vec<TraceSnapshot>,
-    reducer: Vec<ReducerStep>,
-    cancel: Option<String>,
-    result: Option<AssemblyOutput>,
-    result_refs: Option<TraceResult>,
-    diagnostics: Option<DiagnosticsOutput>,
-    error: Option<TraceError>,
-    events: Option<Vec<TraceEvent>>,
-    lease: Option<TraceLease>,
-    streamed: Option<StreamEnd>,
+    run: Option<String>,
+    call: Option<String>,
+    admitted: Option<Option<u64>>,
+    policy: Option<PolicyInput>,
+    defs: Option<Option<Defs>>,
+    snapshots: Option<Vec<TraceSnapshot>>,
+    reducer: Option<Vec<ReducerStep>>,
+    cancel: Option<Option<String>>,
+    result: Option<Option<AssemblyOutput>>,
+    result_refs: Option<Option<TraceResult>>,
+    diagnostics: Option<Option<DiagnosticsOutput>>,
+    error: Option<Option<TraceError>>,
+    events: Option<Option<Vec<TraceEvent>>>,
+    lease: Option<Option<TraceLease>>,
+    streamed: Option<Option<StreamEnd>>,
 }

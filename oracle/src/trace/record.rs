@@ -31,7 +31,7 @@ use hybrid_compaction::node::{
     CallTrace, CancelPoint, CompactionEvent, Phase as NodePhase, Settlement as NodeSettlement,
     StreamEnd as NodeStreamEnd, TraceObserver,
 };
-use hybrid_compaction_model::artifact::{ArtifactReference, Digest};
+use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind};
 use hybrid_compaction_model::message::Part;
 use hybrid_compaction_model::policy::Policy;
@@ -40,10 +40,10 @@ use serde_json::Value as Json;
 
 use super::compact::compress;
 use super::format::{
-    CallRecord, Defs, Dispatch, EventKind, Header, NewRef, NewTraceEntry, ObservedPolicy,
-    ObservedRecord, Phase, ReducerAnswer, ReducerStep, RefItem, RunEnd, Settlement, StreamEnd,
-    TraceEntries, TraceEntry, TraceError, TraceEvent, TraceLease, TraceProposalItem, TraceResult,
-    TraceSnapshot, TraceToolCall, TraceToolResult, TraceVerification, TRACE_VERSION,
+    tool_calls, tool_results, CallRecord, Defs, Dispatch, EventKind, Header, NewRef, NewTraceEntry,
+    ObservedPolicy, ObservedRecord, Phase, ReducerAnswer, ReducerStep, RefItem, RunEnd, Settlement,
+    StreamEnd, TraceEntries, TraceEntry, TraceError, TraceEvent, TraceLease, TraceProposalItem,
+    TraceResult, TraceSnapshot, TraceVerification, TRACE_VERSION,
 };
 use crate::wire::input::{
     CallInput, EstimatorInput, KindInput, PartInput, PolicyInput, RecordedEstimatorInput,
@@ -194,16 +194,6 @@ pub fn value_json(v: &Value) -> Json {
     }
 }
 
-/// The artifact digest a result value carries, if it is a canonical reference (SPEC ENT-5.4).
-fn result_reference(v: &Value) -> Option<Digest> {
-    let s = match v {
-        Value::String(s) => s.clone(),
-        Value::RawJson(r) => serde_json::from_str::<String>(r.as_str()).ok()?,
-        _ => return None,
-    };
-    ArtifactReference::parse(&s).ok().map(|r| r.digest())
-}
-
 impl Writer {
     /// A writer of redacted traces (no content).
     pub fn new() -> Writer {
@@ -286,28 +276,7 @@ impl Writer {
                 t.reference = e.artifact_reference_digest().map(|d| d.to_hex());
             }
             EntryKind::ToolExchange => {
-                let calls: Vec<TraceToolCall> = m
-                    .parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        Part::Call(c) => Some(TraceToolCall {
-                            call_id: c.call_id.clone(),
-                            name: c.name.clone(),
-                        }),
-                        _ => None,
-                    })
-                    .collect();
-                let results: Vec<TraceToolResult> = m
-                    .parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        Part::Result(r) => Some(TraceToolResult {
-                            call_id: r.call_id.clone(),
-                            reference: result_reference(&r.value).map(|d| d.to_hex()),
-                        }),
-                        _ => None,
-                    })
-                    .collect();
+                let (calls, results) = (tool_calls(m), tool_results(m));
                 t.calls = (!calls.is_empty()).then_some(calls);
                 t.results = (!results.is_empty()).then_some(results);
             }
