@@ -38,7 +38,6 @@ use rustc_hash::FxHashMap;
 use hybrid_compaction_model::entry::{Entry, EntryId};
 
 use super::answer::{Answers, Key};
-
 use super::entries::entry_at;
 use super::format::{
     CallRecord, Defined, Defs, ReducerAnswer, RefItem, Shape, TraceEntry, TraceProposalItem,
@@ -90,8 +89,9 @@ pub struct Resolved {
     /// [`super::replay::prepare`]).
     pub snapshots: Vec<Option<Sized>>,
     /// Per reducer step, per proposal item: the table entry of a `KeepRef` / `NewRef` item
-    /// (taken by [`super::replay::prepare`]). (The recorded entries a counterexample needs stay in the run's table, where
-    /// [`Tables::expand`] finds them by the record's own references.)
+    /// (taken by [`super::replay::prepare`]). (The recorded entries a counterexample needs
+    /// stay in the run's table, where [`Tables::expand`] finds them by the record's own
+    /// references.)
     pub items: Vec<Vec<Option<Item>>>,
     /// Whether any reference was resolved (the record used the compact profile).
     pub compact: bool,
