@@ -57,8 +57,8 @@ impl Rng {
     }
 }
 
-/// Every call line the recorder writes redacted in the compact profile is read quickly, and
-/// each line read so is the strict reader's record.
+/// Every call line the recorder writes in the compact profile is read quickly, and each line
+/// read so is the strict reader's record.
 #[test]
 fn recorded_lines_read_quickly_as_strictly() {
     let lines = lines();
@@ -76,14 +76,27 @@ fn recorded_lines_read_quickly_as_strictly() {
     {
         assert!(call_record(line).is_some(), "{line}");
     }
+    // So are the compact call lines of traces with content (entries with content read by the
+    // strict reader, one by one).
+    let mut content = 0;
+    for seed in 0..40 {
+        let text = trace_support::run_trace(seed, true);
+        for line in text
+            .lines()
+            .skip(1)
+            .filter(|l| l.starts_with("{\"type\":\"call\""))
+        {
+            assert!(call_record(line).is_some(), "{line}");
+            content += usize::from(line.contains("\"text\":") || line.contains("\"parts\":"));
+        }
+    }
+    assert!(content > 40, "{content} call lines with content");
+    // Self-contained lines (snapshots with `entries`) are left to the strict reader.
     assert!(
         quick > calls / 3,
         "{quick} of {calls} call lines read quickly"
     );
-    assert!(
-        quick < calls,
-        "lines with content are left to the strict reader"
-    );
+    assert!(quick < calls, "{quick} of {calls} call lines read quickly");
 }
 
 /// Mutations of recorded lines: what the quick reader reads is what the strict reader reads,

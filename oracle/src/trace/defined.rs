@@ -55,6 +55,14 @@ impl<'de> Deserialize<'de> for Defs {
 /// One defined entry, read.
 struct Read(Defined);
 
+/// One defined entry read by the strict reader from its own text, as [`Defs`] reads each
+/// (`None` if it refuses it).
+pub(super) fn read(text: &str) -> Option<Defined> {
+    crate::wire::strict::read::<Read>(text)
+        .ok()
+        .map(|Read(d)| d)
+}
+
 /// A [`TraceEntry`]'s member names, as its derived reader reads them.
 enum Field {
     Id,

@@ -1,25 +1,27 @@
 //! A quick reader for the call record as writers write it, beside the strict reader.
 //!
 //! Most of a compact call record's bytes are its defined entries, snapshot references and
-//! reducer steps (about 62 % on runs of 20 calls, 79 % on runs of 6): flat objects of short
-//! strings and integers, which the strict reader reads through its serde layers value by value.
-//! This reader scans those members directly from the line, and hands every other member (the
-//! policy, the result, diagnostics, events, error, lease, stream end) to the strict reader as
-//! the text of its value alone, read as the same type.
+//! reducer steps (about 62 % on runs of 20 calls, 79 % on runs of 6), then its events, result
+//! and diagnostics: objects of short strings and integers, which the strict reader reads
+//! through its serde layers value by value. This reader scans those members directly from the
+//! line, and hands the rest (the policy, a result written out, the error, lease, stream end, a
+//! final verification, category contributions, and any defined entry it does not scan: one
+//! with content, or with an escape in a string) to the strict reader as the text of the value
+//! alone, read as the same type.
 //!
 //! It reads a subset of what the strict reader accepts, and gives the same record: whenever it
-//! meets anything else (a member it does not scan itself out of place or repeated, an unknown
-//! member, an escape in a string, a number that is not a plain integer in range, content or
-//! call parts in an entry, a `type` that is not the first member or not `call`, nesting near the
-//! parser's limit, any malformed text) it gives up on the line, and the strict reader reads the
-//! whole line as before: its record, or its refusal with the words, path and position it
-//! always had. So what is accepted, what is refused and how, and every value read are the
-//! strict reader's; this reader only decides, for the lines it can, faster.
+//! meets anything else (a member out of place or repeated, an unknown member, an escape in a
+//! string it scans, a number that is not a plain integer in range, a snapshot written out, a
+//! `type` that is not the first member or not `call`, nesting near the parser's limit, any
+//! malformed text, a value the strict reader refuses) it gives up on the line, and the strict
+//! reader reads the whole line as before: its record, or its refusal with the words, path and
+//! position it always had. So what is accepted, what is refused and how, and every value read
+//! are the strict reader's; this reader only decides, for the lines it can, faster.
 
 use hybrid_compaction_model::entry::EntryKind;
 use hybrid_compaction_model::Named;
 
-use super::defined::flat;
+use super::defined::{self, flat};
 use super::format::{
     self, CallRecord, Defined, Defs, EventKind, NewRef, Record, ReducerAnswer, ReducerStep,
     RefItem, StreamEnd, TraceError, TraceEvent, TraceLease, TraceProposalItem, TraceResult,
@@ -277,8 +279,20 @@ fn tool_result(s: &mut Scan) -> Q<TraceToolResult> {
     })
 }
 
-/// One defined entry, redacted (no content).
+/// One defined entry: scanned when it is redacted and plainly written; any other (with
+/// content, an escape, ...) read as `defs` reads each entry, by the strict reader from its own
+/// text.
 fn def(s: &mut Scan) -> Q<Defined> {
+    let start = s.at;
+    if let Some(d) = redacted_def(s) {
+        return Some(d);
+    }
+    s.at = start;
+    defined::read(s.raw(3)?)
+}
+
+/// One redacted entry (no content).
+fn redacted_def(s: &mut Scan) -> Q<Defined> {
     let (mut id, mut kind, mut role, mut author, mut size) = (None, None, None, None, None);
     let (mut digest, mut reference, mut calls, mut results) = (None, None, None, None);
     s.object(|s, key| match key {
