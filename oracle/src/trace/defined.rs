@@ -20,7 +20,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use hybrid_compaction_model::entry::EntryKind;
@@ -33,22 +33,11 @@ use crate::wire::input::{KindInput, PartInput, SegmentInput};
 use crate::wire::strict::Text;
 
 impl<'de> Deserialize<'de> for Defs {
+    /// A list of [`Read`] entries (the same request as a list of [`TraceEntry`]); collecting
+    /// the newtype into its contents reuses the list's allocation.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Defs, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Defs;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a list of entries (an array)")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Defs, A::Error> {
-                let mut out = Vec::with_capacity(a.size_hint().unwrap_or(0).min(4096));
-                while let Some(Read(d)) = a.next_element()? {
-                    out.push(d);
-                }
-                Ok(Defs(out))
-            }
-        }
-        d.deserialize_seq(V)
+        let read = Vec::<Read>::deserialize(d)?;
+        Ok(Defs(read.into_iter().map(|Read(e)| e).collect()))
     }
 }
 
