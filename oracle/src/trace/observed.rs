@@ -13,8 +13,8 @@
 //! define entries in the run's table, version 2's compact profile) and builds the entries;
 //! [`check`] runs in parallel with the other records of a batch.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::Value as Json;
 
@@ -36,8 +36,9 @@ use crate::wire::input::{EstimatorInput, NoParameters, PolicyInput};
 /// Entries with their recorded sizes.
 pub type SizedEntries = Vec<(Entry, Option<i32>)>;
 
-/// The recorded entries of a list written as `refs`, kept for counterexamples.
-type Sources = Option<Vec<Arc<TraceEntry>>>;
+/// The table entries of a list written as `refs`, kept for counterexamples (their recorded
+/// forms are rebuilt only for one).
+type Sources = Option<Vec<super::compact::Def>>;
 
 /// An observed record's entry lists, built.
 #[derive(Debug, Default)]
@@ -107,7 +108,7 @@ fn list<'r>(
         (None, Some(refs)) => {
             let ds = defs(table, refs, &|| format!("$.{member}.refs"))?;
             if let Some(s) = sources {
-                s.extend(ds.iter().filter_map(|(_, d)| d.recorded().map(Arc::new)));
+                s.extend(ds.iter().map(|&(_, d)| d.clone()));
             }
             Ok(ds
                 .into_iter()
@@ -263,7 +264,7 @@ pub fn check(
     let counterexample = if cex && rejected {
         let history = recorded(Some(&rec.history), &entries.sources.0);
         let sent = recorded(rec.sent.as_ref(), &entries.sources.1);
-        counterexample(rec, &history, &sent, imp)
+        counterexample(rec, &as_refs(&history), &as_refs(&sent), imp)
     } else {
         None
     };
@@ -277,11 +278,19 @@ pub fn check(
     })
 }
 
-/// The recorded entries of a list: written out in the record, or kept from the run's table.
-fn recorded<'a>(written: Option<&'a TraceEntries>, refs: &'a Sources) -> Vec<&'a TraceEntry> {
+fn as_refs<'a>(l: &'a [Cow<'_, TraceEntry>]) -> Vec<&'a TraceEntry> {
+    l.iter().map(|t| &**t).collect()
+}
+
+/// The recorded entries of a list: written out in the record, or those of its run's table
+/// entries.
+fn recorded<'a>(written: Option<&'a TraceEntries>, refs: &Sources) -> Vec<Cow<'a, TraceEntry>> {
     match (written.and_then(|l| l.entries.as_ref()), refs) {
-        (Some(ts), _) => ts.iter().collect(),
-        (None, Some(rs)) => rs.iter().map(|r| &**r).collect(),
+        (Some(ts), _) => ts.iter().map(Cow::Borrowed).collect(),
+        (None, Some(ds)) => ds
+            .iter()
+            .filter_map(|d| d.recorded().map(Cow::Owned))
+            .collect(),
         (None, None) => Vec::new(),
     }
 }

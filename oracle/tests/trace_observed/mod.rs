@@ -590,6 +590,26 @@ fn trc_13_the_writer_writes_observed_records_that_check_as_written() {
         assert!(clauses(&r).contains(&"TRC-5"), "{:?}", r.violations);
         assert!(r.violations.iter().all(|v| v.call == "model-1"));
     }
+    // The compact forms' counterexamples are the expanded forms' (their entries given back
+    // from the run's table).
+    let torn_calls = [
+        (history(0), Some(history(0))),
+        (h.clone(), Some(torn.clone())),
+    ];
+    let cases = |w: Writer| {
+        let text = written(w, &torn_calls);
+        let r = trace::check(text.as_bytes(), &Model, &Options::default()).expect("readable");
+        assert!(!r.counterexamples.is_empty());
+        r.counterexamples
+            .iter()
+            .map(|c| serde_json::to_value((&c.case, &c.expected)).unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(cases(Writer::new()), cases(Writer::new().expanded()));
+    assert_eq!(
+        cases(Writer::with_content()),
+        cases(Writer::with_content().expanded())
+    );
     for w in forms() {
         let text = written(w, &[(h.clone(), Some(edited.clone()))]);
         assert_eq!(both(&text), ["TRC-3"], "{text}");
