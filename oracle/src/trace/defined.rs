@@ -33,8 +33,8 @@ use crate::wire::input::{KindInput, PartInput, SegmentInput};
 use crate::wire::strict::Text;
 
 impl<'de> Deserialize<'de> for Defs {
-    /// A list of [`Read`] entries (the same request as a list of [`TraceEntry`]); collecting
-    /// the newtype into its contents reuses the list's allocation.
+    /// A list of entries read one by one (the same request as a list of [`TraceEntry`]);
+    /// collecting them out of their reader's wrapper reuses the list's allocation.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Defs, D::Error> {
         let read = Vec::<Read>::deserialize(d)?;
         Ok(Defs(read.into_iter().map(|Read(e)| e).collect()))
