@@ -67,11 +67,7 @@ impl<'a> Scan<'a> {
     fn str(&mut self) -> Q<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
-        let rest = &self.text.as_bytes()[start..];
-        let len = memchr::memchr2(b'"', b'\\', rest)?;
-        if rest[len] != b'"' || rest[..len].iter().any(|&b| b < 0x20) {
-            return None;
-        }
+        let len = plain_len(&self.text.as_bytes()[start..])?;
         self.at += len + 1;
         Some(&self.text[start..start + len])
     }
@@ -212,6 +208,40 @@ impl<'a> Scan<'a> {
             }
         }
     }
+}
+
+/// The length of the string body at the start of `rest` up to its closing quote: `None` when a
+/// backslash or a control character comes first, or no quote closes it.
+///
+/// One pass, eight bytes at a time: a word's bytes equal to `"` or `\\`, or below 0x20, are
+/// flagged with the classic zero-byte tests. A flag can be spurious only above a true one
+/// (borrows run upwards), so the lowest flag is always the first such byte; bytes of 0x80
+/// and above (UTF-8 sequences) are never flagged. The ids and digests this reader scans are 64
+/// to 70 bytes, where this is about twice as fast as finding the quote (`memchr2`) and then
+/// looking for control characters before it.
+fn plain_len(rest: &[u8]) -> Q<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const SLASHES: u64 = ONES * b'\\' as u64;
+    const SPACES: u64 = ONES * 0x20;
+    let mut i = 0;
+    while let Some(chunk) = rest.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().ok()?);
+        let (q, b) = (w ^ QUOTES, w ^ SLASHES);
+        let flags = ((q.wrapping_sub(ONES) & !q)
+            | (b.wrapping_sub(ONES) & !b)
+            | (w.wrapping_sub(SPACES) & !w))
+            & HIGHS;
+        if flags != 0 {
+            let at = i + (flags.trailing_zeros() / 8) as usize;
+            return (rest[at] == b'"').then_some(at);
+        }
+        i += 8;
+    }
+    let tail = rest.get(i..)?;
+    let at = tail.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    (tail[at] == b'"').then_some(i + at)
 }
 
 /// Reads a member's value into its slot: a member already read leaves the line to the strict
@@ -608,4 +638,44 @@ struct Members {
     events: Option<Option<Vec<TraceEvent>>>,
     lease: Option<Option<TraceLease>>,
     streamed: Option<Option<StreamEnd>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_len;
+
+    /// What [`plain_len`] computes, byte by byte.
+    fn reference(rest: &[u8]) -> Option<usize> {
+        let at = rest.iter().position(|&c| c == b'"' || c == b'\\')?;
+        (rest[at] == b'"' && rest[..at].iter().all(|&c| c >= 0x20)).then_some(at)
+    }
+
+    /// Every byte value at every position of strings of 0 to 40 bytes (so in every lane of a
+    /// word and in the tail), over backgrounds of ASCII, multi-byte UTF-8 and bytes just above
+    /// the flagged ones, with and without a closing quote further on.
+    #[test]
+    fn plain_len_finds_the_first_quote_backslash_or_control_byte() {
+        let backgrounds: [&[u8]; 4] = [b"a", "\u{e9}".as_bytes(), &[0x21, 0x7f, 0x80, 0xff], b" #]^"];
+        let mut checked = 0;
+        for bg in backgrounds {
+            for len in 0..40usize {
+                for at in 0..len.max(1) {
+                    for byte in 0..=255u8 {
+                        for closed in [false, true] {
+                            let mut s: Vec<u8> = bg.iter().copied().cycle().take(len).collect();
+                            if at < len {
+                                s[at] = byte;
+                            }
+                            if closed {
+                                s.extend_from_slice(b"\"xyz");
+                            }
+                            assert_eq!(plain_len(&s), reference(&s), "{s:?}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1_000_000);
+    }
 }
