@@ -59,7 +59,7 @@ pub mod shrink;
 pub mod sizes;
 
 use std::fmt;
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -213,9 +213,7 @@ impl<R: BufRead> Lines<R> {
         let limit = u64::try_from(self.cap)
             .unwrap_or(u64::MAX)
             .saturating_add(2);
-        let n = (&mut self.input)
-            .take(limit)
-            .read_until(b'\n', &mut buf)
+        let n = read_line(&mut self.input, &mut buf, limit)
             .map_err(|e| Unreadable::at(self.number + 1, format!("cannot read: {e}")))?;
         if n == 0 {
             return Ok(None);
@@ -245,6 +243,38 @@ impl<R: BufRead> Lines<R> {
             }
         })?;
         Ok(Some((self.number, text)))
+    }
+}
+
+/// Appends the next line of `input` to `buf`, its line break included, reading at most `limit`
+/// bytes; returns how many were read (0 at the end). `read_until` on `take(limit)`, with the line
+/// break found by `memchr` (std's byte search took a tenth of the time spent reading a trace).
+fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, limit: u64) -> std::io::Result<usize> {
+    let mut read = 0usize;
+    loop {
+        let left = usize::try_from(limit.saturating_sub(read as u64)).unwrap_or(usize::MAX);
+        if left == 0 {
+            return Ok(read);
+        }
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(read);
+        }
+        let window = &available[..available.len().min(left)];
+        let (used, done) = match memchr::memchr(b'\n', window) {
+            Some(i) => (i + 1, true),
+            None => (window.len(), false),
+        };
+        buf.extend_from_slice(&window[..used]);
+        input.consume(used);
+        read += used;
+        if done {
+            return Ok(read);
+        }
     }
 }
 
@@ -591,4 +621,48 @@ pub fn check<R: BufRead>(
     }
     report.runs = cross.runs_seen;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Read};
+
+    /// `read_line` reads what `take(limit).read_until(b'\n')` reads, line after line, whatever
+    /// the reader's buffer size (lines across buffer boundaries), the cap (lines longer than
+    /// it, exactly at it) and the ending (with and without a last line break).
+    #[test]
+    fn read_line_is_read_until_on_take() {
+        let texts = [
+            "",
+            "\n",
+            "a",
+            "ab\ncd",
+            "ab\ncd\n",
+            "\n\nxyz\n\n",
+            "12345678\n1234567\n123456789\n",
+            "é€😀\nnon-ASCII\r\nand CRLF\r\n",
+        ];
+        for text in texts {
+            for capacity in 1..=10 {
+                for limit in [0u64, 1, 2, 3, 7, 8, 9, 10, 100] {
+                    let mut ours = BufReader::with_capacity(capacity, text.as_bytes());
+                    let mut std = BufReader::with_capacity(capacity, text.as_bytes());
+                    loop {
+                        let (mut a, mut b) = (Vec::new(), Vec::new());
+                        let n = super::read_line(&mut ours, &mut a, limit).unwrap();
+                        let m = (&mut std).take(limit).read_until(b'\n', &mut b).unwrap();
+                        assert_eq!(
+                            (n, &a),
+                            (m, &b),
+                            "{text:?} capacity {capacity} limit {limit}"
+                        );
+                        if n == 0 {
+                            break;
+                        }
+                    }
+                    assert_eq!(ours.fill_buf().unwrap(), std.fill_buf().unwrap());
+                }
+            }
+        }
+    }
 }

@@ -240,7 +240,9 @@ fn plain_len(rest: &[u8]) -> Q<usize> {
         i += 8;
     }
     let tail = rest.get(i..)?;
-    let at = tail.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    let at = tail
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
     (tail[at] == b'"').then_some(i + at)
 }
 
@@ -655,7 +657,12 @@ mod tests {
     /// the flagged ones, with and without a closing quote further on.
     #[test]
     fn plain_len_finds_the_first_quote_backslash_or_control_byte() {
-        let backgrounds: [&[u8]; 4] = [b"a", "\u{e9}".as_bytes(), &[0x21, 0x7f, 0x80, 0xff], b" #]^"];
+        let backgrounds: [&[u8]; 4] = [
+            b"a",
+            "\u{e9}".as_bytes(),
+            &[0x21, 0x7f, 0x80, 0xff],
+            b" #]^",
+        ];
         let mut checked = 0;
         for bg in backgrounds {
             for len in 0..40usize {
