@@ -175,6 +175,18 @@ impl RunTable {
         }
     }
 
+    /// Room for `n` more entries (a run's first record defines its whole history at once: its
+    /// maps are sized once instead of rehashing every id as they grow).
+    fn reserve(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.defs.reserve(n);
+        self.shares_id.reserve(n);
+        self.first.reserve(n);
+        Arc::make_mut(&mut self.sizes).reserve(n);
+    }
+
     /// Appends a defined entry.
     fn define(&mut self, def: Def) {
         let at = u32::try_from(self.defs.len()).unwrap_or(u32::MAX);
@@ -420,7 +432,9 @@ impl Tables {
             .runs
             .get_mut(run)
             .ok_or_else(|| format!("$.run: the table of run {run:?} is missing"))?;
-        for (i, d) in defs.into_iter().flat_map(|d| d.0).enumerate() {
+        let defs = defs.map(|d| d.0).unwrap_or_default();
+        table.reserve(defs.len());
+        for (i, d) in defs.into_iter().enumerate() {
             table.define(match d {
                 Defined::Built { entry, size, shape } => Def {
                     source: Source::Shaped(shape),

@@ -147,6 +147,11 @@ pub struct RunSizes {
 }
 
 impl RunSizes {
+    /// Room for `n` more entries.
+    pub fn reserve(&mut self, n: usize) {
+        self.by_handle.reserve(n);
+    }
+
     /// Records the size of a newly defined table entry.
     pub fn insert(&mut self, entry: &Entry, size: i32) {
         self.by_handle.insert(handle(entry), (entry.clone(), size));
