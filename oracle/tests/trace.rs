@@ -805,13 +805,33 @@ fn trc_7_streamed_calls_settle_as_their_stream_ended() {
     assert!(got.contains(&"TRC-7"), "{got:?}");
 }
 
+/// A recorded result's required ids in reverse order: ids as written, table references (an
+/// index or a range `[first, last]`) expanded to single indices.
+fn reverse_required_ids(result: &mut Json) {
+    let mut ids: Vec<Json> = Vec::new();
+    for r in result["requiredEntryIds"].as_array().unwrap() {
+        match r.as_array() {
+            Some(range) => {
+                let (a, b) = (range[0].as_u64().unwrap(), range[1].as_u64().unwrap());
+                ids.extend((a..=b).map(|i| json!(i)));
+            }
+            None => ids.push(r.clone()),
+        }
+    }
+    ids.reverse();
+    result["requiredEntryIds"] = json!(ids);
+}
+
 /// The compact profile (version 2) and self-contained records (version 1) of the same runs
-/// check identically, with seeded faults too (a changed outcome, a changed attempt count), and
+/// check identically, with seeded faults too (a changed outcome, a changed attempt count,
+/// required ids out of order: in the compact profile both sides of that comparison name
+/// table entries), and
 /// a table reference past the run's table is unreadable (exit 2, naming the line).
 #[test]
 fn trc_1_compact_and_expanded_records_check_identically() {
     let mut compact = 0;
     let mut cexs = 0;
+    let mut reordered = 0;
     for seed in 0..80 {
         let texts: Vec<String> = [Writer::new(), Writer::new().expanded()]
             .into_iter()
@@ -833,6 +853,9 @@ fn trc_1_compact_and_expanded_records_check_identically() {
                         l[key]["attemptCount"] =
                             json!(l[key]["attemptCount"].as_i64().unwrap() + 1);
                     }
+                    if seed % 4 == 1 && l[key].is_object() {
+                        reverse_required_ids(&mut l[key]);
+                    }
                 }
                 to_text(&lines)
             })
@@ -850,6 +873,11 @@ fn trc_1_compact_and_expanded_records_check_identically() {
         let two = Options { jobs: 2, ..opts };
         let a2 = trace::check(texts[0].as_bytes(), &Model, &two).unwrap();
         cexs += a.counterexamples.len();
+        reordered += a
+            .violations
+            .iter()
+            .filter(|v| v.message.contains("requiredEntryIds"))
+            .count();
         assert_eq!(
             serde_json::to_value(&a).unwrap(),
             serde_json::to_value(&b).unwrap(),
@@ -863,6 +891,7 @@ fn trc_1_compact_and_expanded_records_check_identically() {
     }
     assert!(compact >= 70, "{compact} compact runs");
     assert!(cexs > 0, "some seeded fault yields a counterexample");
+    assert!(reordered > 0, "some reordered required ids are flagged");
     // Every compact line (streamed calls included) validates against the published schema.
     let schema =
         schema_support::Validator::new(&serde_json::to_value(trace::format::schema()).unwrap());

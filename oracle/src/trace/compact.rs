@@ -45,6 +45,7 @@ use super::format::{
 };
 use super::sizes::RunSizes;
 use crate::wire::input::PolicyInput;
+use crate::wire::names::Id;
 use crate::wire::output::{AssemblyOutput, VerificationOutput};
 
 /// How a table entry was recorded, for counterexamples (they are built from it).
@@ -293,19 +294,19 @@ pub fn defs<'t>(
     Ok(out)
 }
 
-/// The ids a reference list stands for.
-fn ids(table: &[Def], refs: &[RefItem], path: &dyn Fn() -> String) -> Result<Vec<String>, String> {
+/// The ids a reference list stands for (a table entry's id shared, not copied).
+fn ids(table: &[Def], refs: &[RefItem], path: &dyn Fn() -> String) -> Result<Vec<Id>, String> {
     let mut out = Vec::with_capacity(refs.len());
     for r in refs {
         match r {
-            RefItem::Id(id) => out.push(id.clone()),
-            RefItem::Index(i) => out.push(get(table, *i, path)?.entry.id().as_str().to_owned()),
+            RefItem::Id(id) => out.push(Id::from(id.as_str())),
+            RefItem::Index(i) => out.push(Id::from(get(table, *i, path)?.entry.id())),
             RefItem::Range([a, b]) => {
                 get(table, *b, path)?;
                 out.extend(
                     table[*a as usize..=*b as usize]
                         .iter()
-                        .map(|d| d.entry.id().as_str().to_owned()),
+                        .map(|d| Id::from(d.entry.id())),
                 );
             }
         }

@@ -49,7 +49,7 @@ use crate::wire::input::{
     CallInput, EstimatorInput, KindInput, PartInput, PolicyInput, RecordedEstimatorInput,
     ResultInput, SegmentInput,
 };
-use crate::wire::names::Name;
+use crate::wire::names::{Id, Name};
 
 /// An observer that keeps every record in memory (tests, small hosts).
 #[derive(Debug, Default)]
@@ -119,7 +119,7 @@ impl Defining<'_> {
     }
 
     /// Ids as references (an id this record never referred to is written out).
-    fn id_refs(&self, ids: &[String]) -> Vec<RefItem> {
+    fn id_refs(&self, ids: &[Id]) -> Vec<RefItem> {
         let mut out = Vec::with_capacity(ids.len());
         let mut run: Vec<u32> = Vec::new();
         for id in ids {
@@ -128,7 +128,7 @@ impl Defining<'_> {
                 None => {
                     out.extend(compress(&run));
                     run.clear();
-                    out.push(RefItem::Id(id.clone()));
+                    out.push(RefItem::Id(id.as_str().to_owned()));
                 }
             }
         }

@@ -15,7 +15,7 @@ use hybrid_compaction_model::verification::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::names::Name;
+use super::names::{Id, Name};
 
 /// A constructed entry (SPEC ENT-2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -44,11 +44,11 @@ pub struct VerificationOutput {
     /// Reasons in check order, each once.
     pub rejection_reasons: Vec<Name<RejectionReason>>,
     /// Missing required ids, in required order.
-    pub missing_required_entry_ids: Vec<String>,
+    pub missing_required_entry_ids: Vec<Id>,
     /// Invalid ids, ordinal order.
-    pub invalid_entry_ids: Vec<String>,
+    pub invalid_entry_ids: Vec<Id>,
     /// Required ids of the original.
-    pub preservation_only_fallback_entry_ids: Vec<String>,
+    pub preservation_only_fallback_entry_ids: Vec<Id>,
 }
 
 /// An assembly result (SPEC ASM-3).
@@ -58,7 +58,7 @@ pub struct AssemblyOutput {
     /// The outcome.
     pub outcome: Name<Outcome>,
     /// Final entry ids (success only; null for terminations).
-    pub final_entry_ids: Option<Vec<String>>,
+    pub final_entry_ids: Option<Vec<Id>>,
     /// `OriginalEstimatedSize`.
     pub original_estimated_size: i32,
     /// `FinalEstimatedSize`.
@@ -70,7 +70,7 @@ pub struct AssemblyOutput {
     /// Stages in execution order.
     pub stages: Vec<Name<Stage>>,
     /// `RequiredEntryIds`.
-    pub required_entry_ids: Vec<String>,
+    pub required_entry_ids: Vec<Id>,
     /// `LatestSnapshotVersion`.
     pub latest_snapshot_version: i64,
     /// `FinalVerification` (success only; null for terminations).
@@ -120,6 +120,11 @@ pub fn ids(v: &[EntryId]) -> Vec<String> {
     v.iter().map(|i| i.as_str().to_owned()).collect()
 }
 
+/// Ids on the wire, in order (shared, not copied).
+pub fn id_list(v: &[EntryId]) -> Vec<Id> {
+    v.iter().map(Id::from).collect()
+}
+
 /// Renders constructed entries.
 pub fn entry_outputs(entries: &[Entry]) -> Vec<EntryOutput> {
     entries
@@ -144,13 +149,9 @@ pub fn verification_output(v: &VerificationResult) -> VerificationOutput {
     VerificationOutput {
         outcome: Name(v.outcome),
         rejection_reasons: v.rejection_reasons.iter().copied().map(Name).collect(),
-        missing_required_entry_ids: ids(&v.missing_required_entry_ids),
-        invalid_entry_ids: v
-            .invalid_entry_ids
-            .iter()
-            .map(|i| i.as_str().to_owned())
-            .collect(),
-        preservation_only_fallback_entry_ids: ids(&v.preservation_only_fallback_entry_ids),
+        missing_required_entry_ids: id_list(&v.missing_required_entry_ids),
+        invalid_entry_ids: v.invalid_entry_ids.iter().map(Id::from).collect(),
+        preservation_only_fallback_entry_ids: id_list(&v.preservation_only_fallback_entry_ids),
     }
 }
 
@@ -161,13 +162,13 @@ pub fn assembly_output(r: &AssemblyResult) -> AssemblyOutput {
         final_entry_ids: r
             .final_entries
             .as_ref()
-            .map(|es| es.iter().map(|e| e.id().as_str().to_owned()).collect()),
+            .map(|es| es.iter().map(|e| Id::from(e.id())).collect()),
         original_estimated_size: r.original_estimated_size,
         final_estimated_size: r.final_estimated_size,
         hard_limit: r.hard_limit,
         attempt_count: r.attempt_count,
         stages: r.stages.iter().copied().map(Name).collect(),
-        required_entry_ids: ids(&r.required_entry_ids),
+        required_entry_ids: id_list(&r.required_entry_ids),
         latest_snapshot_version: r.latest_snapshot_version,
         final_verification: r.final_verification.as_ref().map(verification_output),
     }
