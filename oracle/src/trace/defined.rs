@@ -23,6 +23,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
+use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::entry::EntryKind;
 
 use super::entries::{redacted, Redacted};
@@ -204,10 +205,17 @@ impl<'de> Members<'de> {
         let size = self.size.flatten();
         let content = text.is_some() || parts.is_some() || segment.is_some();
         let tools = calls.is_some() || results.is_some();
+        // An ArtifactReference's text is its reference: a digest it was recorded with is kept
+        // in its shape, when it is one (64 lowercase hex digits, given back as written).
+        let reference_digest = match (kind.0, digest.as_deref()) {
+            (EntryKind::ArtifactReference, Some(d)) => Some(Digest::parse(d).ok()),
+            _ => None,
+        };
         let shaped = !content
             && match kind.0 {
-                // Its text is its reference: a digest would be dropped.
-                EntryKind::ArtifactReference => digest.is_none() && reference.is_some(),
+                EntryKind::ArtifactReference => {
+                    reference.is_some() && reference_digest.is_none_or(|d| d.is_some())
+                }
                 // Built with the factory's role, no author and no call or result parts.
                 EntryKind::RecoverableContextSegment => {
                     role.is_none() && author.is_none() && !tools && reference.is_some()
@@ -233,7 +241,10 @@ impl<'de> Members<'de> {
                     calls.is_some(),
                     results.is_some(),
                 ];
-                let shape = Shape::new(kind, written);
+                let shape = match reference_digest.flatten() {
+                    Some(d) => Shape::new(kind, written).with_digest(d),
+                    None => Shape::new(kind, written),
+                };
                 return Defined::Built { entry, size, shape };
             }
         }
@@ -279,6 +290,7 @@ mod tests {
     use crate::trace::entries::entry_at;
     use crate::trace::format::TraceEntry;
     use crate::wire::strict;
+    use hybrid_compaction_model::artifact::Digest;
     use hybrid_compaction_model::entry::EntryKind;
 
     /// The choices of one member: `None` leaves it out.
@@ -411,6 +423,7 @@ mod tests {
         let cs = choices();
         let total: u64 = cs.iter().map(|(_, o)| o.len() as u64).product();
         let (mut built, mut recorded, mut refused) = (Vec::new(), 0, 0);
+        let mut reference_with_digest = false;
         // A stride prime to the total walks the whole space in a spread-out order.
         let stride = 1_000_003;
         for i in 0..30_000u64 {
@@ -433,6 +446,9 @@ mod tests {
                                     let again = entry_at(t, String::new).expect("builds");
                                     assert_eq!(*entry, again, "{text}");
                                     built.push(entry.kind());
+                                    reference_with_digest |= entry.kind()
+                                        == EntryKind::ArtifactReference
+                                        && t.digest.is_some();
                                 }
                                 Defined::Recorded(_) => recorded += 1,
                             }
@@ -454,5 +470,9 @@ mod tests {
             assert!(built.contains(&k), "no {k:?} entry was built as read");
         }
         assert!(recorded > 1000 && refused > 1000, "{recorded} {refused}");
+        assert!(
+            reference_with_digest,
+            "no ArtifactReference recorded with a digest was built as read"
+        );
     }
 }

@@ -526,7 +526,8 @@ pub enum Defined {
 
 /// What a [`Defined::Built`] entry does not say of how it was recorded: its kind's name, and
 /// whether `role`, `digest`, `calls` and `results` were written (an absent role is the kind's
-/// default; an absent digest an empty text; absent call or result lists no parts).
+/// default; an absent digest an empty text; absent call or result lists no parts); for an
+/// `ArtifactReference`, whose text is its reference, the digest it was recorded with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
     kind: KindInput,
@@ -534,6 +535,8 @@ pub struct Shape {
     digest: bool,
     calls: bool,
     results: bool,
+    /// The recorded digest when the entry's text is not it (an `ArtifactReference`).
+    reference_digest: Option<Digest>,
 }
 
 impl Shape {
@@ -547,6 +550,17 @@ impl Shape {
             digest,
             calls,
             results,
+            reference_digest: None,
+        }
+    }
+
+    /// The same shape, recorded with `digest` (the lowercase hex digits of a [`Digest`]),
+    /// which the entry's text is not.
+    pub fn with_digest(self, digest: Digest) -> Shape {
+        Shape {
+            digest: true,
+            reference_digest: Some(digest),
+            ..self
         }
     }
 
@@ -578,7 +592,10 @@ impl Shape {
             text: None,
             parts: None,
             segment: None,
-            digest: self.digest.then(text),
+            digest: match self.reference_digest {
+                Some(d) => Some(d.to_hex()),
+                None => self.digest.then(text),
+            },
             calls: self.calls.then(|| tool_calls(message)),
             results: self.results.then(|| tool_results(message)),
             reference,
