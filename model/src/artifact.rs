@@ -72,15 +72,26 @@ impl Digest {
     }
 }
 
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
 /// Lowercase hex of arbitrary bytes (used for digests and minted ids).
 pub fn to_lower_hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
+    let mut hex = Vec::with_capacity(bytes.len() * 2);
     for b in bytes {
-        s.push(HEX[(b >> 4) as usize] as char);
-        s.push(HEX[(b & 0x0f) as usize] as char);
+        hex.extend_from_slice(&[HEX[(b >> 4) as usize], HEX[(b & 0x0f) as usize]]);
     }
-    s
+    // Hex digits are ASCII: always UTF-8.
+    String::from_utf8(hex).unwrap_or_default()
+}
+
+/// The 64 lowercase hex digits of a digest, without allocating.
+fn hex_digits(raw: &[u8; 32]) -> [u8; 64] {
+    let mut hex = [0u8; 64];
+    for (pair, b) in hex.chunks_exact_mut(2).zip(raw) {
+        pair[0] = HEX[(b >> 4) as usize];
+        pair[1] = HEX[(b & 0x0f) as usize];
+    }
+    hex
 }
 
 /// Lowercase hex SHA-256 of a string's UTF-8 bytes.
@@ -98,7 +109,9 @@ fn lower_hex_value(c: u8) -> Option<u8> {
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
+        let hex = hex_digits(&self.0);
+        // Hex digits are ASCII: always UTF-8.
+        f.write_str(std::str::from_utf8(&hex).unwrap_or_default())
     }
 }
 

@@ -229,7 +229,11 @@ impl Entry {
         let digests = match kind {
             // SPEC ENT-5.2: text is exactly one canonical reference; digests = [its digest].
             EntryKind::ArtifactReference => {
-                let text = message.text_content();
+                // One text part (as built from a reference) is parsed in place.
+                let text = match message.parts.as_slice() {
+                    [Part::Text(t)] => std::borrow::Cow::Borrowed(t.as_str()),
+                    _ => std::borrow::Cow::Owned(message.text_content()),
+                };
                 let reference = ArtifactReference::parse(&text)
                     .map_err(|_| EntryError::InvalidArtifactReferenceText { id: err_id() })?;
                 vec![reference.digest()]

@@ -727,6 +727,18 @@ fn art_1_digest_is_lowercase_sha256_hex() {
     assert_eq!(Digest::of("").to_hex(), EMPTY_SHA256);
     assert_eq!(Digest::of("abc").to_hex(), ABC_SHA256);
     assert_eq!(Digest::parse(ABC_SHA256).unwrap(), Digest::of("abc"));
+    // Every byte value renders as its two lowercase digits, by to_hex, Display and
+    // to_lower_hex alike, and parses back.
+    for k in 0..8u32 {
+        let hex: String = (0..32).map(|i| format!("{:02x}", k * 32 + i)).collect();
+        let d = Digest::parse(&hex).unwrap();
+        assert_eq!(d.to_hex(), hex);
+        assert_eq!(d.to_string(), hex);
+        assert_eq!(
+            hybrid_compaction_model::artifact::to_lower_hex(d.as_bytes()),
+            hex
+        );
+    }
     let upper = ABC_SHA256.to_uppercase();
     for bad in [
         &ABC_SHA256[..63],
