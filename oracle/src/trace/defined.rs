@@ -290,7 +290,6 @@ mod tests {
     use crate::trace::entries::entry_at;
     use crate::trace::format::TraceEntry;
     use crate::wire::strict;
-    use hybrid_compaction_model::artifact::Digest;
     use hybrid_compaction_model::entry::EntryKind;
 
     /// The choices of one member: `None` leaves it out.
