@@ -23,9 +23,9 @@ use hybrid_compaction_model::Named;
 
 use super::defined::{self, flat};
 use super::format::{
-    self, CallRecord, Defined, Defs, EventKind, NewRef, Record, ReducerAnswer, ReducerStep,
-    RefItem, StreamEnd, TraceError, TraceEvent, TraceLease, TraceProposalItem, TraceResult,
-    TraceSnapshot, TraceToolCall, TraceToolResult,
+    self, CallRecord, Defined, Defs, EventKind, NewRef, Phase, Record, ReducerAnswer, ReducerStep,
+    RefItem, Settlement, StreamEnd, TraceError, TraceEvent, TraceLease, TraceProposalItem,
+    TraceResult, TraceSnapshot, TraceToolCall, TraceToolResult,
 };
 use crate::wire::input::{KindInput, PolicyInput};
 use crate::wire::names::Name;
@@ -519,6 +519,57 @@ fn event(s: &mut Scan) -> Q<TraceEvent> {
     })
 }
 
+/// A call's error.
+fn error(s: &mut Scan) -> Q<TraceError> {
+    let (mut kind, mut phase) = (None, None);
+    s.object(|s, key| match key {
+        "kind" => set(&mut kind, owned(s)),
+        "phase" => set(&mut phase, s.str().and_then(phase_named)),
+        _ => None,
+    })?;
+    Some(TraceError {
+        kind: kind?,
+        phase: phase?,
+    })
+}
+
+/// A phase by its name.
+fn phase_named(name: &str) -> Q<Phase> {
+    Some(match name {
+        "gate" => Phase::Gate,
+        "prepare" => Phase::Prepare,
+        "assembly" => Phase::Assembly,
+        "terminated" => Phase::Terminated,
+        "provider" => Phase::Provider,
+        "commit" => Phase::Commit,
+        _ => return None,
+    })
+}
+
+/// A call's lease (its forwarded digests may be left out: none).
+fn lease(s: &mut Scan) -> Q<TraceLease> {
+    let (mut settled, mut forwarded) = (None, None);
+    s.object(|s, key| match key {
+        "settled" => set(&mut settled, s.str().and_then(settlement_named)),
+        "forwarded" => set(&mut forwarded, s.array(owned)),
+        _ => None,
+    })?;
+    Some(TraceLease {
+        settled: settled?,
+        forwarded: forwarded.unwrap_or_default(),
+    })
+}
+
+/// A lease settlement by its name.
+fn settlement_named(name: &str) -> Q<Settlement> {
+    Some(match name {
+        "committed" => Settlement::Committed,
+        "released" => Settlement::Released,
+        "none" => Settlement::None,
+        _ => return None,
+    })
+}
+
 /// An event kind by its name.
 fn event_kind(name: &str) -> Q<EventKind> {
     Some(match name {
@@ -591,9 +642,9 @@ pub fn call_record(line: &str) -> Option<CallRecord> {
             "result" => set(&mut m.result, strictly(s, 1)),
             "resultRefs" => set(&mut m.result_refs, nullable(s, result_refs)),
             "diagnostics" => set(&mut m.diagnostics, nullable(s, |s| diagnostics(s, 1))),
-            "error" => set(&mut m.error, strictly(s, 1)),
+            "error" => set(&mut m.error, nullable(s, error)),
             "events" => set(&mut m.events, nullable(s, |s| s.array(event))),
-            "lease" => set(&mut m.lease, strictly(s, 1)),
+            "lease" => set(&mut m.lease, nullable(s, lease)),
             "streamed" => set(&mut m.streamed, strictly(s, 1)),
             _ => None,
         }?;
@@ -644,7 +695,46 @@ struct Members {
 
 #[cfg(test)]
 mod tests {
-    use super::plain_len;
+    use super::{event_kind, phase_named, plain_len, settlement_named};
+    use crate::trace::format::{EventKind, Phase, Settlement};
+
+    /// The names this reader maps are the names the records' types are written with, every
+    /// variant's.
+    #[test]
+    fn names_are_read_as_written() {
+        let name = |v: serde_json::Value| v.as_str().unwrap().to_owned();
+        for p in [
+            Phase::Gate,
+            Phase::Prepare,
+            Phase::Assembly,
+            Phase::Terminated,
+            Phase::Provider,
+            Phase::Commit,
+        ] {
+            assert_eq!(
+                phase_named(&name(serde_json::to_value(p).unwrap())),
+                Some(p)
+            );
+        }
+        for k in [
+            Settlement::Committed,
+            Settlement::Released,
+            Settlement::None,
+        ] {
+            assert_eq!(
+                settlement_named(&name(serde_json::to_value(k).unwrap())),
+                Some(k)
+            );
+        }
+        for k in [
+            EventKind::Started,
+            EventKind::Completed,
+            EventKind::Terminated,
+            EventKind::Composed,
+        ] {
+            assert_eq!(event_kind(&name(serde_json::to_value(k).unwrap())), Some(k));
+        }
+    }
 
     /// What [`plain_len`] computes, byte by byte.
     fn reference(rest: &[u8]) -> Option<usize> {
