@@ -1082,7 +1082,7 @@ fn committing_call(lines: &[Json]) -> Option<usize> {
 
 type Seeded = fn(&mut Vec<Json>) -> Option<usize>;
 
-const RECORDED_FACTS: [(&str, Seeded, &str); 17] = [
+const RECORDED_FACTS: [(&str, Seeded, &str); 18] = [
     (
         "a termination recorded without its error",
         |l| {
@@ -1300,6 +1300,25 @@ const RECORDED_FACTS: [(&str, Seeded, &str); 17] = [
         |l| {
             let i = committing_call(l)?;
             Some(repeat_call(l, i, |c| {
+                c["error"] = json!({"kind": "InvalidOperation", "phase": "provider"});
+                c["lease"] = json!({"settled": "released", "forwarded": []});
+            }))
+        },
+        "TRC-12",
+    ),
+    (
+        "a delivered body captured again only by a later call's restart capture",
+        |l| {
+            let i = committing_call(l)?;
+            Some(repeat_call(l, i, |c| {
+                let first = c["snapshots"][0].clone();
+                let mut without = first.clone();
+                if let Some(es) = without["entries"].as_array_mut() {
+                    es.retain(|e| e["kind"] != "RecoverableContextSegment");
+                }
+                let mut again = first;
+                again["version"] = json!(again["version"].as_i64().unwrap_or(0) + 1);
+                c["snapshots"] = json!([without, again]);
                 c["error"] = json!({"kind": "InvalidOperation", "phase": "provider"});
                 c["lease"] = json!({"settled": "released", "forwarded": []});
             }))

@@ -7,6 +7,8 @@
 //! numbers are not compared across calls (SPEC TRC-11 says why). A `runEnd` record drops it, so memory
 //! follows the number of runs open at once, not the trace length.
 
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::format::{CallRecord, ObservedRecord};
@@ -22,7 +24,7 @@ struct RunState {
     /// Digest -> the earliest admission of a call that committed it.
     committed_at: HashMap<String, u64>,
     /// Digest -> the latest admission of a call that captured it, and that call.
-    captured_at: HashMap<String, (u64, String)>,
+    captured_at: HashMap<String, (u64, Arc<str>)>,
 }
 
 fn short(d: &str) -> String {
@@ -135,14 +137,15 @@ impl Cross {
             );
         }
         // (Keys and call ids are copied only when a digest is new or its entry changes.)
+        // The call's name, once for all the bodies it captured.
+        let mut call: Option<Arc<str>> = None;
+        let mut name = || Arc::clone(call.get_or_insert_with(|| Arc::from(rec.call)));
         for d in &facts.captured {
             match state.captured_at.get_mut(d) {
-                Some(c) if at > c.0 => *c = (at, rec.call.to_owned()),
+                Some(c) if at > c.0 => *c = (at, name()),
                 Some(_) => {}
                 None => {
-                    state
-                        .captured_at
-                        .insert(d.clone(), (at, rec.call.to_owned()));
+                    state.captured_at.insert(d.clone(), (at, name()));
                 }
             }
         }

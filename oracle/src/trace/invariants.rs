@@ -574,7 +574,13 @@ pub struct RunFacts {
 
 /// The run facts of one call.
 pub fn run_facts(rec: &CallRecord, prep: &Prepared) -> RunFacts {
-    let captured = segment_digests(prep.steps.iter().flat_map(|(_, es)| es.iter()));
+    // A capture of the very list before it adds no body (and repeats none it lists).
+    let lists = prep
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(k, (_, es))| *k == 0 || !std::sync::Arc::ptr_eq(&prep.steps[k - 1].1, es));
+    let captured = segment_digests(lists.flat_map(|(_, (_, es))| es.iter()));
     let mut committed = match &rec.lease {
         Some(l) if l.settled == Settlement::Committed => l.forwarded.clone(),
         Some(_) => Vec::new(),
