@@ -294,6 +294,25 @@ pub fn defs<'t>(
     Ok(out)
 }
 
+/// Checks that every reference of a list names a table entry (as [`defs`] does), collecting
+/// nothing.
+fn check_refs(table: &[Def], refs: &[RefItem], path: &dyn Fn() -> String) -> Result<(), String> {
+    for r in refs {
+        match r {
+            RefItem::Index(i) | RefItem::Range([_, i]) => {
+                get(table, *i, path)?;
+            }
+            RefItem::Id(id) => {
+                return Err(format!(
+                    "{}: expected table indices, got the id {id:?}",
+                    path()
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The ids a reference list stands for (a table entry's id shared, not copied).
 fn ids(table: &[Def], refs: &[RefItem], path: &dyn Fn() -> String) -> Result<Vec<Id>, String> {
     let mut out = Vec::with_capacity(refs.len());
@@ -507,11 +526,21 @@ impl Tables {
             if let Some(k) = &mut key {
                 k.number(s.version as u64);
             }
-            match (&refs, &mut key) {
-                (Some(ds), Some(k)) => {
-                    k.tag(2).number(ds.len() as u64);
-                    for &(at, _) in ds {
-                        k.number(u64::from(at));
+            match (&s.refs, &mut key) {
+                // The references as written (a range is two numbers, not one per entry):
+                // each item is tagged and self-delimiting, so distinct lists write distinct
+                // bytes; the same list written another way only misses a reuse.
+                (Some(r), Some(k)) => {
+                    k.tag(2).number(r.len() as u64);
+                    for item in r {
+                        match item {
+                            RefItem::Index(at) => k.tag(0).number(u64::from(*at)),
+                            RefItem::Range([a, b]) => {
+                                k.tag(1).number(u64::from(*a)).number(u64::from(*b))
+                            }
+                            // Refused by `defs` above.
+                            RefItem::Id(_) => k.tag(2),
+                        };
                     }
                 }
                 (None, Some(k)) if s.entries.is_none() => {
@@ -540,7 +569,7 @@ impl Tables {
         }
         for (i, st) in rec.reducer.iter().enumerate() {
             if let Some(r) = &st.request {
-                defs(&table.defs, r, &|| format!("$.reducer[{i}].request"))?;
+                check_refs(&table.defs, r, &|| format!("$.reducer[{i}].request"))?;
             }
             let mut items = Vec::new();
             match &st.answer {
