@@ -972,3 +972,40 @@ fn scripted_keep_id_of_is_keep_of_the_id() {
     );
     assert!(play(vec![ProposalItem::Keep("absent".to_owned())]).is_err());
 }
+
+/// Every stable name finds its value and nothing else finds one (`from_name` is a `match` on
+/// the names; the names and values are `NAMES` and `ALL`, in one order).
+fn names_round_trip<T: Named + PartialEq + std::fmt::Debug>(all: &[T]) {
+    let names = T::names();
+    assert_eq!(names.len(), all.len());
+    for (name, value) in names.iter().zip(all) {
+        assert_eq!(T::from_name(name), Some(*value), "{name}");
+        assert_eq!(value.name(), *name);
+        let near = [
+            name.to_lowercase(),
+            name.to_uppercase(),
+            format!("{name} "),
+            format!(" {name}"),
+            format!("{name}s"),
+            name[..name.len() - 1].to_owned(),
+        ];
+        for other in near.iter().filter(|n| !names.contains(&n.as_str())) {
+            assert_eq!(T::from_name(other), None, "{other:?}");
+        }
+    }
+    assert_eq!(T::from_name(""), None);
+}
+
+#[test]
+fn named_enums_read_their_names_and_only_them() {
+    names_round_trip(&EntryKind::ALL);
+    names_round_trip(&Category::ALL);
+    names_round_trip(&Outcome::ALL);
+    names_round_trip(&CompactionOutcome::ALL);
+    names_round_trip(&Stage::ALL);
+    names_round_trip(&StageCategory::ALL);
+    names_round_trip(&ErrorKind::ALL);
+    names_round_trip(&MeasurementUnit::ALL);
+    names_round_trip(&hybrid_compaction_model::verification::RejectionReason::ALL);
+    names_round_trip(&hybrid_compaction_model::verification::VerificationOutcome::ALL);
+}
