@@ -590,14 +590,24 @@ thread_local! {
 
 /// The policy, read strictly from its text unless it is the text of the last policy read.
 fn policy(s: &mut Scan) -> Q<PolicyInput> {
-    let text = s.raw(1)?;
-    POLICY.with_borrow_mut(|last| match last {
-        Some((t, p)) if t == text => Some(p.clone()),
-        _ => {
-            let p: PolicyInput = strict::read(text).ok()?;
-            *last = Some((text.to_owned(), p.clone()));
-            Some(p)
+    s.peek()?;
+    POLICY.with_borrow_mut(|last| {
+        // The last policy's text, then the end of the value (what `raw` stops at): the same
+        // value, found without scanning it. (Anything else after it is left to `raw`, which
+        // reads it into the value's text, or to the record's own reading, which refuses it.)
+        if let Some((t, p)) = last.as_ref() {
+            let rest = &s.text.as_bytes()[s.at..];
+            if rest.starts_with(t.as_bytes())
+                && matches!(rest.get(t.len()), Some(b',' | b'}' | b']'))
+            {
+                s.at += t.len();
+                return Some(p.clone());
+            }
         }
+        let text = s.raw(1)?;
+        let p: PolicyInput = strict::read(text).ok()?;
+        *last = Some((text.to_owned(), p.clone()));
+        Some(p)
     })
 }
 
