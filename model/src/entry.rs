@@ -92,8 +92,22 @@ impl EntryError {
 
 /// An entry id: non-empty, not whitespace-only; the only identity used to compare entry sets
 /// (SPEC ENT-2). Comparison is ordinal. Cloning is O(1).
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Eq, PartialOrd, Ord)]
 pub struct EntryId(Arc<str>);
+
+impl std::hash::Hash for EntryId {
+    /// The text's hash (as `str` hashes it: an id is looked up by its text, `Borrow<str>`).
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl PartialEq for EntryId {
+    /// Equal texts; two handles of one id are equal without reading the text.
+    fn eq(&self, other: &EntryId) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
 
 impl EntryId {
     /// Validates and wraps an id (SPEC ENT-2).

@@ -1009,3 +1009,21 @@ fn named_enums_read_their_names_and_only_them() {
     names_round_trip(&hybrid_compaction_model::verification::RejectionReason::ALL);
     names_round_trip(&hybrid_compaction_model::verification::VerificationOutcome::ALL);
 }
+
+/// Ids compare by their text (SPEC ENT-2: ordinal): two ids made from one text are equal as
+/// two handles of one id are, hash alike, and are found by their text.
+#[test]
+fn ent_2_ids_equal_by_text_whatever_their_handles() {
+    use std::collections::HashMap;
+    let a = EntryId::new("m-\u{e9}").unwrap();
+    let twin = EntryId::new("m-\u{e9}").unwrap();
+    let other = EntryId::new("m-e").unwrap();
+    assert_eq!(a, a.clone());
+    assert_eq!(a, twin);
+    assert_ne!(a, other);
+    let mut by_id = HashMap::new();
+    by_id.insert(a.clone(), 1);
+    assert_eq!(by_id.get(&twin), Some(&1));
+    assert_eq!(by_id.get("m-\u{e9}"), Some(&1));
+    assert_eq!(by_id.get(&other), None);
+}
