@@ -124,6 +124,12 @@ fn mutated_lines_are_read_as_strictly_or_left_to_it() {
             "\"author\":\"\u{e9}\",\"role\":\"user\"",
         ),
         ("\"digest\":", "\"text\":\"x\",\"digest\":"),
+        (
+            "\"role\":\"user\"",
+            "\"role\":\"user\",\"author\":\"\u{e9}\"",
+        ),
+        ("\"size\":", "\"size\":7,\"size\":"),
+        ("\"digest\":\"", "\"digest\":null,\"x\":\""),
         ("\"version\":0", "\"version\":-0"),
         ("\"version\":0", "\"version\":9223372036854775808"),
         ("\"refs\":[[", "\"refs\":[[5,1],["),

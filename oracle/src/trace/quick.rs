@@ -63,6 +63,22 @@ impl<'a> Scan<'a> {
         (self.peek()? == c).then(|| self.at += 1)
     }
 
+    /// Exactly `text` next (no whitespace skipped).
+    fn lit(&mut self, text: &[u8]) -> Q<()> {
+        let yes = self.text.as_bytes()[self.at..].starts_with(text);
+        yes.then(|| self.at += text.len())
+    }
+
+    /// A member written exactly as `key` (quotes and punctuation included), its value read by
+    /// `f`: `Some(None)` when the next bytes are not `key` (the member is absent), `None` when
+    /// the value cannot be read.
+    fn member<T>(&mut self, key: &[u8], f: impl FnOnce(&mut Self) -> Q<T>) -> Q<Option<T>> {
+        if self.lit(key).is_none() {
+            return Some(None);
+        }
+        f(self).map(Some)
+    }
+
     /// A string without escapes or control characters.
     fn str(&mut self) -> Q<&'a str> {
         self.eat(b'"')?;
@@ -315,12 +331,46 @@ fn tool_result(s: &mut Scan) -> Q<TraceToolResult> {
 /// content, an escape, ...) read as `defs` reads each entry, by the strict reader from its own
 /// text.
 fn def(s: &mut Scan) -> Q<Defined> {
+    s.peek()?;
     let start = s.at;
+    if let Some(d) = written_def(s) {
+        return Some(d);
+    }
+    s.at = start;
     if let Some(d) = redacted_def(s) {
         return Some(d);
     }
     s.at = start;
     defined::read(s.raw(3)?)
+}
+
+/// One redacted entry written as the recorder writes it: its members in declaration order,
+/// no whitespace, none `null`. Each key is matched with its punctuation in one comparison
+/// instead of being scanned and looked up; anything else (another order, a `null`, a member
+/// with content) is read by [`redacted_def`], or by the strict reader.
+fn written_def(s: &mut Scan) -> Q<Defined> {
+    s.lit(b"{\"id\":")?;
+    let id = s.str()?;
+    s.lit(b",\"kind\":")?;
+    let kind = KindInput(s.str().and_then(EntryKind::from_name)?);
+    let role = s.member(b",\"role\":", Scan::str)?;
+    let author = s.member(b",\"author\":", Scan::str)?;
+    let size = s.member(b",\"size\":", Scan::i32)?;
+    let digest = s.member(b",\"digest\":", Scan::str)?;
+    let calls = s.member(b",\"calls\":", |s| s.array(tool_call))?;
+    let results = s.member(b",\"results\":", |s| s.array(tool_result))?;
+    let reference = s.member(b",\"reference\":", Scan::str)?;
+    s.lit(b"}")?;
+    Some(flat(
+        id,
+        kind,
+        role,
+        author,
+        size,
+        digest,
+        reference,
+        (calls, results),
+    ))
 }
 
 /// One redacted entry (no content).
