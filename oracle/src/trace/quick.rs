@@ -29,7 +29,7 @@ use super::format::{
 };
 use crate::wire::input::{KindInput, PolicyInput};
 use crate::wire::names::Name;
-use crate::wire::output::{AssemblyOutput, DiagnosticsOutput};
+use crate::wire::output::{AssemblyOutput, ContributionOutput, DiagnosticsOutput};
 use crate::wire::strict::{self, ReadError};
 
 /// Nesting this reader leaves to the strict reader (the parser refuses 128 levels; a member's
@@ -262,6 +262,21 @@ fn plain_len(rest: &[u8]) -> Q<usize> {
     (tail[at] == b'"').then_some(i + at)
 }
 
+/// A value read as writers write it by `written`, else (from the same place) by `general`.
+fn either<'a, T>(
+    s: &mut Scan<'a>,
+    written: impl FnOnce(&mut Scan<'a>) -> Q<T>,
+    general: impl FnOnce(&mut Scan<'a>) -> Q<T>,
+) -> Q<T> {
+    s.peek()?;
+    let start = s.at;
+    if let Some(v) = written(s) {
+        return Some(v);
+    }
+    s.at = start;
+    general(s)
+}
+
 /// Reads a member's value into its slot: a member already read leaves the line to the strict
 /// reader (which refuses the repeated key).
 fn set<T>(slot: &mut Option<T>, value: Q<T>) -> Q<()> {
@@ -482,6 +497,48 @@ fn step(s: &mut Scan) -> Q<ReducerStep> {
 
 /// A `resultRefs` object (its final verification, when there is one, read strictly).
 fn result_refs(s: &mut Scan) -> Q<TraceResult> {
+    either(s, written_result_refs, any_result_refs)
+}
+
+/// A `resultRefs` object as writers write it: members in declaration order, every one written.
+fn written_result_refs(s: &mut Scan) -> Q<TraceResult> {
+    s.lit(b"{\"outcome\":")?;
+    let outcome = name(s)?;
+    s.lit(b",\"finalEntryIds\":")?;
+    let final_entry_ids = opt_refs(s)?;
+    s.lit(b",\"originalEstimatedSize\":")?;
+    let original_estimated_size = s.i32()?;
+    s.lit(b",\"finalEstimatedSize\":")?;
+    let final_estimated_size = s.i32()?;
+    s.lit(b",\"hardLimit\":")?;
+    let hard_limit = s.i32()?;
+    s.lit(b",\"attemptCount\":")?;
+    let attempt_count = s.i32()?;
+    s.lit(b",\"stages\":")?;
+    let stages = s.array(name)?;
+    s.lit(b",\"requiredEntryIds\":")?;
+    let required_entry_ids = s.array(ref_item)?;
+    s.lit(b",\"latestSnapshotVersion\":")?;
+    let latest_snapshot_version = s.int()?;
+    s.lit(b",\"finalVerification\":")?;
+    let final_verification = strictly(s, 2)?;
+    s.lit(b"}")?;
+    Some(TraceResult {
+        outcome,
+        final_entry_ids,
+        original_estimated_size,
+        final_estimated_size,
+        hard_limit,
+        attempt_count,
+        stages,
+        required_entry_ids,
+        latest_snapshot_version,
+        final_verification,
+    })
+}
+
+/// A `resultRefs` object, its members in any order.
+fn any_result_refs(s: &mut Scan) -> Q<TraceResult> {
     let (mut outcome, mut finals, mut original, mut final_size, mut limit, mut attempts) =
         (None, None, None, None, None, None);
     let (mut stages, mut required, mut latest, mut verification) = (None, None, None, None);
@@ -512,8 +569,67 @@ fn result_refs(s: &mut Scan) -> Q<TraceResult> {
     })
 }
 
-/// A diagnostics record at nesting `depth` (its contributions read strictly).
+/// A diagnostics record at nesting `depth`.
 fn diagnostics(s: &mut Scan, depth: usize) -> Q<DiagnosticsOutput> {
+    either(s, written_diagnostics, |s| any_diagnostics(s, depth))
+}
+
+/// A diagnostics record as writers write it: members in declaration order, every one written.
+fn written_diagnostics(s: &mut Scan) -> Q<DiagnosticsOutput> {
+    s.lit(b"{\"outcome\":")?;
+    let outcome = name(s)?;
+    s.lit(b",\"measurementUnit\":")?;
+    let measurement_unit = name(s)?;
+    s.lit(b",\"originalSize\":")?;
+    let original_size = s.i32()?;
+    s.lit(b",\"finalSize\":")?;
+    let final_size = s.i32()?;
+    s.lit(b",\"triggerThreshold\":")?;
+    let trigger_threshold = s.i32()?;
+    s.lit(b",\"hardLimit\":")?;
+    let hard_limit = s.i32()?;
+    s.lit(b",\"attemptCount\":")?;
+    let attempt_count = s.i32()?;
+    s.lit(b",\"stages\":")?;
+    let stages = s.array(name)?;
+    s.lit(b",\"categoryContributions\":")?;
+    let category_contributions = s.array(written_contribution)?;
+    s.lit(b",\"finalSequenceValid\":")?;
+    let final_sequence_valid = s.opt_bool()?;
+    s.lit(b"}")?;
+    Some(DiagnosticsOutput {
+        outcome,
+        measurement_unit,
+        original_size,
+        final_size,
+        trigger_threshold,
+        hard_limit,
+        attempt_count,
+        stages,
+        category_contributions,
+        final_sequence_valid,
+    })
+}
+
+/// One category contribution as writers write it.
+fn written_contribution(s: &mut Scan) -> Q<ContributionOutput> {
+    s.lit(b"{\"category\":")?;
+    let category = name(s)?;
+    s.lit(b",\"size\":")?;
+    let size = s.i32()?;
+    s.lit(b",\"entryCount\":")?;
+    let entry_count = s.i32()?;
+    s.lit(b"}")?;
+    Some(ContributionOutput {
+        category,
+        size,
+        entry_count,
+    })
+}
+
+/// A diagnostics record at nesting `depth`, its members in any order (its contributions read
+/// strictly).
+fn any_diagnostics(s: &mut Scan, depth: usize) -> Q<DiagnosticsOutput> {
     let (mut outcome, mut unit, mut original, mut final_size, mut threshold, mut limit) =
         (None, None, None, None, None, None);
     let (mut attempts, mut stages, mut contributions, mut valid) = (None, None, None, None);
@@ -546,6 +662,36 @@ fn diagnostics(s: &mut Scan, depth: usize) -> Q<DiagnosticsOutput> {
 
 /// One progress event.
 fn event(s: &mut Scan) -> Q<TraceEvent> {
+    either(s, written_event, any_event)
+}
+
+/// One progress event as writers write it: members in declaration order, the optional ones
+/// left out rather than `null`.
+fn written_event(s: &mut Scan) -> Q<TraceEvent> {
+    s.lit(b"{\"kind\":")?;
+    let kind = s.str().and_then(event_kind)?;
+    s.lit(b",\"assemblyId\":")?;
+    let assembly_id = owned(s)?;
+    s.lit(b",\"sequence\":")?;
+    let sequence = s.uint()?;
+    let measurement_unit = s.member(b",\"measurementUnit\":", owned)?;
+    let hard_limit = s.member(b",\"hardLimit\":", Scan::i32)?;
+    let trigger_threshold = s.member(b",\"triggerThreshold\":", Scan::i32)?;
+    let diagnostics = s.member(b",\"diagnostics\":", |s| self::diagnostics(s, 3))?;
+    s.lit(b"}")?;
+    Some(TraceEvent {
+        kind,
+        assembly_id,
+        sequence,
+        measurement_unit,
+        hard_limit,
+        trigger_threshold,
+        diagnostics,
+    })
+}
+
+/// One progress event, its members in any order.
+fn any_event(s: &mut Scan) -> Q<TraceEvent> {
     let (mut kind, mut id, mut sequence, mut unit) = (None, None, None, None);
     let (mut limit, mut threshold, mut diagnostics) = (None, None, None);
     s.object(|s, key| match key {
