@@ -25,7 +25,7 @@ use super::defined::{self, flat};
 use super::format::{
     self, CallRecord, Defined, Defs, EventKind, NewRef, Phase, Record, ReducerAnswer, ReducerStep,
     RefItem, Settlement, StreamEnd, TraceError, TraceEvent, TraceLease, TraceProposalItem,
-    TraceResult, TraceSnapshot, TraceToolCall, TraceToolResult,
+    TraceResult, TraceSnapshot, TraceToolCall, TraceToolResult, TraceVerification,
 };
 use crate::wire::input::{KindInput, PolicyInput};
 use crate::wire::names::Name;
@@ -521,7 +521,7 @@ fn written_result_refs(s: &mut Scan) -> Q<TraceResult> {
     s.lit(b",\"latestSnapshotVersion\":")?;
     let latest_snapshot_version = s.int()?;
     s.lit(b",\"finalVerification\":")?;
-    let final_verification = strictly(s, 2)?;
+    let final_verification = either(s, |s| nullable(s, written_verification), |s| strictly(s, 2))?;
     s.lit(b"}")?;
     Some(TraceResult {
         outcome,
@@ -534,6 +534,29 @@ fn written_result_refs(s: &mut Scan) -> Q<TraceResult> {
         required_entry_ids,
         latest_snapshot_version,
         final_verification,
+    })
+}
+
+/// A final verification as writers write it (members in declaration order), its id lists
+/// table references.
+fn written_verification(s: &mut Scan) -> Q<TraceVerification> {
+    s.lit(b"{\"outcome\":")?;
+    let outcome = name(s)?;
+    s.lit(b",\"rejectionReasons\":")?;
+    let rejection_reasons = s.array(name)?;
+    s.lit(b",\"missingRequiredEntryIds\":")?;
+    let missing_required_entry_ids = s.array(ref_item)?;
+    s.lit(b",\"invalidEntryIds\":")?;
+    let invalid_entry_ids = s.array(ref_item)?;
+    s.lit(b",\"preservationOnlyFallbackEntryIds\":")?;
+    let preservation_only_fallback_entry_ids = s.array(ref_item)?;
+    s.lit(b"}")?;
+    Some(TraceVerification {
+        outcome,
+        rejection_reasons,
+        missing_required_entry_ids,
+        invalid_entry_ids,
+        preservation_only_fallback_entry_ids,
     })
 }
 
