@@ -9,6 +9,12 @@
 //! with content, or with an escape in a string) to the strict reader as the text of the value
 //! alone, read as the same type.
 //!
+//! Objects whose members writers write in one order, without whitespace or `null` (a defined
+//! entry, an event, a diagnostics record and its contributions, `resultRefs` and its final
+//! verification) are first read in that order, each key matched with its punctuation in one
+//! comparison (`Scan::lit`); one written any other way is read member by member, as any object
+//! here is (a key scanned, then looked up).
+//!
 //! It reads a subset of what the strict reader accepts, and gives the same record: whenever it
 //! meets anything else (a member out of place or repeated, an unknown member, an escape in a
 //! string it scans, a number that is not a plain integer in range, a snapshot written out, a
