@@ -5,6 +5,7 @@
 //! |---|---|
 //! | [`independence`] | the library cannot reach the spec, the oracle, clap or schemars; its tests do not build the oracle; a host gets no test doubles |
 //! | [`oracle_modules`] | no import circle among the oracle's modules; imports point from operations to the wire base |
+//! | [`shared_builds`] | the Python binding's build asks every registry crate it shares with the test build for the same features |
 //! | [`spec_coverage`] | every SPEC clause is named by a test function and cited by a vector |
 //!
 //! Tests keep their names under the module's (`spec_coverage::names_carry_area_number_pairs`).
@@ -16,5 +17,7 @@ mod files;
 mod independence;
 #[path = "repository/oracle_modules.rs"]
 mod oracle_modules;
+#[path = "repository/shared_builds.rs"]
+mod shared_builds;
 #[path = "repository/spec_coverage.rs"]
 mod spec_coverage;

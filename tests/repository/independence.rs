@@ -5,7 +5,7 @@
 //! specification. The library crate `hybrid-compaction` (engine, leases, node) lists only the
 //! vocabulary crate among its normal dependencies, so code under `src/` cannot name
 //! `hybrid_compaction_spec` at all: `rustc` reports an unresolved crate. `.ci/run` also proves
-//! that directly, by adding such a reference to `src/engine/mod.rs` and expecting `cargo check`
+//! that directly, by adding such a reference to `src/engine/mod.rs` and expecting `cargo clippy`
 //! to fail. A host that embeds the library compiles neither the oracle nor its CLI and schema
 //! dependencies, and neither do the library's own tests (no dev-dependency on the oracle).
 

@@ -1,0 +1,76 @@
+//! The Python binding's build shares the workspace test build's registry crates.
+//!
+//! `python/` is a cargo workspace of its own (PyO3 needs an interpreter at build time), and CI
+//! builds its wheel into the shared `target/` right after `cargo test --workspace`. A registry
+//! crate is reused there only if both builds ask it for the same features; one that differs is
+//! compiled again, with everything above it (a syn with other features rebuilds every proc
+//! macro, then serde and every crate that derives with it). The features that only one side
+//! would ask for are pinned on the other (`python/Cargo.toml`, and syn's in
+//! `vectors/Cargo.toml`, a crate both graphs hold); this test keeps the pins true when a
+//! dependency moves. It also requires `python/Cargo.lock` to be current (`--locked`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+/// Every registry package of a `cargo tree` run, by `name version`, with the feature lists it
+/// is built with (a crate built for the host and for the target may have two).
+fn registry_features(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "tree", "--locked", "--prefix", "none", "--format", "{p}|{f}",
+        ])
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo tree {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut packages: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in String::from_utf8(output.stdout).expect("UTF-8").lines() {
+        let Some((package, features)) = line.split_once('|') else {
+            continue; // a section header such as `[dev-dependencies]`
+        };
+        // A path package names its directory in parentheses; a registry one does not.
+        if package.contains('/') {
+            continue;
+        }
+        let package = package.trim_end_matches(" (proc-macro)").trim();
+        let features = features.trim_end_matches(" (*)").trim();
+        packages
+            .entry(package.to_owned())
+            .or_default()
+            .insert(features.to_owned());
+    }
+    packages
+}
+
+#[test]
+fn the_wheel_build_asks_every_shared_registry_crate_for_the_test_builds_features() {
+    let workspace = registry_features(&["--workspace", "-e", "normal,build,dev"]);
+    let python = registry_features(&["--manifest-path", "python/Cargo.toml", "-e", "normal,build"]);
+    assert!(python.keys().any(|p| p.starts_with("pyo3 ")), "{python:?}");
+    assert!(
+        workspace.keys().any(|p| p.starts_with("syn ")),
+        "{workspace:?}"
+    );
+    let differing: Vec<String> = python
+        .iter()
+        .filter_map(|(package, features)| {
+            let theirs = workspace.get(package)?; // PyO3's own crates are the wheel's alone
+            (theirs != features).then(|| {
+                format!(
+                    "{package}: the tests build it with {theirs:?}, the wheel with {features:?}"
+                )
+            })
+        })
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "pin the missing features (python/Cargo.toml, vectors/Cargo.toml for syn):\n{}",
+        differing.join("\n")
+    );
+}
