@@ -21,3 +21,23 @@ mod oracle_modules;
 mod shared_builds;
 #[path = "repository/spec_coverage.rs"]
 mod spec_coverage;
+
+/// The lines `cargo tree --prefix none` prints with `args`, run at the repository root.
+fn cargo_tree(args: &[&str]) -> Vec<String> {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--prefix", "none"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo tree {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}

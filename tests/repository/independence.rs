@@ -9,27 +9,11 @@
 //! to fail. A host that embeds the library compiles neither the oracle nor its CLI and schema
 //! dependencies, and neither do the library's own tests (no dev-dependency on the oracle).
 
-use std::path::Path;
-use std::process::Command;
-
 /// The lines `cargo tree --prefix none` prints for `package` with `args` (edge kinds, ...).
 fn cargo_tree(package: &str, args: &[&str]) -> Vec<String> {
-    let output = Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "--prefix", "none", "-p", package])
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .output()
-        .expect("cargo runs");
-    assert!(
-        output.status.success(),
-        "cargo tree failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout)
-        .expect("UTF-8")
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    let mut all = vec!["--offline", "-p", package];
+    all.extend_from_slice(args);
+    crate::cargo_tree(&all)
 }
 
 /// The package names in the normal (non-dev, non-build) dependency tree of `package`.

@@ -10,27 +10,15 @@
 //! dependency moves. It also requires `python/Cargo.lock` to be current (`--locked`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-use std::process::Command;
 
 /// Every registry package of a `cargo tree` run, by `name version`, with the feature lists it
 /// is built with (a crate built for the host and for the target may have two).
 fn registry_features(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
-    let output = Command::new(env!("CARGO"))
-        .args([
-            "tree", "--locked", "--prefix", "none", "--format", "{p}|{f}",
-        ])
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .output()
-        .expect("cargo runs");
-    assert!(
-        output.status.success(),
-        "cargo tree {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let mut all = vec!["--locked", "--format", "{p}|{f}"];
+    all.extend_from_slice(args);
+    let lines = crate::cargo_tree(&all);
     let mut packages: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for line in String::from_utf8(output.stdout).expect("UTF-8").lines() {
+    for line in &lines {
         let Some((package, features)) = line.split_once('|') else {
             continue; // a section header such as `[dev-dependencies]`
         };
