@@ -148,6 +148,16 @@ impl ArtifactReference {
         Ok(ArtifactReference { digest })
     }
 
+    /// The reference's text, as [`Display`](fmt::Display) writes it, built in one allocation
+    /// (`to_string` grows its string once per piece written).
+    pub fn text(&self) -> String {
+        let mut text = String::with_capacity(REFERENCE_PREFIX.len() + 64);
+        text.push_str(REFERENCE_PREFIX);
+        // Hex digits are ASCII: always UTF-8.
+        text.push_str(std::str::from_utf8(&hex_digits(&self.digest.0)).unwrap_or_default());
+        text
+    }
+
     /// The digest this reference names.
     pub fn digest(&self) -> Digest {
         self.digest

@@ -384,8 +384,8 @@ fn result_reference_digests(message: &Message) -> Vec<Digest> {
     for part in &message.parts {
         if let Part::Result(result) = part {
             let text = match &result.value {
-                Value::String(s) => Some(s.clone()),
-                Value::RawJson(raw) => raw.as_json_string(),
+                Value::String(s) => Some(std::borrow::Cow::Borrowed(s.as_str())),
+                Value::RawJson(raw) => raw.as_json_string().map(std::borrow::Cow::Owned),
                 _ => None,
             };
             if let Some(reference) = text.and_then(|t| ArtifactReference::parse(&t).ok()) {

@@ -762,6 +762,15 @@ fn art_2_reference_identity_parse_and_format() {
     let text = r.to_string();
     assert_eq!(text, format!("artifact://sha256/{ABC_SHA256}"));
     assert_eq!(text.len(), 82);
+    // `text` is the same text, in one allocation, for every byte value of a digest.
+    assert_eq!(r.text(), text);
+    assert_eq!(r.text().capacity(), 82);
+    for k in 0..8u32 {
+        let hex: String = (0..32).map(|i| format!("{:02x}", k * 32 + i)).collect();
+        let other = ArtifactReference::new(Digest::parse(&hex).unwrap());
+        assert_eq!(other.text(), format!("artifact://sha256/{hex}"));
+        assert_eq!(other.text(), other.to_string());
+    }
     assert_eq!(ArtifactReference::parse(&text).unwrap(), r);
     assert_eq!(r.path(), format!(".foundry/artifacts/ba/78/{ABC_SHA256}"));
     for bad in [

@@ -156,7 +156,7 @@ pub fn redacted(t: &Redacted, path: &dyn Fn() -> String) -> Result<Entry, Prepar
     let mut parts = Vec::with_capacity(1 + t.calls.len() + t.results.len());
     if kind == EntryKind::ArtifactReference {
         match reference {
-            Some(r) => parts.push(Part::Text(r.to_string())),
+            Some(r) => parts.push(Part::Text(r.text())),
             None => {
                 return Err(PrepareError::Unreadable(format!(
                     "{}: a redacted ArtifactReference needs `reference`",
@@ -194,7 +194,7 @@ pub fn redacted(t: &Redacted, path: &dyn Fn() -> String) -> Result<Entry, Prepar
         let value = match &r.reference {
             Some(d) => Value::String(
                 ArtifactReference::new(digest(d, || format!("{}.results[{i}].reference", path()))?)
-                    .to_string(),
+                    .text(),
             ),
             None => Value::Null,
         };
