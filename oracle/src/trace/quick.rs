@@ -365,6 +365,27 @@ fn def(s: &mut Scan) -> Q<Defined> {
     defined::read(s.raw(3)?)
 }
 
+/// An object written as writers write it, every member present: `{"k1":v1,"k2":v2,...}` in
+/// the order given, no whitespace. Each key is matched with its quotes, colon and comma in one
+/// comparison ([`Scan::lit`]), then its value read by its expression; the struct is built from
+/// the members' values by field name. Any difference makes it answer `None` (the caller then
+/// reads the object member by member).
+macro_rules! in_order {
+    ($s:ident => $ty:ident {
+        $first:ident: $first_key:literal = $first_read:expr
+        $(, $field:ident: $key:literal = $read:expr)* $(,)?
+    }) => {{
+        $s.lit(concat!("{\"", $first_key, "\":").as_bytes())?;
+        let $first = $first_read?;
+        $(
+            $s.lit(concat!(",\"", $key, "\":").as_bytes())?;
+            let $field = $read?;
+        )*
+        $s.lit(b"}")?;
+        Some($ty { $first $(, $field)* })
+    }};
+}
+
 /// One redacted entry written as the recorder writes it: its members in declaration order,
 /// no whitespace, none `null`. Each key is matched with its punctuation in one comparison
 /// instead of being scanned and looked up; anything else (another order, a `null`, a member
@@ -508,61 +529,31 @@ fn result_refs(s: &mut Scan) -> Q<TraceResult> {
 
 /// A `resultRefs` object as writers write it: members in declaration order, every one written.
 fn written_result_refs(s: &mut Scan) -> Q<TraceResult> {
-    s.lit(b"{\"outcome\":")?;
-    let outcome = name(s)?;
-    s.lit(b",\"finalEntryIds\":")?;
-    let final_entry_ids = opt_refs(s)?;
-    s.lit(b",\"originalEstimatedSize\":")?;
-    let original_estimated_size = s.i32()?;
-    s.lit(b",\"finalEstimatedSize\":")?;
-    let final_estimated_size = s.i32()?;
-    s.lit(b",\"hardLimit\":")?;
-    let hard_limit = s.i32()?;
-    s.lit(b",\"attemptCount\":")?;
-    let attempt_count = s.i32()?;
-    s.lit(b",\"stages\":")?;
-    let stages = s.array(name)?;
-    s.lit(b",\"requiredEntryIds\":")?;
-    let required_entry_ids = s.array(ref_item)?;
-    s.lit(b",\"latestSnapshotVersion\":")?;
-    let latest_snapshot_version = s.int()?;
-    s.lit(b",\"finalVerification\":")?;
-    let final_verification = either(s, |s| nullable(s, written_verification), |s| strictly(s, 2))?;
-    s.lit(b"}")?;
-    Some(TraceResult {
-        outcome,
-        final_entry_ids,
-        original_estimated_size,
-        final_estimated_size,
-        hard_limit,
-        attempt_count,
-        stages,
-        required_entry_ids,
-        latest_snapshot_version,
-        final_verification,
+    in_order!(s => TraceResult {
+        outcome: "outcome" = name(s),
+        final_entry_ids: "finalEntryIds" = opt_refs(s),
+        original_estimated_size: "originalEstimatedSize" = s.i32(),
+        final_estimated_size: "finalEstimatedSize" = s.i32(),
+        hard_limit: "hardLimit" = s.i32(),
+        attempt_count: "attemptCount" = s.i32(),
+        stages: "stages" = s.array(name),
+        required_entry_ids: "requiredEntryIds" = s.array(ref_item),
+        latest_snapshot_version: "latestSnapshotVersion" = s.int(),
+        final_verification: "finalVerification" =
+            either(s, |s| nullable(s, written_verification), |s| strictly(s, 2)),
     })
 }
 
 /// A final verification as writers write it (members in declaration order), its id lists
 /// table references.
 fn written_verification(s: &mut Scan) -> Q<TraceVerification> {
-    s.lit(b"{\"outcome\":")?;
-    let outcome = name(s)?;
-    s.lit(b",\"rejectionReasons\":")?;
-    let rejection_reasons = s.array(name)?;
-    s.lit(b",\"missingRequiredEntryIds\":")?;
-    let missing_required_entry_ids = s.array(ref_item)?;
-    s.lit(b",\"invalidEntryIds\":")?;
-    let invalid_entry_ids = s.array(ref_item)?;
-    s.lit(b",\"preservationOnlyFallbackEntryIds\":")?;
-    let preservation_only_fallback_entry_ids = s.array(ref_item)?;
-    s.lit(b"}")?;
-    Some(TraceVerification {
-        outcome,
-        rejection_reasons,
-        missing_required_entry_ids,
-        invalid_entry_ids,
-        preservation_only_fallback_entry_ids,
+    in_order!(s => TraceVerification {
+        outcome: "outcome" = name(s),
+        rejection_reasons: "rejectionReasons" = s.array(name),
+        missing_required_entry_ids: "missingRequiredEntryIds" = s.array(ref_item),
+        invalid_entry_ids: "invalidEntryIds" = s.array(ref_item),
+        preservation_only_fallback_entry_ids: "preservationOnlyFallbackEntryIds" =
+            s.array(ref_item),
     })
 }
 
@@ -605,54 +596,26 @@ fn diagnostics(s: &mut Scan, depth: usize) -> Q<DiagnosticsOutput> {
 
 /// A diagnostics record as writers write it: members in declaration order, every one written.
 fn written_diagnostics(s: &mut Scan) -> Q<DiagnosticsOutput> {
-    s.lit(b"{\"outcome\":")?;
-    let outcome = name(s)?;
-    s.lit(b",\"measurementUnit\":")?;
-    let measurement_unit = name(s)?;
-    s.lit(b",\"originalSize\":")?;
-    let original_size = s.i32()?;
-    s.lit(b",\"finalSize\":")?;
-    let final_size = s.i32()?;
-    s.lit(b",\"triggerThreshold\":")?;
-    let trigger_threshold = s.i32()?;
-    s.lit(b",\"hardLimit\":")?;
-    let hard_limit = s.i32()?;
-    s.lit(b",\"attemptCount\":")?;
-    let attempt_count = s.i32()?;
-    s.lit(b",\"stages\":")?;
-    let stages = s.array(name)?;
-    s.lit(b",\"categoryContributions\":")?;
-    let category_contributions = s.array(written_contribution)?;
-    s.lit(b",\"finalSequenceValid\":")?;
-    let final_sequence_valid = s.opt_bool()?;
-    s.lit(b"}")?;
-    Some(DiagnosticsOutput {
-        outcome,
-        measurement_unit,
-        original_size,
-        final_size,
-        trigger_threshold,
-        hard_limit,
-        attempt_count,
-        stages,
-        category_contributions,
-        final_sequence_valid,
+    in_order!(s => DiagnosticsOutput {
+        outcome: "outcome" = name(s),
+        measurement_unit: "measurementUnit" = name(s),
+        original_size: "originalSize" = s.i32(),
+        final_size: "finalSize" = s.i32(),
+        trigger_threshold: "triggerThreshold" = s.i32(),
+        hard_limit: "hardLimit" = s.i32(),
+        attempt_count: "attemptCount" = s.i32(),
+        stages: "stages" = s.array(name),
+        category_contributions: "categoryContributions" = s.array(written_contribution),
+        final_sequence_valid: "finalSequenceValid" = s.opt_bool(),
     })
 }
 
 /// One category contribution as writers write it.
 fn written_contribution(s: &mut Scan) -> Q<ContributionOutput> {
-    s.lit(b"{\"category\":")?;
-    let category = name(s)?;
-    s.lit(b",\"size\":")?;
-    let size = s.i32()?;
-    s.lit(b",\"entryCount\":")?;
-    let entry_count = s.i32()?;
-    s.lit(b"}")?;
-    Some(ContributionOutput {
-        category,
-        size,
-        entry_count,
+    in_order!(s => ContributionOutput {
+        category: "category" = name(s),
+        size: "size" = s.i32(),
+        entry_count: "entryCount" = s.i32(),
     })
 }
 
