@@ -352,17 +352,9 @@ fn tool_result(s: &mut Scan) -> Q<TraceToolResult> {
 /// content, an escape, ...) read as `defs` reads each entry, by the strict reader from its own
 /// text.
 fn def(s: &mut Scan) -> Q<Defined> {
-    s.peek()?;
-    let start = s.at;
-    if let Some(d) = written_def(s) {
-        return Some(d);
-    }
-    s.at = start;
-    if let Some(d) = redacted_def(s) {
-        return Some(d);
-    }
-    s.at = start;
-    defined::read(s.raw(3)?)
+    either(s, written_def, |s| {
+        either(s, redacted_def, |s| defined::read(s.raw(3)?))
+    })
 }
 
 /// An object written as writers write it, every member present: `{"k1":v1,"k2":v2,...}` in
