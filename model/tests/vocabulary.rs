@@ -753,6 +753,29 @@ fn art_1_digest_is_lowercase_sha256_hex() {
             "{bad:?}"
         );
     }
+    // Every ASCII byte at every position: accepted exactly when it is a lowercase hex digit,
+    // with that digit's value; a two-byte character in place of two digits is refused.
+    let zeros = "0".repeat(64);
+    for at in 0..64 {
+        for b in 0..128u8 {
+            let mut hex = zeros.clone().into_bytes();
+            hex[at] = b;
+            let hex = String::from_utf8(hex).unwrap();
+            let value = (b as char).to_digit(16).filter(|_| !b.is_ascii_uppercase());
+            match (Digest::parse(&hex), value) {
+                (Ok(d), Some(v)) => {
+                    let nibble = d.as_bytes()[at / 2] >> if at % 2 == 0 { 4 } else { 0 };
+                    assert_eq!(u32::from(nibble & 0x0f), v, "{hex:?}");
+                }
+                (Err(e), None) => assert_eq!(e, ArtifactError::MalformedDigest),
+                (got, want) => panic!("{hex:?}: parsed {got:?}, expected digit {want:?}"),
+            }
+        }
+        if at < 63 {
+            let hex = format!("{}\u{e9}{}", &zeros[..at], &zeros[at + 2..]);
+            assert!(Digest::parse(&hex).is_err(), "{hex:?}");
+        }
+    }
 }
 
 #[test]
