@@ -109,12 +109,12 @@ pub fn sha256_hex(content: &str) -> String {
 }
 
 /// The value of each byte as a lowercase hex digit (`0-9`, `a-f`); `0xff` for every other
-/// byte, so that a digest with any other byte has a value above `0x0f` in the OR of its bytes'.
+/// byte, so the OR of a text's values is above `0x0f` exactly when one of its bytes is not a digit.
 const HEX_VALUE: [u8; 256] = {
     let mut table = [0xff_u8; 256];
-    let mut d = 0;
+    let mut d: u8 = 0;
     while d < 16 {
-        table[HEX[d] as usize] = d as u8;
+        table[HEX[d as usize] as usize] = d;
         d += 1;
     }
     table
