@@ -192,6 +192,10 @@ fn mutated_lines_are_read_as_strictly_or_left_to_it() {
         ("\"measurementUnit\":\"HostDefinedUnits\"", "\"measurementUnit\":\"Bytes\""),
         ("\"diagnostics\":{", "\"diagnostics\":null,\"x\":{"),
         ("\"events\":[", "\"events\":null,\"x\":["),
+        ("{\"callId\":", "{ \"callId\":"),
+        ("{\"callId\":", "{\"name\":\"n\",\"callId\":"),
+        ("{\"callId\":\"", "{\"callId\":\"\\u0063"),
+        ("\"name\":\"", "\"name\":null,\"x\":\""),
     ];
     let lines: Vec<String> = lines()
         .into_iter()
@@ -244,4 +248,38 @@ fn mutated_lines_are_read_as_strictly_or_left_to_it() {
         }
     }
     assert!(read > 1000 && left > 1000, "{read} read, {left} left");
+}
+
+/// A call part written with its members in another order, or with whitespace, is read member
+/// by member (not left to the strict reader), as the strict reader reads it.
+#[test]
+fn tool_parts_written_otherwise_are_read_quickly_as_strictly() {
+    let mut reordered = 0;
+    // The lines read quickly as written (self-contained ones are left to the strict reader).
+    for line in lines().into_iter().filter(|l| call_record(l).is_some()) {
+        let Some(at) = line.find("{\"callId\":\"") else {
+            continue;
+        };
+        let end = at + line[at..].find('}').unwrap() + 1;
+        let object = &line[at..end];
+        let Some((call_id, name)) = object
+            .strip_prefix("{\"callId\":")
+            .and_then(|o| o.strip_suffix('}'))
+            .and_then(|o| o.split_once(",\"name\":"))
+        else {
+            continue;
+        };
+        for written in [
+            format!("{{\"name\":{name},\"callId\":{call_id}}}"),
+            format!("{{ \"callId\" : {call_id} , \"name\" : {name} }}"),
+        ] {
+            let other = format!("{}{written}{}", &line[..at], &line[end..]);
+            assert!(agrees(&other), "left to the strict reader: {other}");
+            reordered += 1;
+        }
+    }
+    assert!(
+        reordered > 100,
+        "{reordered} lines with a call part written otherwise"
+    );
 }

@@ -24,9 +24,9 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use hybrid_compaction_model::artifact::Digest;
-use hybrid_compaction_model::entry::EntryKind;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
 
-use super::entries::{redacted, Redacted};
+use super::entries::{redacted, CallText, Redacted, ResultText};
 use super::format::{
     Defined, Defs, Shape, TraceEntry, TraceToolCall, TraceToolResult, TRACE_ENTRY_FIELDS,
 };
@@ -130,34 +130,110 @@ fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
     Ok(())
 }
 
-/// A redacted entry's members (no content), read elsewhere (`super::quick`), as [`Defs`]
-/// would hold it.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one argument per member of the entry"
-)]
-pub(super) fn flat<'de>(
-    id: &'de str,
-    kind: KindInput,
-    role: Option<&'de str>,
-    author: Option<&'de str>,
-    size: Option<i32>,
-    digest: Option<&'de str>,
-    reference: Option<&'de str>,
-    tools: (Option<Vec<TraceToolCall>>, Option<Vec<TraceToolResult>>),
-) -> Defined {
-    let text = |t: Option<&'de str>| Some(t.map(|t| Text(Cow::Borrowed(t))));
-    let m = Members {
-        role: text(role),
-        author: text(author),
-        size: Some(size),
-        digest: text(digest),
-        reference: text(reference),
-        calls: Some(tools.0),
-        results: Some(tools.1),
-        ..Members::default()
+/// A redacted entry's members (no content) as they are read elsewhere (`super::quick`):
+/// every string, call and result part borrowed from the line.
+pub(super) struct Flat<'de> {
+    /// `id`.
+    pub id: &'de str,
+    /// `kind`.
+    pub kind: KindInput,
+    /// `role`, if written (not `null`).
+    pub role: Option<&'de str>,
+    /// `author`, if written.
+    pub author: Option<&'de str>,
+    /// `size`, if written.
+    pub size: Option<i32>,
+    /// `digest`, if written.
+    pub digest: Option<&'de str>,
+    /// `reference`, if written.
+    pub reference: Option<&'de str>,
+    /// `calls`, if written.
+    pub calls: Option<Vec<CallText<'de>>>,
+    /// `results`, if written.
+    pub results: Option<Vec<ResultText<'de>>>,
+}
+
+impl<'de> Flat<'de> {
+    /// The entry, as [`Defs`] would hold it: built now, each string copied once (into the
+    /// entry), when its shape allows; else as recorded.
+    pub(super) fn defined(self) -> Defined {
+        let view = Redacted {
+            id: self.id,
+            kind: self.kind,
+            role: self.role,
+            author: self.author,
+            digest: self.digest,
+            reference: self.reference,
+            calls: self.calls.as_deref().unwrap_or_default(),
+            results: self.results.as_deref().unwrap_or_default(),
+        };
+        let written = [
+            self.role.is_some(),
+            self.digest.is_some(),
+            self.calls.is_some(),
+            self.results.is_some(),
+        ];
+        if let Some((entry, shape)) = built(&view, written) {
+            return Defined::Built {
+                entry,
+                size: self.size,
+                shape,
+            };
+        }
+        // Not built (an entry the SPEC refuses, a shape not given back): the strict reader's
+        // members, owned, decide as for any entry it reads.
+        let text = |t: Option<&'de str>| Some(t.map(|t| Text(Cow::Borrowed(t))));
+        let m = Members {
+            role: text(self.role),
+            author: text(self.author),
+            size: Some(self.size),
+            digest: text(self.digest),
+            reference: text(self.reference),
+            calls: Some(
+                self.calls
+                    .map(|c| c.iter().map(TraceToolCall::from).collect()),
+            ),
+            results: Some(
+                self.results
+                    .map(|r| r.iter().map(TraceToolResult::from).collect()),
+            ),
+            ..Members::default()
+        };
+        m.shaped(Text(Cow::Borrowed(self.id)), self.kind)
+    }
+}
+
+/// The entry `r` (redacted, no content) built now, with the shape its recorded form is given
+/// back from, when it is one [`Defined::Built`] is used for (`written`: whether `role`,
+/// `digest`, `calls` and `results` were written); `None` when it is kept as recorded.
+fn built(r: &Redacted<'_>, written: [bool; 4]) -> Option<(Entry, Shape)> {
+    let tools = written[2] || written[3];
+    // An ArtifactReference's text is its reference: a digest it was recorded with is kept in
+    // its shape, when it is one (64 lowercase hex digits, given back as written).
+    let reference_digest = match (r.kind.0, r.digest) {
+        (EntryKind::ArtifactReference, Some(d)) => Some(Digest::parse(d).ok()),
+        _ => None,
     };
-    m.shaped(Text(Cow::Borrowed(id)), kind)
+    let shaped = match r.kind.0 {
+        EntryKind::ArtifactReference => {
+            r.reference.is_some() && reference_digest.is_none_or(|d| d.is_some())
+        }
+        // Built with the factory's role, no author and no call or result parts.
+        EntryKind::RecoverableContextSegment => {
+            r.role.is_none() && r.author.is_none() && !tools && r.reference.is_some()
+        }
+        // A reference is only checked, then dropped.
+        _ => (r.digest.is_some() || tools) && r.reference.is_none(),
+    };
+    if !shaped {
+        return None;
+    }
+    let entry = redacted(r, &String::new).ok()?;
+    let shape = match reference_digest.flatten() {
+        Some(d) => Shape::new(r.kind, written).with_digest(d),
+        None => Shape::new(r.kind, written),
+    };
+    Some((entry, shape))
 }
 
 impl<'de> Members<'de> {
@@ -203,27 +279,10 @@ impl<'de> Members<'de> {
         );
         let (calls, results) = (self.calls.flatten(), self.results.flatten());
         let size = self.size.flatten();
-        let content = text.is_some() || parts.is_some() || segment.is_some();
-        let tools = calls.is_some() || results.is_some();
-        // An ArtifactReference's text is its reference: a digest it was recorded with is kept
-        // in its shape, when it is one (64 lowercase hex digits, given back as written).
-        let reference_digest = match (kind.0, digest.as_deref()) {
-            (EntryKind::ArtifactReference, Some(d)) => Some(Digest::parse(d).ok()),
-            _ => None,
-        };
-        let shaped = !content
-            && match kind.0 {
-                EntryKind::ArtifactReference => {
-                    reference.is_some() && reference_digest.is_none_or(|d| d.is_some())
-                }
-                // Built with the factory's role, no author and no call or result parts.
-                EntryKind::RecoverableContextSegment => {
-                    role.is_none() && author.is_none() && !tools && reference.is_some()
-                }
-                // A reference is only checked, then dropped.
-                _ => (digest.is_some() || tools) && reference.is_none(),
-            };
-        if shaped {
+        if text.is_none() && parts.is_none() && segment.is_none() {
+            let call_texts: Vec<CallText> = calls.iter().flatten().map(CallText::from).collect();
+            let result_texts: Vec<ResultText> =
+                results.iter().flatten().map(ResultText::from).collect();
             let view = Redacted {
                 id: &id,
                 kind,
@@ -231,20 +290,16 @@ impl<'de> Members<'de> {
                 author: author.as_deref(),
                 digest: digest.as_deref(),
                 reference: reference.as_deref(),
-                calls: calls.as_deref().unwrap_or_default(),
-                results: results.as_deref().unwrap_or_default(),
+                calls: &call_texts,
+                results: &result_texts,
             };
-            if let Ok(entry) = redacted(&view, &String::new) {
-                let written = [
-                    role.is_some(),
-                    digest.is_some(),
-                    calls.is_some(),
-                    results.is_some(),
-                ];
-                let shape = match reference_digest.flatten() {
-                    Some(d) => Shape::new(kind, written).with_digest(d),
-                    None => Shape::new(kind, written),
-                };
+            let written = [
+                role.is_some(),
+                digest.is_some(),
+                calls.is_some(),
+                results.is_some(),
+            ];
+            if let Some((entry, shape)) = built(&view, written) {
                 return Defined::Built { entry, size, shape };
             }
         }

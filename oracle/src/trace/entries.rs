@@ -85,6 +85,8 @@ fn build(t: &TraceEntry, path: &dyn Fn() -> String) -> Result<Entry, PrepareErro
             convert::entry(&input, &p).map_err(|e| unreadable(&p, e))
         });
     }
+    let calls: Vec<CallText> = t.calls.iter().flatten().map(CallText::from).collect();
+    let results: Vec<ResultText> = t.results.iter().flatten().map(ResultText::from).collect();
     redacted(
         &Redacted {
             id: &t.id,
@@ -93,11 +95,65 @@ fn build(t: &TraceEntry, path: &dyn Fn() -> String) -> Result<Entry, PrepareErro
             author: t.author.as_deref(),
             digest: t.digest.as_deref(),
             reference: t.reference.as_deref(),
-            calls: t.calls.as_deref().unwrap_or_default(),
-            results: t.results.as_deref().unwrap_or_default(),
+            calls: &calls,
+            results: &results,
         },
         path,
     )
+}
+
+/// A redacted call part's texts, borrowed (from its recorded form, or from the trace text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallText<'a> {
+    /// `callId`.
+    pub call_id: &'a str,
+    /// `name`.
+    pub name: &'a str,
+}
+
+impl<'a> From<&'a TraceToolCall> for CallText<'a> {
+    fn from(c: &'a TraceToolCall) -> CallText<'a> {
+        CallText {
+            call_id: &c.call_id,
+            name: &c.name,
+        }
+    }
+}
+
+impl From<&CallText<'_>> for TraceToolCall {
+    fn from(c: &CallText<'_>) -> TraceToolCall {
+        TraceToolCall {
+            call_id: c.call_id.to_owned(),
+            name: c.name.to_owned(),
+        }
+    }
+}
+
+/// A redacted result part's texts, borrowed (from its recorded form, or from the trace text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultText<'a> {
+    /// `callId`.
+    pub call_id: &'a str,
+    /// `reference`, if recorded.
+    pub reference: Option<&'a str>,
+}
+
+impl<'a> From<&'a TraceToolResult> for ResultText<'a> {
+    fn from(r: &'a TraceToolResult) -> ResultText<'a> {
+        ResultText {
+            call_id: &r.call_id,
+            reference: r.reference.as_deref(),
+        }
+    }
+}
+
+impl From<&ResultText<'_>> for TraceToolResult {
+    fn from(r: &ResultText<'_>) -> TraceToolResult {
+        TraceToolResult {
+            call_id: r.call_id.to_owned(),
+            reference: r.reference.map(str::to_owned),
+        }
+    }
 }
 
 /// A redacted entry's members, borrowed (from its recorded form, or from the trace text as it
@@ -117,9 +173,9 @@ pub struct Redacted<'a> {
     /// `reference`, if recorded.
     pub reference: Option<&'a str>,
     /// `calls` (empty if not recorded).
-    pub calls: &'a [TraceToolCall],
+    pub calls: &'a [CallText<'a>],
     /// `results` (empty if not recorded).
-    pub results: &'a [TraceToolResult],
+    pub results: &'a [ResultText<'a>],
 }
 
 /// Builds a redacted entry: its content digest as its one text part (a
@@ -184,14 +240,14 @@ pub fn redacted(t: &Redacted, path: &dyn Fn() -> String) -> Result<Entry, Prepar
     );
     for c in t.calls {
         parts.push(Part::Call(FunctionCall {
-            call_id: c.call_id.clone(),
-            name: c.name.clone(),
+            call_id: c.call_id.to_owned(),
+            name: c.name.to_owned(),
             arguments: None,
             informational_only: false,
         }));
     }
     for (i, r) in t.results.iter().enumerate() {
-        let value = match &r.reference {
+        let value = match r.reference {
             Some(d) => Value::String(
                 ArtifactReference::new(digest(d, || format!("{}.results[{i}].reference", path()))?)
                     .text(),
@@ -199,7 +255,7 @@ pub fn redacted(t: &Redacted, path: &dyn Fn() -> String) -> Result<Entry, Prepar
             None => Value::Null,
         };
         parts.push(Part::Result(FunctionResult {
-            call_id: r.call_id.clone(),
+            call_id: r.call_id.to_owned(),
             value,
         }));
     }

@@ -27,11 +27,12 @@
 use hybrid_compaction_model::entry::EntryKind;
 use hybrid_compaction_model::Named;
 
-use super::defined::{self, flat};
+use super::defined::{self, Flat};
+use super::entries::{CallText, ResultText};
 use super::format::{
     self, CallRecord, Defined, Defs, EventKind, NewRef, Phase, Record, ReducerAnswer, ReducerStep,
     RefItem, Settlement, StreamEnd, TraceError, TraceEvent, TraceLease, TraceProposalItem,
-    TraceResult, TraceSnapshot, TraceToolCall, TraceToolResult, TraceVerification,
+    TraceResult, TraceSnapshot, TraceVerification,
 };
 use crate::wire::input::{KindInput, PolicyInput};
 use crate::wire::names::Name;
@@ -320,43 +321,6 @@ fn name<T: Named>(s: &mut Scan) -> Q<Name<T>> {
     T::from_name(s.str()?).map(Name)
 }
 
-/// A redacted call part.
-fn tool_call(s: &mut Scan) -> Q<TraceToolCall> {
-    let (mut call_id, mut name) = (None, None);
-    s.object(|s, key| match key {
-        "callId" => set(&mut call_id, owned(s)),
-        "name" => set(&mut name, owned(s)),
-        _ => None,
-    })?;
-    Some(TraceToolCall {
-        call_id: call_id?,
-        name: name?,
-    })
-}
-
-/// A redacted result part.
-fn tool_result(s: &mut Scan) -> Q<TraceToolResult> {
-    let (mut call_id, mut reference) = (None, None);
-    s.object(|s, key| match key {
-        "callId" => set(&mut call_id, owned(s)),
-        "reference" => set(&mut reference, nullable(s, owned)),
-        _ => None,
-    })?;
-    Some(TraceToolResult {
-        call_id: call_id?,
-        reference: reference.flatten(),
-    })
-}
-
-/// One defined entry: scanned when it is redacted and plainly written; any other (with
-/// content, an escape, ...) read as `defs` reads each entry, by the strict reader from its own
-/// text.
-fn def(s: &mut Scan) -> Q<Defined> {
-    either(s, written_def, |s| {
-        either(s, redacted_def, |s| defined::read(s.raw(3)?))
-    })
-}
-
 /// An object written as writers write it, every member present: `{"k1":v1,"k2":v2,...}` in
 /// the order given, no whitespace. Each key is matched with its quotes, colon and comma in one
 /// comparison ([`Scan::lit`]), then its value read by its expression; the struct is built from
@@ -378,6 +342,55 @@ macro_rules! in_order {
     }};
 }
 
+/// A redacted call part, its texts borrowed: written as the recorder writes it, else member
+/// by member.
+fn tool_call<'a>(s: &mut Scan<'a>) -> Q<CallText<'a>> {
+    either(
+        s,
+        |s| {
+            in_order!(s => CallText {
+                call_id: "callId" = s.str(),
+                name: "name" = s.str(),
+            })
+        },
+        |s| {
+            let (mut call_id, mut name) = (None, None);
+            s.object(|s, key| match key {
+                "callId" => set(&mut call_id, s.str()),
+                "name" => set(&mut name, s.str()),
+                _ => None,
+            })?;
+            Some(CallText {
+                call_id: call_id?,
+                name: name?,
+            })
+        },
+    )
+}
+
+/// A redacted result part, its texts borrowed.
+fn tool_result<'a>(s: &mut Scan<'a>) -> Q<ResultText<'a>> {
+    let (mut call_id, mut reference) = (None, None);
+    s.object(|s, key| match key {
+        "callId" => set(&mut call_id, s.str()),
+        "reference" => set(&mut reference, nullable(s, Scan::str)),
+        _ => None,
+    })?;
+    Some(ResultText {
+        call_id: call_id?,
+        reference: reference.flatten(),
+    })
+}
+
+/// One defined entry: scanned when it is redacted and plainly written; any other (with
+/// content, an escape, ...) read as `defs` reads each entry, by the strict reader from its own
+/// text.
+fn def(s: &mut Scan) -> Q<Defined> {
+    either(s, written_def, |s| {
+        either(s, redacted_def, |s| defined::read(s.raw(3)?))
+    })
+}
+
 /// One redacted entry written as the recorder writes it: its members in declaration order,
 /// no whitespace, none `null`. Each key is matched with its punctuation in one comparison
 /// instead of being scanned and looked up; anything else (another order, a `null`, a member
@@ -395,16 +408,20 @@ fn written_def(s: &mut Scan) -> Q<Defined> {
     let results = s.member(b",\"results\":", |s| s.array(tool_result))?;
     let reference = s.member(b",\"reference\":", Scan::str)?;
     s.lit(b"}")?;
-    Some(flat(
-        id,
-        kind,
-        role,
-        author,
-        size,
-        digest,
-        reference,
-        (calls, results),
-    ))
+    Some(
+        Flat {
+            id,
+            kind,
+            role,
+            author,
+            size,
+            digest,
+            reference,
+            calls,
+            results,
+        }
+        .defined(),
+    )
 }
 
 /// One redacted entry (no content).
@@ -426,16 +443,20 @@ fn redacted_def(s: &mut Scan) -> Q<Defined> {
         "results" => set(&mut results, nullable(s, |s| s.array(tool_result))),
         _ => None,
     })?;
-    Some(flat(
-        id?,
-        kind?,
-        role.flatten(),
-        author.flatten(),
-        size.flatten(),
-        digest.flatten(),
-        reference.flatten(),
-        (calls.flatten(), results.flatten()),
-    ))
+    Some(
+        Flat {
+            id: id?,
+            kind: kind?,
+            role: role.flatten(),
+            author: author.flatten(),
+            size: size.flatten(),
+            digest: digest.flatten(),
+            reference: reference.flatten(),
+            calls: calls.flatten(),
+            results: results.flatten(),
+        }
+        .defined(),
+    )
 }
 
 /// A table reference: an index, a range `[first, last]` or an id.
