@@ -248,21 +248,23 @@ fn plain_len(rest: &[u8]) -> Q<usize> {
     const QUOTES: u64 = ONES * b'"' as u64;
     const SLASHES: u64 = ONES * b'\\' as u64;
     const SPACES: u64 = ONES * 0x20;
-    let mut i = 0;
-    while let Some(chunk) = rest.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().ok()?);
+    let mut words = rest.chunks_exact(8);
+    for (k, chunk) in words.by_ref().enumerate() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
         let (q, b) = (w ^ QUOTES, w ^ SLASHES);
         let flags = ((q.wrapping_sub(ONES) & !q)
             | (b.wrapping_sub(ONES) & !b)
             | (w.wrapping_sub(SPACES) & !w))
             & HIGHS;
         if flags != 0 {
-            let at = i + (flags.trailing_zeros() / 8) as usize;
+            let at = k * 8 + (flags.trailing_zeros() / 8) as usize;
             return (rest[at] == b'"').then_some(at);
         }
-        i += 8;
     }
-    let tail = rest.get(i..)?;
+    let tail = words.remainder();
+    let i = rest.len() - tail.len();
     let at = tail
         .iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
