@@ -48,7 +48,7 @@ impl Digest {
 
     /// Parses a well-formed digest: exactly 64 characters, each in `[0-9a-f]` (SPEC ART-1).
     ///
-    /// Each byte's value is looked up in [`HEX_VALUE`], where a byte that is not a lowercase
+    /// Each byte's value is looked up in a table, where a byte that is not a lowercase
     /// hex digit has its high bits set; those bits are gathered over all 64 bytes and tested
     /// once at the end (a branch per byte cost three times as much: every digest of a trace is
     /// parsed).
