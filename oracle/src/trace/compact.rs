@@ -31,6 +31,7 @@
 //!   [`Resolved::key`] is the digest of a call's replay inputs (`answer` says what it covers),
 //!   under which the per-call checks find the answer of an earlier call with equal inputs.
 
+use std::collections::hash_map::Entry as MapEntry;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -192,13 +193,14 @@ impl RunTable {
     fn define(&mut self, def: Def) {
         let at = u32::try_from(self.defs.len()).unwrap_or(u32::MAX);
         let mut shares = false;
-        match self.first.get(def.entry.id()) {
-            Some(&first) => {
+        // One lookup (the id's text hashed once); ids are rarely shared.
+        match self.first.entry(def.entry.id().clone()) {
+            MapEntry::Occupied(first) => {
                 shares = true;
-                self.shares_id[first as usize] = true;
+                self.shares_id[*first.get() as usize] = true;
             }
-            None => {
-                self.first.insert(def.entry.id().clone(), at);
+            MapEntry::Vacant(slot) => {
+                slot.insert(at);
             }
         }
         if let Some(s) = def.size {
