@@ -180,8 +180,8 @@ impl<'de> Flat<'de> {
                 shape,
             };
         }
-        // Not built (an entry the SPEC refuses, a shape not given back): the strict reader's
-        // members, owned, decide as for any entry it reads.
+        // Not built (an entry the SPEC refuses, a shape not given back): kept as recorded, as
+        // the strict reader keeps it.
         let text = |t: Option<&'de str>| Some(t.map(|t| Text(Cow::Borrowed(t))));
         let m = Members {
             role: text(self.role),
@@ -199,7 +199,7 @@ impl<'de> Flat<'de> {
             ),
             ..Members::default()
         };
-        m.shaped(Text(Cow::Borrowed(self.id)), self.kind)
+        m.recorded(Text(Cow::Borrowed(self.id)), self.kind)
     }
 }
 
@@ -268,55 +268,62 @@ impl<'de> Members<'de> {
 
     /// [`Members::entry`] of the entry with `id` and `kind`.
     fn shaped(self, id: Text<'de>, kind: KindInput) -> Defined {
-        let role = self.role.flatten();
-        let author = self.author.flatten();
-        let digest = self.digest.flatten();
-        let reference = self.reference.flatten();
-        let (text, parts, segment) = (
-            self.text.flatten(),
-            self.parts.flatten(),
-            self.segment.flatten(),
-        );
-        let (calls, results) = (self.calls.flatten(), self.results.flatten());
-        let size = self.size.flatten();
-        if text.is_none() && parts.is_none() && segment.is_none() {
-            let call_texts: Vec<CallText> = calls.iter().flatten().map(CallText::from).collect();
-            let result_texts: Vec<ResultText> =
-                results.iter().flatten().map(ResultText::from).collect();
+        fn text<'a>(t: &'a Option<Option<Text<'_>>>) -> Option<&'a str> {
+            t.as_ref().and_then(|t| t.as_deref())
+        }
+        let content = self.text.as_ref().is_some_and(Option::is_some)
+            || self.parts.as_ref().is_some_and(Option::is_some)
+            || self.segment.as_ref().is_some_and(Option::is_some);
+        if !content {
+            let calls = self.calls.as_ref().and_then(Option::as_ref);
+            let results = self.results.as_ref().and_then(Option::as_ref);
+            let call_texts: Vec<CallText> =
+                calls.into_iter().flatten().map(CallText::from).collect();
+            let result_texts: Vec<ResultText> = results
+                .into_iter()
+                .flatten()
+                .map(ResultText::from)
+                .collect();
             let view = Redacted {
                 id: &id,
                 kind,
-                role: role.as_deref(),
-                author: author.as_deref(),
-                digest: digest.as_deref(),
-                reference: reference.as_deref(),
+                role: text(&self.role),
+                author: text(&self.author),
+                digest: text(&self.digest),
+                reference: text(&self.reference),
                 calls: &call_texts,
                 results: &result_texts,
             };
             let written = [
-                role.is_some(),
-                digest.is_some(),
+                view.role.is_some(),
+                view.digest.is_some(),
                 calls.is_some(),
                 results.is_some(),
             ];
             if let Some((entry, shape)) = built(&view, written) {
+                let size = self.size.flatten();
                 return Defined::Built { entry, size, shape };
             }
         }
-        let owned = |t: Option<Text>| t.map(Text::into_owned);
+        self.recorded(id, kind)
+    }
+
+    /// The entry with `id` and `kind` kept as recorded (built when its run's table takes it).
+    fn recorded(self, id: Text<'de>, kind: KindInput) -> Defined {
+        let owned = |t: Option<Option<Text>>| t.flatten().map(Text::into_owned);
         Defined::Recorded(Box::new(TraceEntry {
             id: id.into_owned(),
             kind,
-            role: owned(role),
-            author: owned(author),
-            size,
-            text,
-            parts,
-            segment,
-            digest: owned(digest),
-            calls,
-            results,
-            reference: owned(reference),
+            role: owned(self.role),
+            author: owned(self.author),
+            size: self.size.flatten(),
+            text: self.text.flatten(),
+            parts: self.parts.flatten(),
+            segment: self.segment.flatten(),
+            digest: owned(self.digest),
+            calls: self.calls.flatten(),
+            results: self.results.flatten(),
+            reference: owned(self.reference),
         }))
     }
 }
