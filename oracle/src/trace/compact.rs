@@ -17,14 +17,12 @@
 //! Besides its entries, a run's table keeps what the next call can reuse (unless
 //! [`Tables::new`] is asked not to, the checker's reference mode):
 //!
-//! * the recorded size of every table entry, by handle ([`RunSizes`]): a call whose replayed
-//!   entries are all table entries with distinct ids (no table entry it names shares its id
-//!   with another; [`Resolved::carried`]) is measured from it, with no per-call size table and
-//!   no consistency check (`sizes` says why none is needed). The table is shared read-only with
-//!   the calls of a batch ([`Tables::attach`], once the whole batch is resolved) and grown in
-//!   place by the next batch, when no call holds it any more;
-//! * which ids more than one table entry has (so the above is one flag per reference), and a
-//!   stamp per table entry that tells whether a snapshot names each entry once
+//! * which ids more than one table entry has (one flag per reference): a call whose replayed
+//!   entries are all table entries named by reference, none of them sharing its id with
+//!   another table entry ([`Resolved::carried`]), is measured with the recorded sizes its
+//!   references hand over beside its entries (`sizes::CarriedSizes`), with no per-call size
+//!   table and no consistency check (`sizes` says why none is needed);
+//! * a stamp per table entry that tells whether a snapshot names each entry once
 //!   ([`Resolved::unique`]): such a snapshot of distinct-id entries has unique ids by
 //!   construction, so the replay shares it without checking SNAP-1 again;
 //! * the digest of the run's policy, and the last answers of the run's calls ([`Answers`]):
@@ -44,7 +42,6 @@ use super::format::{
     CallRecord, Defined, Defs, ReducerAnswer, RefItem, Shape, TraceEntry, TraceProposalItem,
     TraceResult, TraceVerification,
 };
-use super::sizes::RunSizes;
 use crate::wire::input::PolicyInput;
 use crate::wire::names::Id;
 use crate::wire::output::{AssemblyOutput, VerificationOutput};
@@ -99,18 +96,16 @@ pub struct Resolved {
     pub compact: bool,
     /// Every entry the call replays (its snapshots' entries and its proposals' new entries) is
     /// a table entry named by reference, and none of them shares its id with another table
-    /// entry: the run's sizes ([`Resolved::sizes`]) measure the call.
+    /// entry: the recorded sizes handed over with them measure the call.
     pub carried: bool,
     /// Per snapshot: its entries have distinct ids by construction (table entries whose ids no
     /// other table entry has, each named once), so they need no SNAP-1
     /// check (reuse on only).
     pub unique: Vec<bool>,
-    /// The run's sizes, once the batch is resolved ([`Tables::attach`]; carried calls only).
-    pub sizes: Option<Arc<RunSizes>>,
     /// The digest of the call's replay inputs, and the run's answers it is looked up in
     /// (records whose inputs are all table references, reuse on).
     pub key: Option<([u8; 32], Arc<Answers>)>,
-    /// The table the references were resolved against (for [`Tables::attach`]).
+    /// The table the references were resolved against.
     table: Option<u64>,
 }
 
@@ -156,7 +151,6 @@ struct RunTable {
     stamp: u32,
     /// The first table entry of each id.
     first: FxHashMap<EntryId, u32>,
-    sizes: Arc<RunSizes>,
     answers: Arc<Answers>,
     /// The last policy a record of the run named, with its digest.
     policy: Option<(PolicyInput, [u8; 32])>,
@@ -171,7 +165,6 @@ impl RunTable {
             marks: Vec::new(),
             stamp: 0,
             first: FxHashMap::default(),
-            sizes: Arc::default(),
             answers: Arc::default(),
             policy: None,
         }
@@ -186,7 +179,6 @@ impl RunTable {
         self.defs.reserve(n);
         self.shares_id.reserve(n);
         self.first.reserve(n);
-        Arc::make_mut(&mut self.sizes).reserve(n);
     }
 
     /// Appends a defined entry.
@@ -202,11 +194,6 @@ impl RunTable {
             MapEntry::Vacant(slot) => {
                 slot.insert(at);
             }
-        }
-        if let Some(s) = def.size {
-            // In place once the previous batch's calls are done (no other holder); a copy
-            // otherwise.
-            Arc::make_mut(&mut self.sizes).insert(&def.entry, s);
         }
         self.shares_id.push(shares);
         self.defs.push(def);
@@ -394,19 +381,6 @@ impl Tables {
         if let Some(t) = self.runs.remove(run) {
             self.ended.push(t);
         }
-    }
-
-    /// Hands the calls of a resolved batch their run's sizes, in line order; call it for every
-    /// call of the batch after resolving all of them, then [`Tables::batch_done`].
-    pub fn attach(&self, run: &str, resolved: &mut Resolved) {
-        let Some(id) = resolved.table.filter(|_| resolved.carried) else {
-            return;
-        };
-        let table = match self.runs.get(run) {
-            Some(t) if t.id == id => Some(t),
-            _ => self.ended.iter().find(|t| t.id == id),
-        };
-        resolved.sizes = table.map(|t| Arc::clone(&t.sizes));
     }
 
     /// `rec` (resolved in this batch against the table [`Resolved::table`] names) as a

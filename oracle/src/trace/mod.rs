@@ -543,12 +543,6 @@ pub fn check<R: BufRead>(
                 break;
             }
         }
-        // The runs' carried sizes, read-only while the batch is checked.
-        for p in parsed.iter_mut().flatten() {
-            if let Parsed::Call(rec, resolved) = p {
-                tables.attach(&rec.run, resolved);
-            }
-        }
         // The tables are only read while the batch is checked (counterexamples), and forget
         // the runs that ended in the batch once it is.
         let cex = opts.counterexamples;

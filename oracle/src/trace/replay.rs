@@ -31,7 +31,7 @@ use hybrid_compaction_model::reducers::{CancelAtCall, ProposalItem, ScriptStep, 
 use hybrid_compaction_model::snapshot::{ScriptedProvider, SharedEntries};
 
 pub use super::answer::Answer;
-use super::compact::Resolved;
+use super::compact::{Resolved, Sized};
 pub use super::entries::PrepareError;
 use super::entries::{entry_at, unreadable};
 use super::format::{CallRecord, ReducerAnswer, TraceEntry, TraceProposalItem};
@@ -160,16 +160,15 @@ pub fn prepare(
     imp: &dyn Implementation,
 ) -> Result<Prepared, PrepareError> {
     let recorded = matches!(rec.policy.estimator, Some(EstimatorInput::Recorded(_)));
-    let carried = match &resolved.sizes {
-        Some(run) if recorded && resolved.carried => Some(Arc::clone(run)),
-        _ => None,
-    };
+    let carried = recorded && resolved.carried;
     let mut sizing = Sizing {
         recorded,
-        carried: carried.is_some(),
+        carried,
         table: RecordedSizes::default(),
     };
-    if recorded && carried.is_none() {
+    // A carried call's distinct lists, each entry beside its recorded size.
+    let mut sized: Vec<Sized> = Vec::new();
+    if recorded && !carried {
         // Most entries of a call are those of its largest snapshot: size the maps once.
         let n = resolved
             .snapshots
@@ -191,10 +190,15 @@ pub fn prepare(
         let refs = resolved.snapshots.get_mut(i).and_then(Option::take);
         let list = match (&s.entries, refs) {
             (_, Some((es, sizes))) => {
-                for (j, (e, size)) in es.iter().zip(sizes).enumerate() {
-                    sizing.size(e, size, &|| format!("$.snapshots[{i}].refs[{j}]"))?;
+                for (j, (e, size)) in es.iter().zip(&sizes).enumerate() {
+                    sizing.size(e, *size, &|| format!("$.snapshots[{i}].refs[{j}]"))?;
                 }
-                listed(&steps, es)
+                let list = listed(&steps, es);
+                let repeated = steps.last().is_some_and(|(_, l)| Arc::ptr_eq(l, &list));
+                if carried && !repeated {
+                    sized.push((Arc::clone(&list), sizes));
+                }
+                list
             }
             (Some(ts), None) => {
                 let mut es = Vec::with_capacity(ts.len());
@@ -218,6 +222,7 @@ pub fn prepare(
         steps.push((s.version, list));
     }
     let mut news = Vec::new();
+    let mut news_sizes = Vec::new();
     let mut reducer = Vec::with_capacity(rec.reducer.len());
     for (i, st) in rec.reducer.iter().enumerate() {
         let path = || format!("$.reducer[{i}].answer");
@@ -250,6 +255,7 @@ pub fn prepare(
                         (TraceProposalItem::NewRef(_), Some(d)) => {
                             sizing.size(&d.entry, d.size, &new_path)?;
                             news.push(d.entry.clone());
+                            news_sizes.push(d.size);
                             ProposalItem::New(d.entry)
                         }
                         (TraceProposalItem::KeepRef(_) | TraceProposalItem::NewRef(_), None) => {
@@ -267,14 +273,13 @@ pub fn prepare(
     let policy = match &rec.policy.estimator {
         Some(EstimatorInput::Recorded(r)) => {
             let unit = r.unit.map(|u| u.0);
-            let estimator: Arc<dyn Estimator> = match carried {
-                Some(run) => Arc::new(CarriedSizes::new(
-                    unit,
-                    run,
-                    steps.iter().map(|(_, l)| Arc::clone(l)).collect(),
-                    news.clone(),
-                )),
-                None => Arc::new(std::mem::take(&mut sizing.table).in_unit(unit)),
+            let estimator: Arc<dyn Estimator> = if carried {
+                if !news.is_empty() {
+                    sized.push((news.iter().cloned().collect(), news_sizes));
+                }
+                Arc::new(CarriedSizes::new(unit, sized))
+            } else {
+                Arc::new(std::mem::take(&mut sizing.table).in_unit(unit))
             };
             let mut p = rec.policy.clone();
             p.estimator = Some(EstimatorInput::Constant(ConstantEstimatorInput { size: 0 }));

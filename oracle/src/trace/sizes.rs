@@ -1,5 +1,5 @@
 //! Recorded sizes (the `recorded` estimator of a redacted trace): the per-call table of one
-//! replay, and the run's table a compact trace carries from one call to the next.
+//! replay, and the sizes a compact call's table entries carry with them.
 //!
 //! A recorded call measures each of its entries with the size recorded beside it. Two entries
 //! of one call with the same id and the same content (equal content keys: the digest of a
@@ -8,15 +8,16 @@
 //! is filled, and answers an entry by handle first, then by id and content.
 //!
 //! In the compact profile (trace format version 2) every entry of a call is a table entry of its
-//! run, built once when it was defined; its size is fixed with it. So the run keeps one
-//! handle -> size table for all its entries ([`RunSizes`], filled as entries are defined), and a
-//! call whose entries all have distinct ids (none of them shares its id with another table
-//! entry: then no two of its entries can be "the same entry" but for one shared value) needs no
-//! table of its own and no consistency check: [`CarriedSizes`] answers from the run's table.
-//! Should an implementation ever measure an entry that is not one of the handles it was given
-//! (a copy), `CarriedSizes` falls back to exactly the per-call table, built on first need.
+//! run, built once when it was defined; its size is fixed with it, and resolving a call's
+//! references hands each entry over with its size. A call whose entries all have distinct ids
+//! (none of them shares its id with another table entry: then no two of its entries can be "the
+//! same entry" but for one shared value) needs no table of its own and no consistency check:
+//! [`CarriedSizes`] answers each entry with the size handed over beside it. Should an
+//! implementation ever measure an entry that is not one of the handles it was given (a copy),
+//! `CarriedSizes` falls back to exactly the per-call table, built on first need.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
@@ -24,6 +25,7 @@ use hybrid_compaction_model::entry::{Entry, EntryId};
 use hybrid_compaction_model::estimator::{Estimator, MeasurementUnit};
 use hybrid_compaction_model::message::Part;
 
+use super::compact::Sized;
 use super::entries::PrepareError;
 
 /// The content key of an entry: the recorded digest for redacted entries (their only text), the
@@ -138,74 +140,94 @@ impl Estimator for RecordedSizes {
     }
 }
 
-/// The recorded size of every table entry of a run that has one, by handle (the entry is kept,
-/// so its address cannot be reused while it is a key). Filled as the run's records define
-/// entries; shared read-only with the calls being checked.
-#[derive(Debug, Clone, Default)]
-pub struct RunSizes {
-    by_handle: FxHashMap<usize, (Entry, i32)>,
-}
-
-impl RunSizes {
-    /// Room for `n` more entries.
-    pub fn reserve(&mut self, n: usize) {
-        self.by_handle.reserve(n);
-    }
-
-    /// Records the size of a newly defined table entry.
-    pub fn insert(&mut self, entry: &Entry, size: i32) {
-        self.by_handle.insert(handle(entry), (entry.clone(), size));
-    }
-
-    /// The size of this very table entry (not of a copy, nor of another entry with its id).
-    pub fn get(&self, entry: &Entry) -> Option<i32> {
-        match self.by_handle.get(&handle(entry)) {
-            Some((e, s)) if e.ptr_eq(entry) => Some(*s),
-            _ => None,
-        }
-    }
-}
-
 /// The `recorded` estimator of a call whose entries are all table entries of its run, with
-/// distinct ids: the run's sizes answer each of them; anything else is answered by the call's
-/// own [`RecordedSizes`], built (from the call's lists, in the order a replay records them) the
-/// first time it is needed, so every answer is the per-call table's.
+/// distinct ids: each entry's size travels beside it, in the call's own lists, so an entry is
+/// answered by finding it there, without hashing. Entries are measured mostly in list order (an
+/// assembler's first pass over a snapshot), so the entry after the last one found is tried
+/// first; one that is not there (a new snapshot's appended entry, a proposal's new one, the
+/// next category of a diagnostics record) is looked for by scanning on from there, around the
+/// lists. Scans are bounded per call ([`CarriedSizes::SCAN_BUDGET`] times the entries, so a
+/// call costs O(n) whatever order it measures in); past that, or for an entry that is not one
+/// of these handles (a copy), the call's own [`RecordedSizes`] answers, built from the same
+/// lists the first time it is needed, so every answer is the per-call table's.
 #[derive(Debug)]
 pub struct CarriedSizes {
     unit: Option<MeasurementUnit>,
-    run: Arc<RunSizes>,
-    /// The call's entry lists (snapshots, then the proposals' new entries), for the fallback.
-    lists: Vec<Arc<[Entry]>>,
-    news: Vec<Entry>,
+    /// The call's distinct lists (its snapshots, then its proposals' new entries), each entry
+    /// with its recorded size (every one has one: the replay refuses a carried call without).
+    lists: Vec<Sized>,
+    /// Where the next entry is tried first: list index (high half) and position (low half).
+    next: AtomicU64,
+    /// Entries that scans may still pass over.
+    budget: AtomicUsize,
     fallback: OnceLock<RecordedSizes>,
 }
 
 impl CarriedSizes {
-    /// The estimator of a call over `lists` and `news`, every entry of which the run's table
-    /// sizes.
-    pub fn new(
-        unit: Option<MeasurementUnit>,
-        run: Arc<RunSizes>,
-        lists: Vec<Arc<[Entry]>>,
-        news: Vec<Entry>,
-    ) -> CarriedSizes {
+    /// Scanned entries per entry of the call, before the per-call table answers instead.
+    const SCAN_BUDGET: usize = 16;
+
+    /// The estimator of a call over `lists` (each entry beside its recorded size).
+    pub fn new(unit: Option<MeasurementUnit>, lists: Vec<Sized>) -> CarriedSizes {
+        let n: usize = lists.iter().map(|(es, _)| es.len()).sum();
         CarriedSizes {
             unit,
-            run,
             lists,
-            news,
+            next: AtomicU64::new(0),
+            budget: AtomicUsize::new(Self::SCAN_BUDGET * (n + 1)),
             fallback: OnceLock::new(),
         }
+    }
+
+    /// The size of this very entry if it is at `(list, at)`; the next place to try is after it.
+    #[inline]
+    fn at(&self, list: usize, at: usize, entry: &Entry) -> Option<i32> {
+        let (es, sizes) = self.lists.get(list)?;
+        if !es.get(at)?.ptr_eq(entry) {
+            return None;
+        }
+        let next = if at + 1 < es.len() {
+            (list, at + 1)
+        } else {
+            (list + 1, 0)
+        };
+        self.next
+            .store(((next.0 as u64) << 32) | next.1 as u64, Ordering::Relaxed);
+        Some(sizes.get(at).copied().flatten().unwrap_or(0))
+    }
+
+    /// The size of this very entry, found by scanning on from `(list, at)` around the lists
+    /// (`None` if it is in none, or the budget is spent).
+    fn scanned(&self, entry: &Entry, list: usize, at: usize) -> Option<i32> {
+        let n = self.lists.len();
+        let (list, at) = if list < n { (list, at) } else { (0, 0) };
+        // The lists from `(list, at)` on, then around to `list` again from its start.
+        for step in 0..=n {
+            let k = (list + step) % n;
+            let from = if step == 0 { at } else { 0 };
+            let rest = self.lists[k].0.get(from..).unwrap_or_default();
+            let found = rest.iter().position(|e| e.ptr_eq(entry));
+            let passed = found.map_or(rest.len(), |i| i + 1);
+            let left = self.budget.load(Ordering::Relaxed);
+            if passed > left {
+                self.budget.store(0, Ordering::Relaxed);
+                return None;
+            }
+            self.budget.store(left - passed, Ordering::Relaxed);
+            if let Some(i) = found {
+                return self.at(k, from + i, entry);
+            }
+        }
+        None
     }
 
     fn fallback(&self) -> &RecordedSizes {
         self.fallback.get_or_init(|| {
             let mut t = RecordedSizes::with_capacity(self.unit, 0);
-            let all = self.lists.iter().flat_map(|l| l.iter());
-            for e in all.chain(&self.news) {
-                if let Some(s) = self.run.get(e) {
+            for (es, sizes) in &self.lists {
+                for (e, s) in es.iter().zip(sizes) {
                     // Distinct ids and one size per table entry: never inconsistent.
-                    let _ = t.insert(e, s);
+                    let _ = t.insert(e, s.unwrap_or(0));
                 }
             }
             t
@@ -219,9 +241,18 @@ impl Estimator for CarriedSizes {
     }
 
     fn estimate(&self, entry: &Entry) -> i32 {
-        match self.run.get(entry) {
-            Some(s) => s,
-            None => self.fallback().estimate(entry),
+        let next = self.next.load(Ordering::Relaxed);
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "the two halves of `next`, each written from a u32-sized index"
+        )]
+        let (list, at) = ((next >> 32) as usize, next as u32 as usize);
+        if let Some(s) = self.at(list, at, entry) {
+            return s;
         }
+        if let Some(s) = self.scanned(entry, list, at) {
+            return s;
+        }
+        self.fallback().estimate(entry)
     }
 }
