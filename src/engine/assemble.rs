@@ -20,7 +20,9 @@
 //!   NaN flags and check 4 is `cur`'s own analysis (`judge_self`).
 //! * Candidates built from `cur` (the evicted list, fallback candidates) are position lists, so
 //!   their sizes are sums of cached sizes and their verification needs no id lookup; when they
-//!   keep every `ToolExchange` entry, the tool analysis of `cur` is reused.
+//!   keep every `ToolExchange` entry, the tool analysis of `cur` is reused. When nothing was
+//!   evicted, the evicted list is `cur` itself: the reducer's request lends `cur`'s entries
+//!   (no copy of the handles, no reference count touched per entry).
 //! * A reducer proposal is mapped onto `cur` positions once (one hash lookup per entry); entries
 //!   that are the same allocation as the `cur` entry reuse its cached size.
 //! * `req(evicted)` equals `req(cur)`: eviction removes only durable recovered bodies, which are
@@ -331,9 +333,14 @@ impl Snap {
 }
 
 /// A candidate built from `cur` (the evicted list, a fallback candidate): entries, their `cur`
-/// positions, and its size.
+/// positions, and its size. The evicted list of a `cur` nothing was evicted from is `cur`
+/// itself ([`Candidate::whole`]): its entries are read from `cur`, not copied (a candidate
+/// never outlives the `cur` it was built from: a restart drops it).
 struct Candidate {
+    /// The entries (empty when `whole`).
     entries: Vec<Entry>,
+    /// The candidate is all of `cur`.
+    whole: bool,
     pos: Vec<u32>,
     size: i32,
 }
@@ -342,8 +349,38 @@ impl Candidate {
     fn from_positions(cur: &[Entry], pos: Vec<u32>, size: i32) -> Candidate {
         Candidate {
             entries: pos.iter().map(|&p| cur[p as usize].clone()).collect(),
+            whole: false,
             pos,
             size,
+        }
+    }
+
+    /// All of `cur` (`pos` is every position), its entries not copied.
+    fn whole(pos: Vec<u32>, size: i32) -> Candidate {
+        Candidate {
+            entries: Vec::new(),
+            whole: true,
+            pos,
+            size,
+        }
+    }
+
+    /// The entries, given the `cur` the candidate was built from.
+    fn entries<'a>(&'a self, cur: &'a [Entry]) -> &'a [Entry] {
+        debug_assert!(!self.whole || cur.len() == self.pos.len());
+        if self.whole {
+            cur
+        } else {
+            &self.entries
+        }
+    }
+
+    /// The entries, owned (a copy of `cur`'s handles when `whole`).
+    fn into_entries(self, cur: &[Entry]) -> Vec<Entry> {
+        if self.whole {
+            cur.to_vec()
+        } else {
+            self.entries
         }
     }
 }
@@ -366,16 +403,18 @@ enum Work {
 }
 
 impl Work {
-    fn entries(&self) -> &[Entry] {
+    /// The entries, given `cur`.
+    fn entries<'a>(&'a self, cur: &'a [Entry]) -> &'a [Entry] {
         match self {
-            Work::Evicted(c) => &c.entries,
+            Work::Evicted(c) => c.entries(cur),
             Work::Proposal(p) => &p.entries,
         }
     }
 
-    fn into_entries(self) -> Vec<Entry> {
+    /// The entries, owned, given `cur`.
+    fn into_entries(self, cur: &[Entry]) -> Vec<Entry> {
         match self {
-            Work::Evicted(c) => c.entries,
+            Work::Evicted(c) => c.into_entries(cur),
             Work::Proposal(p) => p.entries,
         }
     }
@@ -487,7 +526,11 @@ impl Run<'_> {
         );
         let evicted_any = kept.len() != self.snap.entries.len();
         let es = self.positions_size(&kept)?;
-        let ev = Candidate::from_positions(&self.snap.entries, kept, es);
+        let ev = if evicted_any {
+            Candidate::from_positions(&self.snap.entries, kept, es)
+        } else {
+            Candidate::whole(kept, es)
+        };
         if evicted_any {
             self.stages.push(Stage::RecoverableBodyEviction);
         }
@@ -559,7 +602,7 @@ impl Run<'_> {
             }
         };
         let request = ReductionRequest {
-            entries: work.entries(),
+            entries: work.entries(&self.snap.entries),
             required_entry_ids: required,
             policy: self.policy,
             attempt_number: self.attempts,
@@ -584,12 +627,13 @@ impl Run<'_> {
             return Ok(None);
         }
         let exit = self.finalize(false, |run| {
-            let outcome = if work.entries().len() == run.snap.entries.len() {
+            let entries = work.into_entries(&run.snap.entries);
+            let outcome = if entries.len() == run.snap.entries.len() {
                 Outcome::WithinLimit
             } else {
                 Outcome::Reduced
             };
-            run.success(outcome, work.into_entries(), ws, pv)
+            run.success(outcome, entries, ws, pv)
         })?;
         Ok(Some(exit))
     }
@@ -811,7 +855,7 @@ impl Run<'_> {
             .filter(|&&p| orig.kinds[p as usize] == EntryKind::ToolExchange)
             .count();
         let reuse = n_tools == orig.analysis.tool_positions.len();
-        judge(&orig, &c.entries, &c.pos, reuse, self.inv)
+        judge(&orig, c.entries(orig.entries), &c.pos, reuse, self.inv)
     }
 
     /// `Verify(cur, cur)`.
