@@ -22,7 +22,7 @@ use crate::assembly::{ContractViolation, Reducer, ReducerError, ReductionRequest
 #[cfg(feature = "testing")]
 use crate::cancel::CancellationToken;
 #[cfg(feature = "testing")]
-use crate::entry::Entry;
+use crate::entry::{Entry, EntryId};
 use crate::message::{Message, ROLE_SYSTEM};
 
 #[cfg(feature = "testing")]
@@ -105,7 +105,7 @@ impl Reducer for ScriptedReducer {
                 for item in items {
                     match item {
                         ProposalItem::New(entry) => out.push(entry.clone()),
-                        ProposalItem::KeepIdOf(e) => match find.get(e.id().as_str()) {
+                        ProposalItem::KeepIdOf(e) => match find.get_id(e.id()) {
                             Some(entry) => out.push(entry.clone()),
                             None => {
                                 return Err(ReducerError::Failed(format!(
@@ -163,6 +163,15 @@ impl<'r> KeptLookup<'r> {
         match self {
             KeptLookup::Scan(request) => request.iter().find(|e| e.id().as_str() == id),
             KeptLookup::Index(by_id) => by_id.get(id).copied(),
+        }
+    }
+
+    /// [`KeptLookup::get`] for the id of an entry: a scan compares ids as ids (another handle
+    /// of the same id is equal without reading its text, [`EntryId`]'s equality).
+    fn get_id(&self, id: &EntryId) -> Option<&'r Entry> {
+        match self {
+            KeptLookup::Scan(request) => request.iter().find(|e| e.id() == id),
+            KeptLookup::Index(by_id) => by_id.get(id.as_str()).copied(),
         }
     }
 }

@@ -1059,3 +1059,36 @@ fn ent_2_ids_equal_by_text_whatever_their_handles() {
     assert_eq!(by_id.get("m-\u{e9}"), Some(&1));
     assert_eq!(by_id.get(&other), None);
 }
+
+/// Two ids are equal exactly when their texts are, whichever byte differs: ids of 1 to 20
+/// characters (around the eight bytes equality reads before comparing the rest), differing in
+/// one character at every position (by an ASCII or a two-byte character) or in length.
+#[test]
+fn ent_2_ids_equal_exactly_when_their_texts_are() {
+    let mut texts: Vec<String> = Vec::new();
+    for len in 1..=20 {
+        let base: Vec<char> = "0123456789abcdefghij".chars().take(len).collect();
+        texts.push(base.iter().collect());
+        for at in 0..len {
+            for c in ['x', '\u{e9}'] {
+                let mut t = base.clone();
+                t[at] = c;
+                texts.push(t.iter().collect());
+            }
+        }
+    }
+    // Each text twice, as two handles of their own.
+    let ids: Vec<(EntryId, &String)> = texts
+        .iter()
+        .chain(&texts)
+        .map(|t| (EntryId::new(t).unwrap(), t))
+        .collect();
+    let mut equal = 0;
+    for (a, ta) in &ids {
+        for (b, tb) in &ids {
+            assert_eq!(a == b, ta == tb, "{ta:?} vs {tb:?}");
+            equal += usize::from(ta == tb);
+        }
+    }
+    assert!(equal >= 2 * ids.len(), "each text's two handles are equal");
+}
