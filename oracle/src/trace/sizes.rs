@@ -146,9 +146,9 @@ impl Estimator for RecordedSizes {
 /// assembler's first pass over a snapshot), so the entry after the last one found is tried
 /// first; one that is not there (a new snapshot's appended entry, a proposal's new one, the
 /// next category of a diagnostics record) is looked for by scanning on from there, around the
-/// lists. Scans are bounded per call ([`CarriedSizes::SCAN_BUDGET`] times the entries, so a
-/// call costs O(n) whatever order it measures in); past that, or for an entry that is not one
-/// of these handles (a copy), the call's own [`RecordedSizes`] answers, built from the same
+/// lists. Scans are bounded per call (they pass over at most 16 entries per entry of the call,
+/// so a call costs O(n) whatever order it measures in); past that, or for an entry that is not
+/// one of these handles (a copy), the call's own [`RecordedSizes`] answers, built from the same
 /// lists the first time it is needed, so every answer is the per-call table's.
 #[derive(Debug)]
 pub struct CarriedSizes {
