@@ -189,7 +189,10 @@ impl CarriedSizes {
         let next = if at + 1 < es.len() {
             (list, at + 1)
         } else {
-            (list + 1, 0)
+            // The start of the next list that has entries.
+            let later = self.lists.get(list + 1..).unwrap_or_default();
+            let skip = later.iter().take_while(|(es, _)| es.is_empty()).count();
+            (list + 1 + skip, 0)
         };
         self.next
             .store(((next.0 as u64) << 32) | next.1 as u64, Ordering::Relaxed);
@@ -254,5 +257,115 @@ impl Estimator for CarriedSizes {
             return s;
         }
         self.fallback().estimate(entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hybrid_compaction_model::entry::EntryKind;
+    use hybrid_compaction_model::message::Message;
+    use proptest::prelude::*;
+
+    fn entry(i: usize) -> Entry {
+        Entry::new(
+            format!("e\u{e9}{i}"),
+            EntryKind::ConversationalMessage,
+            Message::text("user", format!("{i:064x}")),
+        )
+        .unwrap()
+    }
+
+    /// Lists of `lens` entries (distinct ids), entry `i` of size `i * 7 + 1`; the second list
+    /// (when there is one) repeats the first list's entries before its own.
+    fn lists(lens: &[usize]) -> (Vec<Sized>, Vec<(Entry, i32)>) {
+        let mut all = Vec::new();
+        let mut out: Vec<Sized> = Vec::new();
+        for (k, &n) in lens.iter().enumerate() {
+            let mut es: Vec<Entry> = match (k, out.first()) {
+                (1, Some((first, _))) => first.iter().cloned().collect(),
+                _ => Vec::new(),
+            };
+            for _ in 0..n {
+                let i = all.len();
+                let e = entry(i);
+                all.push((e.clone(), i32::try_from(i).unwrap() * 7 + 1));
+                es.push(e);
+            }
+            let sizes = es
+                .iter()
+                .map(|e| all.iter().find(|(a, _)| a.ptr_eq(e)).map(|(_, s)| *s))
+                .collect();
+            out.push((es.into(), sizes));
+        }
+        (out, all)
+    }
+
+    proptest! {
+        /// Whatever order a call measures its entries in (each any number of times, copies of
+        /// them included), every answer is the size handed over beside the entry: found at
+        /// the next place, by a scan, or (past the scan budget, or for a copy) by the per-call
+        /// table.
+        #[test]
+        fn every_order_answers_the_size_beside_the_entry(
+            lens in proptest::collection::vec(0usize..40, 1..4),
+            order in proptest::collection::vec((any::<prop::sample::Index>(), any::<bool>()), 0..400),
+        ) {
+            let (ls, all) = lists(&lens);
+            prop_assume!(!all.is_empty());
+            let sizes = CarriedSizes::new(None, ls);
+            for (at, copy) in order {
+                let (e, s) = &all[at.index(all.len())];
+                let asked = if copy {
+                    // Another allocation of the same id and content.
+                    Entry::new(e.id().as_str(), e.kind(), e.message().clone()).unwrap()
+                } else {
+                    e.clone()
+                };
+                prop_assert_eq!(sizes.estimate(&asked), *s);
+            }
+        }
+    }
+
+    /// Lists measured in order (an assembler's first pass over each snapshot) are answered
+    /// where the last answer left off: nothing scanned, no per-call table built.
+    #[test]
+    fn lists_measured_in_order_are_answered_without_scanning() {
+        let (ls, _) = lists(&[5, 3, 0, 4]);
+        let walk: Vec<(Entry, Option<i32>)> = ls
+            .iter()
+            .flat_map(|(es, sz)| es.iter().cloned().zip(sz.iter().copied()))
+            .collect();
+        let sizes = CarriedSizes::new(None, ls);
+        let budget = sizes.budget.load(Ordering::Relaxed);
+        for (e, s) in &walk {
+            assert_eq!(Some(sizes.estimate(e)), *s);
+        }
+        assert_eq!(
+            sizes.budget.load(Ordering::Relaxed),
+            budget,
+            "nothing scanned"
+        );
+        assert!(sizes.fallback.get().is_none(), "no per-call table");
+    }
+
+    /// A long list measured backwards spends the scan budget, then the per-call table answers:
+    /// still the size beside each entry.
+    #[test]
+    fn a_list_measured_backwards_is_answered_past_the_scan_budget() {
+        let (ls, all) = lists(&[300]);
+        let sizes = CarriedSizes::new(None, ls);
+        for (e, s) in all.iter().rev() {
+            assert_eq!(sizes.estimate(e), *s);
+        }
+        assert_eq!(
+            sizes.budget.load(Ordering::Relaxed),
+            0,
+            "the budget was spent"
+        );
+        assert!(
+            sizes.fallback.get().is_some(),
+            "the per-call table answered"
+        );
     }
 }
