@@ -203,6 +203,9 @@ impl CarriedSizes {
     /// (`None` if it is in none, or the budget is spent).
     fn scanned(&self, entry: &Entry, list: usize, at: usize) -> Option<i32> {
         let n = self.lists.len();
+        if n == 0 {
+            return None;
+        }
         let (list, at) = if list < n { (list, at) } else { (0, 0) };
         // The lists from `(list, at)` on, then around to `list` again from its start.
         for step in 0..=n {
@@ -347,6 +350,16 @@ mod tests {
             "nothing scanned"
         );
         assert!(sizes.fallback.get().is_none(), "no per-call table");
+    }
+
+    /// A call with no lists (no snapshot captured) answers any entry as the per-call table
+    /// does an entry it does not hold: 0.
+    #[test]
+    fn no_lists_answer_zero() {
+        let sizes = CarriedSizes::new(None, Vec::new());
+        assert_eq!(sizes.estimate(&entry(0)), 0);
+        let (ls, _) = lists(&[0, 0]);
+        assert_eq!(CarriedSizes::new(None, ls).estimate(&entry(1)), 0);
     }
 
     /// A long list measured backwards spends the scan budget, then the per-call table answers:
