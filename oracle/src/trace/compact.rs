@@ -219,7 +219,8 @@ impl RunTable {
 #[derive(Debug)]
 pub struct Tables {
     runs: FxHashMap<String, RunTable>,
-    /// Tables of runs that ended in the batch being resolved (its calls still attach them).
+    /// Tables of runs that ended in the batch being resolved: its calls' counterexamples are
+    /// still expanded from them ([`Tables::expand`]) until [`Tables::batch_done`].
     ended: Vec<RunTable>,
     tables: u64,
     reuse: bool,
@@ -376,7 +377,8 @@ impl Tables {
         }
     }
 
-    /// Drops the table of a run that ended (once the calls of the batch are attached).
+    /// Ends a run's table: kept until the batch is checked (its calls' counterexamples are
+    /// expanded from it), then dropped by [`Tables::batch_done`].
     pub fn end(&mut self, run: &str) {
         if let Some(t) = self.runs.remove(run) {
             self.ended.push(t);
