@@ -337,10 +337,8 @@ impl Snap {
 /// itself ([`Candidate::whole`]): its entries are read from `cur`, not copied (a candidate
 /// never outlives the `cur` it was built from: a restart drops it).
 struct Candidate {
-    /// The entries (empty when `whole`).
-    entries: Vec<Entry>,
-    /// The candidate is all of `cur`.
-    whole: bool,
+    /// The entries; `None` for all of `cur` ([`Candidate::whole`]).
+    entries: Option<Vec<Entry>>,
     pos: Vec<u32>,
     size: i32,
 }
@@ -348,8 +346,7 @@ struct Candidate {
 impl Candidate {
     fn from_positions(cur: &[Entry], pos: Vec<u32>, size: i32) -> Candidate {
         Candidate {
-            entries: pos.iter().map(|&p| cur[p as usize].clone()).collect(),
-            whole: false,
+            entries: Some(pos.iter().map(|&p| cur[p as usize].clone()).collect()),
             pos,
             size,
         }
@@ -358,8 +355,7 @@ impl Candidate {
     /// All of `cur` (`pos` is every position), its entries not copied.
     fn whole(pos: Vec<u32>, size: i32) -> Candidate {
         Candidate {
-            entries: Vec::new(),
-            whole: true,
+            entries: None,
             pos,
             size,
         }
@@ -367,21 +363,13 @@ impl Candidate {
 
     /// The entries, given the `cur` the candidate was built from.
     fn entries<'a>(&'a self, cur: &'a [Entry]) -> &'a [Entry] {
-        debug_assert!(!self.whole || cur.len() == self.pos.len());
-        if self.whole {
-            cur
-        } else {
-            &self.entries
-        }
+        debug_assert!(self.entries.is_some() || cur.len() == self.pos.len());
+        self.entries.as_deref().unwrap_or(cur)
     }
 
-    /// The entries, owned (a copy of `cur`'s handles when `whole`).
+    /// The entries, owned (a copy of `cur`'s handles for all of `cur`).
     fn into_entries(self, cur: &[Entry]) -> Vec<Entry> {
-        if self.whole {
-            cur.to_vec()
-        } else {
-            self.entries
-        }
+        self.entries.unwrap_or_else(|| cur.to_vec())
     }
 }
 
@@ -537,8 +525,10 @@ impl Run<'_> {
         if evicted_any && es < self.policy.trigger_threshold() {
             let v = self.verify_candidate(&ev);
             if v.is_accepted() {
-                let exit =
-                    self.finalize(true, |run| run.success(Outcome::Reduced, ev.entries, es, v))?;
+                let exit = self.finalize(true, |run| {
+                    let entries = ev.into_entries(&run.snap.entries);
+                    run.success(Outcome::Reduced, entries, es, v)
+                })?;
                 return Ok(ControlFlow::Break(exit));
             }
         }
@@ -703,7 +693,8 @@ impl Run<'_> {
             return Ok(ControlFlow::Continue(cs));
         }
         let exit = self.finalize(true, |run| {
-            run.success(Outcome::PreservationFallback, c.entries, cs, v)
+            let entries = c.into_entries(&run.snap.entries);
+            run.success(Outcome::PreservationFallback, entries, cs, v)
         })?;
         Ok(ControlFlow::Break(exit))
     }
