@@ -355,10 +355,12 @@ fn tool_check(analysis: &Analysis, list: &[Entry], f: &mut Findings) {
 }
 
 /// The forward pointer scan of [`map_proposal`]: where the last match was, and how many pointer
-/// comparisons are left (a budget of about `2n` keeps the scan O(n) over a whole proposal).
+/// comparisons are left (a budget of about `2n` keeps the scan O(n) over a whole proposal); and
+/// how many id comparisons are left for entries the pointer scan misses.
 struct PointerScan {
     cursor: usize,
     budget: usize,
+    ids: usize,
 }
 
 impl PointerScan {
@@ -376,6 +378,18 @@ impl PointerScan {
         }
         None
     }
+
+    /// The position of `e`'s id in `original` (ids unique) by a scan of every id, while the
+    /// id budget lasts; `Err` once it would be overdrawn (the caller's index answers instead).
+    #[inline]
+    fn find_id(&mut self, original: &[Entry], e: &Entry) -> Result<Option<u32>, ()> {
+        if self.ids < original.len() {
+            return Err(());
+        }
+        self.ids -= original.len();
+        let id = e.id();
+        Ok(original.iter().position(|o| o.id() == id).map(|p| p as u32))
+    }
 }
 
 /// Maps a proposal onto original positions, failing on the first repeated id (SPEC VER-1:
@@ -384,9 +398,11 @@ impl PointerScan {
 /// Reducers mostly return an order-preserving subsequence of the original, sharing its
 /// allocations, so each proposed entry is first looked for by *pointer* from a cursor moving
 /// forward through the original (no id hashing, no dereference); a bounded budget of `2n`
-/// pointer comparisons keeps this O(n) overall, after which (and for new, mutated or reordered
-/// entries) the id index is used, built on first need. `seen` is a scratch buffer (all `NONE` on
-/// entry and on exit).
+/// pointer comparisons keeps this O(n) overall. An entry the pointer scan misses (new, mutated
+/// or reordered) is looked for by id: by a scan of the original's ids while a second budget of
+/// `2n` id comparisons lasts (a proposal that adds a summary or two builds no index: a summary
+/// costs one scan, not `n` hash insertions), then in the id index, built on first need. `seen`
+/// is a scratch buffer (all `NONE` on entry and on exit).
 pub(crate) fn map_proposal(
     original: &[Entry],
     index: &mut Option<FxHashMap<EntryId, u32>>,
@@ -404,9 +420,15 @@ pub(crate) fn map_proposal(
     let mut scan = PointerScan {
         cursor: 0,
         budget: 2 * n + 16,
+        ids: 2 * n,
     };
     for e in proposed {
         let found = scan.find(original, e).or_else(|| {
+            if index.is_none() {
+                if let Ok(found) = scan.find_id(original, e) {
+                    return found;
+                }
+            }
             index
                 .get_or_insert_with(|| index_of(original))
                 .get(e.id().as_str())
