@@ -50,11 +50,10 @@ use hybrid_compaction_model::snapshot::{Snapshot, SnapshotProvider};
 use std::ops::ControlFlow;
 
 use super::estimate::SizeCache;
-use hybrid_compaction_model::artifact::Digest;
 
 use super::exchange::{analyze_kinds_into, kinds_of, Analysis, AnalysisBuilder, BuilderBuffers};
-use super::hash::{FxHashMap, FxHashSet};
-use super::preserve::{durable_set_into, is_durable, required_ids_of, required_into, Required};
+use super::hash::FxHashMap;
+use super::preserve::{required_ids_of, required_into, Durability, Required};
 use super::verify::{
     clear_inverse, fill_inverse, judge, judge_self, map_proposal, same_tool_sequence, Findings,
     Original,
@@ -63,35 +62,37 @@ use super::NONE;
 
 /// Eviction (SPEC ASM-8): drop every recoverable segment whose digest is durable.
 pub fn evict(entries: &[Entry]) -> Vec<Entry> {
-    evicted_positions(entries, &kinds_of(entries), None, &mut FxHashSet::default())
-        .into_iter()
-        .map(|p| entries[p as usize].clone())
-        .collect()
+    evicted_positions(
+        entries,
+        &kinds_of(entries),
+        None,
+        &mut Durability::default(),
+    )
+    .into_iter()
+    .map(|p| entries[p as usize].clone())
+    .collect()
 }
 
-/// Positions kept by eviction (SPEC ASM-8), in order, given the kinds of `entries`; `durable`
-/// is a scratch set.
+/// Positions kept by eviction (SPEC ASM-8), in order, given the kinds of `entries`;
+/// `durability` is scratch.
 fn evicted_positions(
     entries: &[Entry],
     kinds: &[EntryKind],
     refs: Option<&[bool]>,
-    durable: &mut FxHashSet<Digest>,
+    durability: &mut Durability,
 ) -> Vec<u32> {
-    let has_segments = kinds.contains(&EntryKind::RecoverableContextSegment);
-    if !has_segments {
-        return (0..entries.len() as u32).collect();
-    }
-    durable_set_into(entries, kinds, refs, durable);
+    durability.judge(entries, kinds, refs);
+    let mut gone = durability
+        .bodies()
+        .filter(|&(_, durable)| durable)
+        .map(|(i, _)| i)
+        .peekable();
     let mut kept = Vec::with_capacity(entries.len());
-    kept.extend(
-        entries
-            .iter()
-            .enumerate()
-            .filter(|(i, e)| {
-                !(kinds[*i] == EntryKind::RecoverableContextSegment && is_durable(e, durable))
-            })
-            .map(|(i, _)| i as u32),
-    );
+    for i in 0..entries.len() as u32 {
+        if gone.next_if_eq(&i).is_none() {
+            kept.push(i);
+        }
+    }
     kept
 }
 
@@ -128,7 +129,7 @@ struct Buffers {
     analysis: Analysis,
     builder: BuilderBuffers,
     required: Required,
-    durable: FxHashSet<Digest>,
+    durable: Durability,
 }
 
 impl Assembler {

@@ -1,9 +1,10 @@
 //! Required-preservation selection (SPEC PRE-1 .. PRE-4) in a constant number of linear passes.
 //!
 //! Given the positional tool analysis (`Analysis`) of a list, `required_into` marks a flag
-//! per position: required kinds and reference-less recovered bodies (one pass, the durable set
-//! hashed only when the list has recovered bodies at all, and with the assembler's per-position
-//! digest flags only from entries that carry digests), groups and incomplete entries (one pass
+//! per position: required kinds and reference-less recovered bodies (one pass; the durable set
+//! consulted only when the list has recovered bodies at all, compared digest by digest when
+//! they are few, and with the assembler's per-position digest flags only from entries that
+//! carry digests: [`Durability`]), groups and incomplete entries (one pass
 //! over the groups), and the last `retention` recency units (a backward walk over the tail only,
 //! after marking group membership). No id is ever searched for: everything is by position.
 
@@ -38,10 +39,8 @@ pub(crate) struct Required {
 /// Working buffers of [`required_into`].
 #[derive(Debug, Clone, Default)]
 struct Scratch {
-    /// Positions of the recovered bodies.
-    segments: Vec<u32>,
-    /// The durable set (SPEC PRE-2).
-    durable: FxHashSet<Digest>,
+    /// The recovered bodies and their durability (SPEC PRE-2).
+    durability: Durability,
     /// [`Membership::group_of`].
     group_of: Vec<u32>,
     /// [`Membership::first`].
@@ -68,31 +67,92 @@ fn has_refs(entries: &[Entry], refs: Option<&[bool]>, i: usize) -> bool {
     }
 }
 
-/// The durable set (SPEC PRE-2): digests of `ArtifactReference` and `ToolExchange` entries,
-/// given the kinds (only reference and tool entries are dereferenced, and with per-position
-/// digest flags `refs` only those that carry digests), into `set` (emptied first, its buffer
-/// reused).
-pub(crate) fn durable_set_into(
-    entries: &[Entry],
-    kinds: &[EntryKind],
-    refs: Option<&[bool]>,
-    set: &mut FxHashSet<Digest>,
-) {
-    set.clear();
-    for (i, (e, k)) in entries.iter().zip(kinds).enumerate() {
-        if matches!(k, EntryKind::ArtifactReference | EntryKind::ToolExchange)
-            && refs.is_none_or(|r| r[i])
-        {
-            set.extend(e.artifact_reference_digests().iter().copied());
-        }
-    }
+/// Recovered bodies up to this many are judged by comparing each durable-set source's digests
+/// with theirs (a list rarely holds more than a few bodies); more go through a hash set of the
+/// durable digests.
+const FEW_BODIES: usize = 8;
+
+/// Which recovered bodies of a list are durable (SPEC PRE-2, ASM-8), with its buffers (kept by
+/// the assembler across lists: judging allocates nothing once they have grown).
+///
+/// The durable set is the digests of the `ArtifactReference` and `ToolExchange` entries (only
+/// those are dereferenced, and with per-position digest flags `refs` only those that carry
+/// digests); a body is durable when its single digest is in it. With at most [`FEW_BODIES`]
+/// bodies the set is never built: each source's digests are compared with the bodies' own, and
+/// the pass stops once every body is found durable.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Durability {
+    /// Positions of the recovered bodies, ascending.
+    bodies: Vec<u32>,
+    /// Per body: durable.
+    durable: Vec<bool>,
+    /// The durable set, when there are many bodies.
+    set: FxHashSet<Digest>,
 }
 
-/// Whether a recovered body's (single) digest is durable (SPEC PRE-1.2, ASM-8).
-pub(crate) fn is_durable(entry: &Entry, durable: &FxHashSet<Digest>) -> bool {
-    entry
-        .artifact_reference_digest()
-        .is_some_and(|d| durable.contains(&d))
+impl Durability {
+    /// Judges the recovered bodies of `entries` (given their kinds): afterwards
+    /// [`Durability::bodies`] lists them.
+    pub(crate) fn judge(&mut self, entries: &[Entry], kinds: &[EntryKind], refs: Option<&[bool]>) {
+        self.bodies.clear();
+        self.durable.clear();
+        self.bodies.extend(
+            kinds
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| **k == EntryKind::RecoverableContextSegment)
+                .map(|(i, _)| i as u32),
+        );
+        if self.bodies.is_empty() {
+            return;
+        }
+        let sources = entries.iter().zip(kinds).enumerate().filter(|(i, (_, k))| {
+            matches!(k, EntryKind::ArtifactReference | EntryKind::ToolExchange)
+                && refs.is_none_or(|r| r[*i])
+        });
+        if self.bodies.len() > FEW_BODIES {
+            self.set.clear();
+            for (_, (e, _)) in sources {
+                self.set
+                    .extend(e.artifact_reference_digests().iter().copied());
+            }
+            let set = &self.set;
+            self.durable.extend(self.bodies.iter().map(|&i| {
+                entries[i as usize]
+                    .artifact_reference_digest()
+                    .is_some_and(|d| set.contains(&d))
+            }));
+            return;
+        }
+        let mut wanted = [None; FEW_BODIES];
+        for (w, &i) in wanted.iter_mut().zip(&self.bodies) {
+            *w = entries[i as usize].artifact_reference_digest();
+        }
+        let wanted = &wanted[..self.bodies.len()];
+        self.durable.resize(wanted.len(), false);
+        let mut left = wanted.iter().filter(|w| w.is_some()).count();
+        for (_, (e, _)) in sources {
+            if left == 0 {
+                break;
+            }
+            for d in e.artifact_reference_digests() {
+                for (found, w) in self.durable.iter_mut().zip(wanted) {
+                    if !*found && *w == Some(*d) {
+                        *found = true;
+                        left -= 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The recovered bodies last judged: position and whether durable, by position.
+    pub(crate) fn bodies(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
+        self.bodies
+            .iter()
+            .copied()
+            .zip(self.durable.iter().copied())
+    }
 }
 
 /// Duplicate ids are an argument error naming the first repeated occurrence (SPEC PRE-1, VER-1).
@@ -167,25 +227,21 @@ fn mark_kinds_and_bodies(
     flags: &mut [bool],
     scratch: &mut Scratch,
 ) {
-    let segments = &mut scratch.segments;
-    segments.clear();
     for (i, kind) in kinds.iter().enumerate() {
-        match kind {
+        if matches!(
+            kind,
             EntryKind::SystemInstruction
-            | EntryKind::AuthoritativeSessionState
-            | EntryKind::ApprovalSecurityState
-            | EntryKind::ArtifactReference => flags[i] = true,
-            EntryKind::RecoverableContextSegment => segments.push(i as u32),
-            _ => {}
+                | EntryKind::AuthoritativeSessionState
+                | EntryKind::ApprovalSecurityState
+                | EntryKind::ArtifactReference
+        ) {
+            flags[i] = true;
         }
     }
-    if !segments.is_empty() {
-        let durable = &mut scratch.durable;
-        durable_set_into(entries, kinds, refs, durable);
-        for &i in segments.iter() {
-            if !is_durable(&entries[i as usize], durable) {
-                flags[i as usize] = true;
-            }
+    scratch.durability.judge(entries, kinds, refs);
+    for (i, durable) in scratch.durability.bodies() {
+        if !durable {
+            flags[i as usize] = true;
         }
     }
 }
@@ -358,4 +414,87 @@ pub fn select_required(
         preservation_label: policy.preservation_label().to_owned(),
         preservation_version: policy.preservation_version(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hybrid_compaction_model::artifact::ArtifactReference;
+    use hybrid_compaction_model::entry::RecoverableSegment;
+    use hybrid_compaction_model::message::Message;
+
+    /// A body per digest number in `bodies` (`None`: a body whose digest nothing names) and a
+    /// reference per digest number in `refs`, interleaved.
+    fn list(bodies: &[Option<u8>], refs: &[u8]) -> Vec<Entry> {
+        let reference = |d: u8| ArtifactReference::new(Digest::of(&format!("d{d}")));
+        let mut out = Vec::new();
+        for i in 0..bodies.len().max(refs.len()) {
+            if let Some(&b) = bodies.get(i) {
+                let segment = RecoverableSegment {
+                    reference: reference(b.unwrap_or(200)),
+                    body: format!("body {i}"),
+                };
+                out.push(Entry::recoverable(format!("b{i}"), segment).expect("body"));
+            }
+            if let Some(&r) = refs.get(i) {
+                let text = Message::text("user", reference(r).text());
+                out.push(
+                    Entry::new(format!("r{i}"), EntryKind::ArtifactReference, text).expect("ref"),
+                );
+            }
+        }
+        out
+    }
+
+    /// The definition (SPEC PRE-2): a body is durable when its digest is among the digests of
+    /// the list's references and tool exchanges.
+    fn durable_by_definition(entries: &[Entry]) -> Vec<(u32, bool)> {
+        let set: FxHashSet<Digest> = entries
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.kind(),
+                    EntryKind::ArtifactReference | EntryKind::ToolExchange
+                )
+            })
+            .flat_map(|e| e.artifact_reference_digests().iter().copied())
+            .collect();
+        (0u32..)
+            .zip(entries)
+            .filter(|(_, e)| e.kind() == EntryKind::RecoverableContextSegment)
+            .map(|(i, e)| {
+                (
+                    i,
+                    set.contains(&e.artifact_reference_digest().expect("one digest")),
+                )
+            })
+            .collect()
+    }
+
+    /// Both ways of judging (a few bodies, digest by digest; more, through the set) agree with
+    /// the definition, at every count of bodies around the switch, with every body named,
+    /// none, and every other one; a reused `Durability` forgets the previous list.
+    #[test]
+    fn durability_matches_its_definition_for_few_and_many_bodies() {
+        let mut judged = Durability::default();
+        for n in 0..=2 * FEW_BODIES + 1 {
+            let digests = |k: usize| (0..n).map(move |i| Some((i % k) as u8));
+            let cases: [(Vec<Option<u8>>, Vec<u8>); 4] = [
+                (digests(3).collect(), vec![0, 1, 2]),
+                (digests(n.max(1)).collect(), vec![]),
+                (
+                    (0..n).map(|i| (i % 2 == 0).then_some(i as u8)).collect(),
+                    (0..n as u8).collect(),
+                ),
+                (digests(5).collect(), vec![4, 4, 1]),
+            ];
+            for (bodies, refs) in cases {
+                let entries = list(&bodies, &refs);
+                let kinds: Vec<EntryKind> = entries.iter().map(Entry::kind).collect();
+                judged.judge(&entries, &kinds, None);
+                let got: Vec<(u32, bool)> = judged.bodies().collect();
+                assert_eq!(got, durable_by_definition(&entries), "{bodies:?} {refs:?}");
+            }
+        }
+    }
 }

@@ -364,6 +364,27 @@ proptest! {
         );
     }
 
+    /// SPEC PRE-1.2, PRE-2, ASM-8: lists of many recovered bodies (0 to about 30, so both ways
+    /// the engine judges durability: digest by digest for a few bodies, through a set for more)
+    /// among references and tool exchanges sharing a few digests.
+    #[test]
+    fn durability_of_many_bodies_matches_model(
+        segs in prop::collection::vec(prop_oneof![
+            6 => (0u8..6, 1usize..20, script_strategy())
+                .prop_map(|(digest, len, script)| Seg::Recoverable { digest, len, script }),
+            2 => (0u8..4).prop_map(|digest| Seg::ArtRef { digest }),
+            2 => seg_strategy(),
+        ], 0..40),
+        retention in 0i32..=4,
+    ) {
+        let entries = build(&segs);
+        prop_assert_same!(Engine.evict(&entries), Model.evict(&entries));
+        prop_assert_same!(
+            Engine.required_ids(&entries, retention),
+            Model.required_ids(&entries, retention)
+        );
+    }
+
     /// SPEC VER-1 .. VER-4: the verifier on edited proposals (subsets, swaps, new and mutated
     /// entries, duplicate ids in either list).
     #[test]
