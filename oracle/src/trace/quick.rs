@@ -211,14 +211,16 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// Reads the elements of an array.
+    /// Reads the elements of an array; a non-empty one starts with room for 16 (the tables'
+    /// reference and index lists run to a hundred or more: their first growth steps, each a
+    /// reallocation and a copy, are skipped).
     fn array<T>(&mut self, mut f: impl FnMut(&mut Self) -> Q<T>) -> Q<Vec<T>> {
         self.eat(b'[')?;
-        let mut out = Vec::new();
         if self.peek()? == b']' {
             self.at += 1;
-            return Some(out);
+            return Some(Vec::new());
         }
+        let mut out = Vec::with_capacity(16);
         loop {
             out.push(f(self)?);
             match self.peek()? {
