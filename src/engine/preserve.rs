@@ -4,9 +4,9 @@
 //! per position: required kinds and reference-less recovered bodies (one pass; the durable set
 //! consulted only when the list has recovered bodies at all, compared digest by digest when
 //! they are few, and with the assembler's per-position digest flags only from entries that
-//! carry digests: [`Durability`]), groups and incomplete entries (one pass
-//! over the groups), and the last `retention` recency units (a backward walk over the tail only,
-//! after marking group membership). No id is ever searched for: everything is by position.
+//! carry digests: `Durability`), groups and incomplete entries (one pass over the groups), and
+//! the last `retention` recency units (a backward walk over the tail only, after marking group
+//! membership). No id is ever searched for: everything is by position.
 
 #![allow(
     clippy::cast_possible_truncation,
