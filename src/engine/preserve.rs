@@ -82,10 +82,8 @@ const FEW_BODIES: usize = 8;
 /// the pass stops once every body is found durable.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Durability {
-    /// Positions of the recovered bodies, ascending.
-    bodies: Vec<u32>,
-    /// Per body: durable.
-    durable: Vec<bool>,
+    /// The recovered bodies: position (ascending) and whether durable.
+    bodies: Vec<(u32, bool)>,
     /// The durable set, when there are many bodies.
     set: FxHashSet<Digest>,
 }
@@ -95,17 +93,16 @@ impl Durability {
     /// [`Durability::bodies`] lists them.
     pub(crate) fn judge(&mut self, entries: &[Entry], kinds: &[EntryKind], refs: Option<&[bool]>) {
         self.bodies.clear();
-        self.durable.clear();
         self.bodies.extend(
-            kinds
-                .iter()
-                .enumerate()
+            (0u32..)
+                .zip(kinds)
                 .filter(|(_, k)| **k == EntryKind::RecoverableContextSegment)
-                .map(|(i, _)| i as u32),
+                .map(|(i, _)| (i, false)),
         );
         if self.bodies.is_empty() {
             return;
         }
+        let digest = |i: u32| entries[i as usize].artifact_reference_digest();
         let sources = entries.iter().zip(kinds).enumerate().filter(|(i, (_, k))| {
             matches!(k, EntryKind::ArtifactReference | EntryKind::ToolExchange)
                 && refs.is_none_or(|r| r[*i])
@@ -116,29 +113,24 @@ impl Durability {
                 self.set
                     .extend(e.artifact_reference_digests().iter().copied());
             }
-            let set = &self.set;
-            self.durable.extend(self.bodies.iter().map(|&i| {
-                entries[i as usize]
-                    .artifact_reference_digest()
-                    .is_some_and(|d| set.contains(&d))
-            }));
+            for (i, durable) in &mut self.bodies {
+                *durable = digest(*i).is_some_and(|d| self.set.contains(&d));
+            }
             return;
         }
         let mut wanted = [None; FEW_BODIES];
-        for (w, &i) in wanted.iter_mut().zip(&self.bodies) {
-            *w = entries[i as usize].artifact_reference_digest();
+        for (w, (i, _)) in wanted.iter_mut().zip(&self.bodies) {
+            *w = digest(*i);
         }
-        let wanted = &wanted[..self.bodies.len()];
-        self.durable.resize(wanted.len(), false);
         let mut left = wanted.iter().filter(|w| w.is_some()).count();
         for (_, (e, _)) in sources {
             if left == 0 {
                 break;
             }
             for d in e.artifact_reference_digests() {
-                for (found, w) in self.durable.iter_mut().zip(wanted) {
-                    if !*found && *w == Some(*d) {
-                        *found = true;
+                for ((_, durable), w) in self.bodies.iter_mut().zip(&wanted) {
+                    if !*durable && *w == Some(*d) {
+                        *durable = true;
                         left -= 1;
                     }
                 }
@@ -148,10 +140,7 @@ impl Durability {
 
     /// The recovered bodies last judged: position and whether durable, by position.
     pub(crate) fn bodies(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
-        self.bodies
-            .iter()
-            .copied()
-            .zip(self.durable.iter().copied())
+        self.bodies.iter().copied()
     }
 }
 
