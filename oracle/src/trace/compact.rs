@@ -549,10 +549,10 @@ impl Tables {
             if let Some(r) = &st.request {
                 check_refs(&table.defs, r, &|| format!("$.reducer[{i}].request"))?;
             }
-            let mut items = match &st.answer {
-                ReducerAnswer::Propose(ps) => Vec::with_capacity(ps.len()),
-                _ => Vec::new(),
-            };
+            let mut items = Vec::with_capacity(match &st.answer {
+                ReducerAnswer::Propose(ps) => ps.len(),
+                _ => 0,
+            });
             match &st.answer {
                 ReducerAnswer::Nothing => {
                     key = key.map(|mut k| {
