@@ -980,7 +980,8 @@ fn print_bench_trace_stats() {
 
 /// Writes the bench's traces (`docs/PERFORMANCE.md`, "Trace checking") to `$BENCH_TRACE_DIR`, for
 /// `hybrid-compaction check` by hand (peak RSS, `perf`): compact runs of 20 calls and of 6, and
-/// each repeated 10 times (the same runs again after their `runEnd`: a 10x longer trace).
+/// each repeated 10 times (the same runs again after their `runEnd`: a 10x longer trace), and
+/// each with 50 times as many runs, all distinct (`-n50`).
 #[test]
 #[ignore]
 fn write_bench_traces() {
@@ -992,6 +993,10 @@ fn write_bench_traces() {
         let long = format!("{head}\n{}", body.repeat(10));
         std::fs::write(dir.join(format!("{name}-x10.jsonl")), long).unwrap();
         eprintln!("{name}: {calls} calls, {} bytes", text.len());
+        // 50 times as many runs, each drawn afresh (no run repeated).
+        let (text, calls) = trace_support::bench_trace(runs * 50, 100, per_run, true);
+        std::fs::write(dir.join(format!("{name}-n50.jsonl")), &text).unwrap();
+        eprintln!("{name}-n50: {calls} calls, {} bytes", text.len());
     }
 }
 
