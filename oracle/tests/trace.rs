@@ -979,14 +979,18 @@ fn print_bench_trace_stats() {
 }
 
 /// Writes the bench's traces (`docs/PERFORMANCE.md`, "Trace checking") to `$BENCH_TRACE_DIR`, for
-/// `hybrid-compaction check` by hand (peak RSS, `perf`): compact runs of 20 calls and of 6, and
+/// `hybrid-compaction check` by hand (peak RSS, `perf`): compact runs of 20, 10 and 6 calls, and
 /// each repeated 10 times (the same runs again after their `runEnd`: a 10x longer trace), and
 /// each with 50 times as many runs, all distinct (`-n50`).
 #[test]
 #[ignore]
 fn write_bench_traces() {
     let dir = std::path::PathBuf::from(std::env::var("BENCH_TRACE_DIR").expect("BENCH_TRACE_DIR"));
-    for (name, runs, per_run) in [("runs-of-20", 12, Some(20)), ("runs-of-6", 40, Some(6))] {
+    for (name, runs, per_run) in [
+        ("runs-of-20", 12, Some(20)),
+        ("runs-of-10", 24, Some(10)),
+        ("runs-of-6", 40, Some(6)),
+    ] {
         let (text, calls) = trace_support::bench_trace(runs, 100, per_run, true);
         let (head, body) = text.split_once('\n').expect("a header line");
         std::fs::write(dir.join(format!("{name}.jsonl")), &text).unwrap();
