@@ -873,3 +873,31 @@ fn no_file_cites_an_outside_document() {
     }
     assert_none("sources cite documents outside the repository", &errors);
 }
+
+/// The install commands of the README and `docs/ANY-LANGUAGE.md` build with `--profile dist`:
+/// the workspace defines that profile, as the release profile optimized across crates
+/// (`docs/PERFORMANCE.md`, "Trace checking", measures what it gains).
+#[test]
+fn install_commands_name_the_dist_profile_the_workspace_defines() {
+    for doc in ["README.md", "docs/ANY-LANGUAGE.md"] {
+        assert!(
+            read(doc).contains("cargo install --path oracle --profile dist"),
+            "{doc} installs without the dist profile"
+        );
+    }
+    let manifest = read("Cargo.toml");
+    let profile = manifest
+        .split_once("\n[profile.dist]\n")
+        .map(|(_, rest)| rest.split("\n[").next().unwrap_or(rest))
+        .expect("Cargo.toml defines [profile.dist]");
+    for line in [
+        "inherits = \"release\"",
+        "lto = \"fat\"",
+        "codegen-units = 1",
+    ] {
+        assert!(
+            profile.lines().any(|l| l.trim() == line),
+            "[profile.dist] lacks `{line}`"
+        );
+    }
+}
