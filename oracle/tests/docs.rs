@@ -885,19 +885,40 @@ fn install_commands_name_the_dist_profile_the_workspace_defines() {
             "{doc} installs without the dist profile"
         );
     }
-    let manifest = read("Cargo.toml");
-    let profile = manifest
-        .split_once("\n[profile.dist]\n")
+    assert_profile(
+        "Cargo.toml",
+        "dist",
+        &[
+            "inherits = \"release\"",
+            "lto = \"fat\"",
+            "codegen-units = 1",
+        ],
+    );
+}
+
+/// The Python wheel's own workspace optimizes its release builds across crates too (the wheels
+/// workflow and the documented source build use `maturin build --release`).
+#[test]
+fn release_wheels_are_optimized_across_crates() {
+    assert!(read("docs/PYTHON.md").contains("maturin build --release -m python/Cargo.toml"));
+    assert_profile(
+        "python/Cargo.toml",
+        "release",
+        &["lto = \"fat\"", "codegen-units = 1"],
+    );
+}
+
+/// `manifest` defines `[profile.<name>]` with every one of `lines`.
+fn assert_profile(manifest: &str, name: &str, lines: &[&str]) {
+    let text = read(manifest);
+    let profile = text
+        .split_once(&format!("\n[profile.{name}]\n"))
         .map(|(_, rest)| rest.split("\n[").next().unwrap_or(rest))
-        .expect("Cargo.toml defines [profile.dist]");
-    for line in [
-        "inherits = \"release\"",
-        "lto = \"fat\"",
-        "codegen-units = 1",
-    ] {
+        .unwrap_or_else(|| panic!("{manifest} defines no [profile.{name}]"));
+    for line in lines {
         assert!(
-            profile.lines().any(|l| l.trim() == line),
-            "[profile.dist] lacks `{line}`"
+            profile.lines().any(|l| l.trim() == *line),
+            "{manifest}: [profile.{name}] lacks `{line}`"
         );
     }
 }

@@ -21,6 +21,14 @@
 //!
 //! Not a member of the root workspace (its own `[workspace]` table, like `fuzz/`): PyO3 needs a
 //! Python interpreter at build time, and `cargo test --workspace` must not.
+//!
+//! The extension's own allocations use mimalloc, as the `hybrid-compaction` command does: the
+//! trace checker makes and drops many small values per call, where the system allocator is
+//! markedly slower (`docs/PERFORMANCE.md`, "Trace checking from Python"). Python's objects keep
+//! Python's allocator; only memory Rust allocates, and Rust frees, goes through it. mimalloc is
+//! built with local-dynamic thread-local storage here: a library the interpreter loads with
+//! `dlopen` cannot use the initial-exec model the command links with (the import fails with
+//! "cannot allocate memory in static TLS block").
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -32,6 +40,10 @@ mod reuse;
 mod transcript;
 mod witness;
 
+/// The extension's allocator (module docs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
 use hybrid_compaction_oracle::trace;
@@ -40,6 +52,7 @@ use hybrid_compaction_oracle::workload::{self, Ending};
 use hybrid_compaction_oracle::{run_case_caught, Engine, Implementation, Model};
 use hybrid_compaction_oracle::{schema, Case, RunError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 
 /// The outcome of [`run_json`]: `(status, a, b)`.
 ///
@@ -122,9 +135,11 @@ fn trace_lines(records: &Bound<'_, PyAny>) -> Answer {
 /// Checks a trace (JSON Lines text, `docs/TRACE.md`) by replaying every recorded call through
 /// `implementation` (SPEC TRC-1 .. TRC-11). `("ok", report JSON, "")`, `("invalid", "line N",
 /// message)` for an unreadable trace, or `("invalid", "implementation", message)`. Releases the
-/// GIL while it runs.
+/// GIL while it runs. The trace is read from Python's own UTF-8 encoding of it (`PyBackedStr`,
+/// one copy: the stable ABI of Python 3.9, which the wheel targets, cannot lend the text), not
+/// copied again into a `String`: a trace may be tens of megabytes.
 #[pyfunction]
-fn check_json(py: Python<'_>, trace: String, implementation: String) -> Answer {
+fn check_json(py: Python<'_>, trace: PyBackedStr, implementation: String) -> Answer {
     py.detach(move || {
         let Some(imp) = self::implementation(&implementation) else {
             return unknown_implementation(&implementation);
