@@ -9,6 +9,7 @@ it (a typed error is an answer: ``{"error": {...}}``); the wrappers (``verify``,
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 from . import _native
@@ -196,29 +197,39 @@ def run(case: Case, implementation: str = "engine") -> Output:
 
 
 def check(
-    trace: Union[str, Sequence[Mapping[str, Json]]], implementation: str = "model"
+    trace: Union[str, "os.PathLike[str]", Sequence[Mapping[str, Json]]],
+    implementation: str = "model",
 ) -> CheckReport:
     """Checks a recorded trace (``docs/TRACE.md``): every call replayed through
     ``implementation`` (``"model"``, the default, as ``hybrid-compaction check`` does, or
     ``"engine"``) and every TRC invariant of the SPEC checked.
 
-    ``trace`` is the JSON Lines text or a list of its records (header first). Returns the report
-    ``hybrid-compaction check --json`` prints: ``calls``, ``runs``, ``replayed``,
-    ``violations`` (each with its clause, run, call, line and explanation) and
-    ``counterexamples``; a conformant trace has no violations. Raises
-    :class:`InvalidCaseError` (with ``path`` = ``"line N"``) for an unreadable trace, or
-    (``path`` = ``"$[i]..."``) for a record JSON cannot hold.
+    ``trace`` is the JSON Lines text, a list of its records (header first), or the path of a
+    trace file (a :class:`pathlib.Path` or any ``os.PathLike``; a ``str`` is always text). A
+    file is read in blocks as the command reads it, never whole, so memory stays constant in
+    the trace's length. Returns the report ``hybrid-compaction check --json`` prints:
+    ``calls``, ``runs``, ``replayed``, ``violations`` (each with its clause, run, call, line
+    and explanation) and ``counterexamples``; a conformant trace has no violations. Raises
+    :class:`InvalidCaseError` (with ``path`` = ``"line N"``) for an unreadable trace (a file
+    that is not UTF-8 included), or (``path`` = ``"$[i]..."``) for a record JSON cannot hold;
+    a file that cannot be opened raises the ``OSError`` Python's ``open`` raises.
     """
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(f"implementation must be 'model' or 'engine', got {implementation!r}")
-    if isinstance(trace, str):
-        text = trace
+    if isinstance(trace, os.PathLike):
+        path = os.fsdecode(os.fspath(trace))
+        with open(path, "rb"):  # FileNotFoundError, IsADirectoryError, ... as Python names them
+            pass
+        status, first, second = _native.check_file(path, implementation)
     else:
-        lines, path, reason = _native.trace_lines(list(trace))
-        if lines != "ok":
-            raise InvalidCaseError(path, reason)
-        text = path
-    status, first, second = _native.check_json(text, implementation)
+        if isinstance(trace, str):
+            text = trace
+        else:
+            lines, path, reason = _native.trace_lines(list(trace))
+            if lines != "ok":
+                raise InvalidCaseError(path, reason)
+            text = path
+        status, first, second = _native.check_json(text, implementation)
     if status == "ok":
         return cast(CheckReport, json.loads(first))
     if status == "invalid":

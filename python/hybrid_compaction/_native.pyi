@@ -26,6 +26,13 @@ def check_json(
     ``("internal", implementation, reason)``. Never raises.
     """
 
+def check_file(
+    path: str, implementation: str
+) -> Tuple[Literal["ok", "invalid", "internal"], str, str]:
+    """Checks the trace file at ``path`` as :func:`check_json` checks text, reading it in
+    blocks (never whole); ``("invalid", "file", reason)`` if it cannot be opened. Never raises.
+    """
+
 def schema_json(which: Optional[str] = None) -> Optional[str]:
     """The JSON Schema(s) as JSON text (``"case"``, ``"output"``, ``"vector-file"``, ``"trace"``,
     or all but the trace); ``None`` for an unknown ``which``."""

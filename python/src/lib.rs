@@ -53,6 +53,8 @@ use hybrid_compaction_oracle::{run_case_caught, Engine, Implementation, Model};
 use hybrid_compaction_oracle::{schema, Case, RunError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
+use std::io::BufReader;
+use std::path::PathBuf;
 
 /// The outcome of [`run_json`]: `(status, a, b)`.
 ///
@@ -144,14 +146,45 @@ fn check_json(py: Python<'_>, trace: PyBackedStr, implementation: String) -> Ans
         let Some(imp) = self::implementation(&implementation) else {
             return unknown_implementation(&implementation);
         };
-        match trace::check(trace.as_bytes(), imp, &trace::Options::default()) {
-            Ok(report) => match serde_json::to_string(&report) {
-                Ok(text) => ("ok", text, String::new()),
-                Err(e) => ("internal", imp.name().to_owned(), e.to_string()),
-            },
-            Err(e) => ("invalid", format!("line {}", e.line), e.message),
-        }
+        report(
+            trace::check(trace.as_bytes(), imp, &trace::Options::default()),
+            imp,
+        )
     })
+}
+
+/// Checks the trace in the file at `path` as [`check_json`] checks text, read in blocks as the
+/// `hybrid-compaction check` command reads it: the file is never held whole, nor decoded into a
+/// Python `str`, so memory stays constant in the trace's length. A file that cannot be opened
+/// is `("invalid", "file", message)` (the Python layer opens it first, to raise Python's own
+/// `OSError`).
+#[pyfunction]
+fn check_file(py: Python<'_>, path: PathBuf, implementation: String) -> Answer {
+    py.detach(move || {
+        let Some(imp) = self::implementation(&implementation) else {
+            return unknown_implementation(&implementation);
+        };
+        let file = match std::fs::File::open(&path) {
+            Ok(file) => file,
+            Err(e) => {
+                let message = format!("{}: cannot open: {e}", path.display());
+                return ("invalid", "file".to_owned(), message);
+            }
+        };
+        let reader = BufReader::with_capacity(trace::READ_BUFFER, file);
+        report(trace::check(reader, imp, &trace::Options::default()), imp)
+    })
+}
+
+/// A check's answer: the report as JSON text, or the unreadable line.
+fn report(checked: Result<trace::Report, trace::Unreadable>, imp: &dyn Implementation) -> Answer {
+    match checked {
+        Ok(report) => match serde_json::to_string(&report) {
+            Ok(text) => ("ok", text, String::new()),
+            Err(e) => ("internal", imp.name().to_owned(), e.to_string()),
+        },
+        Err(e) => ("invalid", format!("line {}", e.line), e.message),
+    }
 }
 
 /// The JSON Schema(s) as JSON text: `which` is `None` (case, output and vector file), `"case"`,
@@ -226,6 +259,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_case, m)?)?;
     m.add_function(wrap_pyfunction!(trace_lines, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check_file, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(workload_json, m)?)?;

@@ -236,3 +236,40 @@ def test_check_names_the_unreadable_line():
     with pytest.raises(hc.InvalidCaseError) as e:
         hc.check('{"trace":1}\n{"type":"call",\n')
     assert e.value.path == "line 2"
+
+
+@pytest.mark.parametrize("implementation", ["model", "engine"])
+def test_check_reads_a_trace_file_as_its_text(implementation):
+    from conftest import DOCS
+
+    by_path = hc.check(DOCS / "trace-example.jsonl", implementation)
+    assert by_path == hc.check(_example_trace(), implementation)
+    assert by_path["violations"] == [] and by_path["calls"] == 4
+    # Any os.PathLike is a file; a str is always text.
+    class Named:
+        def __fspath__(self) -> str:
+            return str(DOCS / "trace-example.jsonl")
+
+    assert hc.check(Named(), implementation) == by_path
+
+
+def test_check_names_the_unreadable_line_of_a_file(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"trace":1}\n{"type":"call",\n', encoding="utf-8")
+    with pytest.raises(hc.InvalidCaseError) as e:
+        hc.check(bad)
+    assert e.value.path == "line 2"
+    # Bytes that are not UTF-8: the line that holds them, not a replacement character.
+    lines = _example_trace().splitlines(keepends=True)
+    raw = "".join(lines[:2]).encode("utf-8") + lines[2].encode("utf-8").replace(b'"', b'"\xff', 1)
+    bad.write_bytes(raw)
+    with pytest.raises(hc.InvalidCaseError) as e:
+        hc.check(bad)
+    assert e.value.path == "line 3" and "UTF-8" in e.value.reason, (e.value.path, e.value.reason)
+
+
+def test_check_raises_pythons_own_error_for_a_file_it_cannot_open(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        hc.check(tmp_path / "missing.jsonl")
+    with pytest.raises(IsADirectoryError):
+        hc.check(tmp_path)

@@ -114,18 +114,13 @@ fn file_name(run: &str, call: &str, taken: &mut HashSet<String>) -> String {
     name
 }
 
-/// How much of the trace is read per system call: a compact record is a few kilobytes, so the
-/// default 8 KiB took a read every two or three lines; 256 KiB is a read per ~70 lines, and
-/// the same at every trace length.
-const READ_BUFFER: usize = 256 * 1024;
-
 pub(super) fn cmd_check(a: &CheckArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
     let imp: &dyn Implementation = if a.engine { &Engine } else { &Model };
     let (name, reader): (String, Box<dyn BufRead>) = if a.input == "-" {
         (
             "<stdin>".to_owned(),
             Box::new(BufReader::with_capacity(
-                READ_BUFFER,
+                trace::READ_BUFFER,
                 std::io::stdin().lock(),
             )),
         )
@@ -134,7 +129,7 @@ pub(super) fn cmd_check(a: &CheckArgs, out: &mut Vec<u8>) -> Result<(), Failure>
             .map_err(|e| invalid(format!("{}: cannot open: {e}", a.input)))?;
         (
             a.input.clone(),
-            Box::new(BufReader::with_capacity(READ_BUFFER, f)),
+            Box::new(BufReader::with_capacity(trace::READ_BUFFER, f)),
         )
     };
     let opts = Options {

@@ -77,6 +77,11 @@ use hybrid_compaction_model::seam::Implementation;
 /// by the next one instead of taken fresh from the kernel.
 pub const BATCH: usize = 16;
 
+/// How much of a trace file a reader takes per system call (the command's, the Python
+/// binding's): a compact record is a few kilobytes, so the default 8 KiB took a read every two
+/// or three lines; 256 KiB is a read per ~70 lines, and the same at every trace length.
+pub const READ_BUFFER: usize = 256 * 1024;
+
 /// The default cap on one line of a trace (`--max-line-bytes`): 64 MiB, the cap on a case.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
