@@ -40,10 +40,6 @@ mod reuse;
 mod transcript;
 mod witness;
 
-/// The extension's allocator (module docs).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
 use hybrid_compaction_oracle::trace;
@@ -55,6 +51,10 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use std::io::BufReader;
 use std::path::PathBuf;
+
+/// The extension's allocator (module docs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The outcome of [`run_json`]: `(status, a, b)`.
 ///

@@ -7,8 +7,8 @@
 //! macro, then serde and every crate that derives with it). The features that only one side
 //! would ask for are pinned on the other (`python/Cargo.toml`, and syn's in
 //! `vectors/Cargo.toml`, a crate both graphs hold); this test keeps the pins true when a
-//! dependency moves, except for the one feature the wheel adds on purpose ([`WHEEL_ONLY`]). It also
-//! requires `python/Cargo.lock` to be current (`--locked`).
+//! dependency moves, except for the one feature the wheel adds on purpose ([`WHEEL_ONLY`]). It
+//! also requires `python/Cargo.lock` to be current (`--locked`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
