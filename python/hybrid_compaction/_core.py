@@ -221,14 +221,12 @@ def check(
         with open(path, "rb"):  # FileNotFoundError, IsADirectoryError, ... as Python names them
             pass
         status, first, second = _native.check_file(path, implementation)
+    elif isinstance(trace, str):
+        status, first, second = _native.check_json(trace, implementation)
     else:
-        if isinstance(trace, str):
-            text = trace
-        else:
-            lines, path, reason = _native.trace_lines(list(trace))
-            if lines != "ok":
-                raise InvalidCaseError(path, reason)
-            text = path
+        lines, text, reason = _native.trace_lines(list(trace))
+        if lines != "ok":
+            raise InvalidCaseError(text, reason)
         status, first, second = _native.check_json(text, implementation)
     if status == "ok":
         return cast(CheckReport, json.loads(first))

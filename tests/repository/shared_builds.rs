@@ -54,12 +54,13 @@ fn shared_part(package: &str, features: &BTreeSet<String>) -> BTreeSet<String> {
     features
         .iter()
         .map(|list| {
-            let kept: Vec<&str> = list.split(',').filter(|f| *f != feature).collect();
+            let mut asked: Vec<&str> = list.split(',').collect();
             assert!(
-                kept.len() < list.split(',').count(),
+                asked.contains(&feature),
                 "{package}: the wheel must ask for `{feature}` (a dlopen-ed library), not {list:?}"
             );
-            kept.join(",")
+            asked.retain(|f| *f != feature);
+            asked.join(",")
         })
         .collect()
 }
