@@ -41,10 +41,10 @@ use hybrid_compaction::node::{
     ProgressSink, ProviderError, Reporter, ReporterIdentity,
 };
 use hybrid_compaction::transcript::{parse_messages, Transcript, TranscriptFormat};
-use hybrid_compaction_oracle::trace::record::{event, Collector};
+use hybrid_compaction_trace::write::{event, Collector};
 use hybrid_compaction_oracle::wire::convert;
 use hybrid_compaction_oracle::wire::input::PolicyInput;
-use hybrid_compaction_oracle::wire::output::{assembly_output, diagnostics_output};
+use hybrid_compaction_trace::shapes::{assembly_output, diagnostics_output};
 use hybrid_compaction_oracle::wire::strict;
 use hybrid_compaction_oracle::wire::CaseError;
 use hybrid_compaction_oracle::Engine;

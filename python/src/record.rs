@@ -13,8 +13,8 @@
 use hybrid_compaction::lease::Run;
 use hybrid_compaction::model::entry::Entry;
 use hybrid_compaction::node::CallTrace;
-use hybrid_compaction_oracle::trace::format::{Dispatch, Header, Record, OBSERVED_VERSION};
-use hybrid_compaction_oracle::trace::record::Writer;
+use hybrid_compaction_trace::format::{Dispatch, Header, Record, OBSERVED_VERSION};
+use hybrid_compaction_trace::write::Writer;
 use pyo3::prelude::*;
 
 use crate::compact::read_policy;

@@ -10,7 +10,7 @@
 use hybrid_compaction::model::entry::Entry;
 use hybrid_compaction::model::message::Part;
 use hybrid_compaction::transcript::{Transcript, TranscriptError};
-use hybrid_compaction_oracle::trace::record::value_json;
+use hybrid_compaction_trace::write::value_json;
 use pyo3::prelude::*;
 use serde_json::{json, Map, Value as Json};
 

@@ -8,8 +8,8 @@
 //!
 //! The records are plain Rust values (entries are shared handles, so recording copies no
 //! content). Turning them into the JSON trace format, and deciding whether content is written
-//! or only digests and sizes, is the oracle's job (`hybrid_compaction_oracle::trace::record`):
-//! the node does no serialization of its own.
+//! or only digests and sizes, is the trace crate's job (`hybrid_compaction_trace::Writer`, which
+//! a host links without the oracle): the node does no serialization of its own.
 //!
 //! What is recorded, and where it comes from:
 //! * the snapshots the assembler captured, *after* lease filtering (SPEC LSE-8), with their

@@ -45,6 +45,32 @@ fn the_library_cannot_reach_the_spec_the_oracle_or_cli_and_schema_crates() {
     }
 }
 
+/// A host records traces with the trace crate alone (its records, the JSON shapes they hold,
+/// the strict reader and the writer): it links the library and serde, never the oracle, its
+/// CLI, schema or parallelism crates, nor the executable specification. (The JSON Schemas of
+/// its types are a feature the oracle turns on; a host's build does not.)
+#[test]
+fn the_trace_crate_links_neither_the_oracle_nor_cli_schema_rayon_or_spec() {
+    let tree = normal_dependency_tree("hybrid-compaction-trace");
+    for needed in ["hybrid-compaction", "serde", "serde_json"] {
+        assert!(tree.iter().any(|p| p == needed), "{needed}: {tree:?}");
+    }
+    for forbidden in [
+        "hybrid-compaction-spec",
+        "hybrid-compaction-oracle",
+        "clap",
+        "schemars",
+        "rayon",
+        "mimalloc",
+        "bpe-openai",
+    ] {
+        assert!(
+            !tree.iter().any(|p| p == forbidden),
+            "`{forbidden}` is a normal dependency of the trace crate: {tree:?}"
+        );
+    }
+}
+
 /// The package names of everything a test build of `package` compiles: its normal and dev
 /// dependencies, transitively, minus the subtrees of `pruned`.
 fn test_dependency_tree(package: &str, pruned: &[&str]) -> Vec<String> {

@@ -45,7 +45,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value as Json;
 
 use crate::wire::error::{CaseError, ErrorOutput, WireError};
-use crate::wire::input::{unlisted, PolicyInput};
+use crate::wire::input::PolicyInput;
+use crate::wire::strict::unlisted;
 use crate::wire::strict::{self, TaggedUnion};
 
 pub mod analyze;

@@ -674,22 +674,3 @@ fn named_once(marks: &mut Vec<u32>, stamp: &mut u32, len: usize, ds: &[(u32, &De
         fresh
     })
 }
-
-/// Index lists as references: runs of three or more consecutive indices become ranges.
-pub fn compress(indices: &[u32]) -> Vec<RefItem> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < indices.len() {
-        let mut j = i;
-        while j + 1 < indices.len() && indices[j + 1] == indices[j] + 1 {
-            j += 1;
-        }
-        if j - i >= 2 {
-            out.push(RefItem::Range([indices[i], indices[j]]));
-        } else {
-            out.extend(indices[i..=j].iter().map(|&k| RefItem::Index(k)));
-        }
-        i = j + 1;
-    }
-    out
-}

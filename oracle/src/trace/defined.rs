@@ -28,17 +28,22 @@ use hybrid_compaction_model::entry::{Entry, EntryKind};
 
 use super::entries::{redacted, CallText, Redacted, ResultText};
 use super::format::{
-    Defined, Defs, Shape, TraceEntry, TraceToolCall, TraceToolResult, TRACE_ENTRY_FIELDS,
+    Defined, Shape, TraceEntry, TraceToolCall, TraceToolResult, TRACE_ENTRY_FIELDS,
 };
 use crate::wire::input::{KindInput, PartInput, SegmentInput};
 use crate::wire::strict::Text;
 
-impl<'de> Deserialize<'de> for Defs {
-    /// A list of entries read one by one (the same request as a list of [`TraceEntry`]);
-    /// collecting them out of their reader's wrapper reuses the list's allocation.
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Defs, D::Error> {
+/// A record's `defs` read with each redacted entry built as it is read: what the quick reader
+/// gives for a `defs` member (the trace format's own `Defs` reader keeps every entry as
+/// recorded, for its run's table to build).
+#[cfg(test)]
+struct ReadDefs(Vec<Defined>);
+
+#[cfg(test)]
+impl<'de> Deserialize<'de> for ReadDefs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ReadDefs, D::Error> {
         let read = Vec::<Read>::deserialize(d)?;
-        Ok(Defs(read.into_iter().map(|Read(e)| e).collect()))
+        Ok(ReadDefs(read.into_iter().map(|Read(e)| e).collect()))
     }
 }
 
@@ -348,8 +353,9 @@ impl<'de> Deserialize<'de> for Read {
 mod tests {
     use serde_json::{json, Map, Value as Json};
 
-    use super::{Defined, Defs};
+    use super::{Defined, ReadDefs};
     use crate::trace::entries::entry_at;
+    use crate::trace::format::Defs;
     use crate::trace::format::TraceEntry;
     use crate::wire::strict;
     use hybrid_compaction_model::entry::EntryKind;
@@ -474,7 +480,8 @@ mod tests {
         }
     }
 
-    /// Read as [`Defs`] or as a list of [`TraceEntry`] (the derived reader), from text and
+    /// Read with entries built as read ([`ReadDefs`]), as the format's [`Defs`] or as a list of
+    /// [`TraceEntry`] (the derived reader), from text and
     /// from a parsed JSON value (a tagged union's buffered members): the same entries (recorded
     /// forms) or the same refusal (words, path, position); a built entry is the entry its
     /// recorded form builds. Every kind is built as read somewhere, and many entries are kept
@@ -490,22 +497,30 @@ mod tests {
         for i in 0..30_000u64 {
             let n = (i * stride) % total;
             let text = format!("[{}]", case(n, &cs));
-            let ours = strict::read::<Defs>(&text);
+            let ours = strict::read::<ReadDefs>(&text);
             let theirs = strict::read::<Vec<TraceEntry>>(&text);
             let value: Json = serde_json::from_str(&text).unwrap();
-            let ours_v = strict::read_value::<Defs>(value.clone());
-            let theirs_v = strict::read_value::<Vec<TraceEntry>>(value);
-            for (o, t) in [(ours, theirs), (ours_v, theirs_v)] {
+            let ours_v = strict::read_value::<ReadDefs>(value.clone());
+            let theirs_v = strict::read_value::<Vec<TraceEntry>>(value.clone());
+            let format = strict::read::<Defs>(&text).map(|d| d.0);
+            let format_v = strict::read_value::<Defs>(value).map(|d| d.0);
+            let read = |r: Result<ReadDefs, _>| r.map(|d| d.0);
+            for (o, t) in [
+                (read(ours), theirs.clone()),
+                (read(ours_v), theirs_v.clone()),
+                (format, theirs),
+                (format_v, theirs_v),
+            ] {
                 match (o, t) {
                     (Ok(o), Ok(t)) => {
                         let got: Vec<TraceEntry> =
-                            o.0.iter().map(|d| d.recorded().into_owned()).collect();
+                            o.iter().map(|d| d.recorded().into_owned()).collect();
                         assert_eq!(got, t, "{text}");
-                        for (d, t) in o.0.iter().zip(&t) {
+                        for (d, t) in o.iter().zip(&t) {
                             match d {
                                 Defined::Built { entry, .. } => {
                                     let again = entry_at(t, String::new).expect("builds");
-                                    assert_eq!(*entry, again, "{text}");
+                                    assert_eq!(entry, &again, "{text}");
                                     built.push(entry.kind());
                                     reference_with_digest |= entry.kind()
                                         == EntryKind::ArtifactReference

@@ -43,16 +43,17 @@
 //! read exactly as the strict reader would) to the strict reader; a record's defined entries
 //! are built into vocabulary as they are read ([`defined`]).
 
+pub use hybrid_compaction_trace::format;
+pub use hybrid_compaction_trace::write as record;
+
 pub mod answer;
 pub mod compact;
 pub mod cross;
 pub mod defined;
 pub mod entries;
-pub mod format;
 pub mod invariants;
 pub mod observed;
 pub mod quick;
-pub mod record;
 pub mod replay;
 pub mod report;
 pub mod shrink;

@@ -30,9 +30,10 @@ pub mod convert;
 pub mod error;
 pub mod host;
 pub mod input;
-pub mod names;
-pub mod output;
 pub mod runs;
-pub mod strict;
+
+pub use hybrid_compaction_trace::shapes::names;
+pub use hybrid_compaction_trace::shapes::result as output;
+pub use hybrid_compaction_trace::strict;
 
 pub use error::{CaseError, ErrorOutput, WireError};

@@ -8,6 +8,13 @@
 )]
 use super::*;
 
+/// A name in `NAMES` without its line in `read_as` (a programming error, reported as input).
+pub fn unlisted<E: serde::de::Error>(name: &str) -> E {
+    E::custom(format!(
+        "`{name}` is accepted but not readable (a bug of this reader)"
+    ))
+}
+
 /// An object whose `TAG` member (a name) selects the shape of its other members.
 pub trait TaggedUnion: Sized {
     /// The selecting member, e.g. `op`.

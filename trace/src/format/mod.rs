@@ -33,6 +33,7 @@
 
 use std::borrow::Cow;
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -43,10 +44,11 @@ use hybrid_compaction_model::message::{Message, Part};
 use hybrid_compaction_model::value::Value;
 use hybrid_compaction_model::verification::{RejectionReason, VerificationOutcome};
 
-use crate::wire::input::{unlisted, KindInput, PartInput, PolicyInput, SegmentInput};
-use crate::wire::names::Name;
-use crate::wire::output::{AssemblyOutput, DiagnosticsOutput};
-use crate::wire::strict::{self, ReadError, TaggedUnion};
+use crate::shapes::{
+    AssemblyOutput, DiagnosticsOutput, EstimatorInput, KindInput, Name, PartInput, PolicyInput,
+    SegmentInput,
+};
+use crate::strict::{self, unlisted, ReadError, TaggedUnion};
 
 /// The trace format version this crate writes (version 1 plus the compact profile).
 pub const TRACE_VERSION: u32 = 2;
@@ -61,7 +63,8 @@ pub const OBSERVED_VERSION: u32 = 3;
 pub const SUPPORTED_VERSIONS: [u32; 3] = [1, 2, 3];
 
 /// The first line of a trace.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Header {
     /// The format version: `1`, `2` (version 1 plus the compact profile) or `3` (version 2 plus
@@ -74,7 +77,8 @@ pub struct Header {
 
 /// One line after the header: an object whose `type` selects the record (a [`TaggedUnion`]:
 /// when `type` comes first, as writers put it, the rest streams straight into the record).
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Record {
     /// One provider call.
@@ -107,9 +111,10 @@ impl<'de> Deserialize<'de> for Record {
 }
 
 /// The `type` of a call record read on its own (as a [`CallRecord`], not a [`Record`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename = "record type")]
-#[schemars(rename = "CallTag")]
+#[cfg_attr(feature = "schema", schemars(rename = "CallTag"))]
 pub enum CallTag {
     /// `"call"`.
     #[serde(rename = "call")]
@@ -124,7 +129,8 @@ pub fn parse_record(line: &str) -> Result<Record, ReadError> {
 }
 
 /// `{"type": "runEnd", "run": ...}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RunEnd {
     /// The run that ended.
@@ -132,13 +138,14 @@ pub struct RunEnd {
 }
 
 /// One provider call through a compaction node (SPEC NODE-2, NODE-3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CallRecord {
     /// `"call"`: written by [`Record`]'s tag (which a [`Record`] reads itself), accepted here so
     /// that a call line also reads on its own as a `CallRecord`.
     #[serde(rename = "type", default, skip_serializing)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub record_type: Option<CallTag>,
     /// The outer run (SPEC LSE-6) this call belongs to.
     pub run: String,
@@ -199,9 +206,10 @@ pub struct CallRecord {
 }
 
 /// The `type` of an observed record read on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename = "record type")]
-#[schemars(rename = "ObservedTag")]
+#[cfg_attr(feature = "schema", schemars(rename = "ObservedTag"))]
 pub enum ObservedTag {
     /// `"observed"`.
     #[serde(rename = "observed")]
@@ -211,12 +219,13 @@ pub enum ObservedTag {
 /// Version 3: one provider call of any system, ADR-implementing or not, recorded as what it
 /// held and what it sent (SPEC TRC-13). Nothing is replayed: the sent entries are judged
 /// against the history with the policy's estimator, verifier and required ids.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ObservedRecord {
     /// `"observed"`, accepted so that the line also reads on its own.
     #[serde(rename = "type", default, skip_serializing)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub record_type: Option<ObservedTag>,
     /// The outer run (an agent's run, a conversation) this call belongs to.
     pub run: String,
@@ -256,7 +265,8 @@ impl ObservedRecord {
 
 /// What an observed call is judged against (SPEC TRC-13): the only policy fields its checks
 /// read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ObservedPolicy {
     /// `HardLimit`: nothing sent may measure more (SPEC TRC-2).
@@ -264,12 +274,13 @@ pub struct ObservedPolicy {
     /// `RecentMessageRetentionCount`: the recency units that are required (SPEC PRE-1.5).
     pub recent_message_retention_count: i32,
     /// How entries are measured: any wire estimator, or `recorded` (each entry's `size`).
-    pub estimator: crate::wire::input::EstimatorInput,
+    pub estimator: EstimatorInput,
 }
 
 /// A list of entries: written out (`entries`) or, in the compact profile, as references to the
 /// run's entry table (`refs`); exactly one of the two.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceEntries {
     /// The entries.
@@ -285,9 +296,10 @@ pub struct TraceEntries {
 }
 
 /// What became of an observed call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename = "dispatch", rename_all = "camelCase")]
-#[schemars(rename = "Dispatch")]
+#[cfg_attr(feature = "schema", schemars(rename = "Dispatch"))]
 pub enum Dispatch {
     /// Sent, and the provider answered: the sent recovered bodies are delivered.
     Answered,
@@ -298,9 +310,10 @@ pub enum Dispatch {
 }
 
 /// How a streamed response ended (SPEC NODE-5: only a stream read to its end commits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename = "stream ending", rename_all = "camelCase")]
-#[schemars(rename = "StreamEnd")]
+#[cfg_attr(feature = "schema", schemars(rename = "StreamEnd"))]
 pub enum StreamEnd {
     /// Read to its end (zero updates count).
     Completed,
@@ -312,8 +325,8 @@ pub enum StreamEnd {
 
 /// Version 2: a reference to the run's entry table: an index, an inclusive range
 /// `[first, last]` of indices, or (where an id is expected) an id string.
-#[derive(Debug, Clone, PartialEq, Eq, JsonSchema)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), serde(untagged))]
 pub enum RefItem {
     /// The table entry at this index.
     Index(u32),
@@ -331,6 +344,25 @@ impl Serialize for RefItem {
             RefItem::Id(id) => s.serialize_str(id),
         }
     }
+}
+
+/// Index lists as references: runs of three or more consecutive indices become ranges.
+pub fn compress(indices: &[u32]) -> Vec<RefItem> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < indices.len() {
+        let mut j = i;
+        while j + 1 < indices.len() && indices[j + 1] == indices[j] + 1 {
+            j += 1;
+        }
+        if j - i >= 2 {
+            out.push(RefItem::Range([indices[i], indices[j]]));
+        } else {
+            out.extend(indices[i..=j].iter().map(|&k| RefItem::Index(k)));
+        }
+        i = j + 1;
+    }
+    out
 }
 
 /// `u32` from a JSON number, or a domain error.
@@ -393,7 +425,8 @@ impl<'de> Deserialize<'de> for RefItem {
 
 /// Version 2: an assembly result (SPEC ASM-3) whose id lists are table references (each
 /// reference stands for the id of the entry it names).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceResult {
     /// The outcome.
@@ -419,7 +452,8 @@ pub struct TraceResult {
 }
 
 /// Version 2: a verification result (SPEC VER-1) whose id lists are table references.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceVerification {
     /// `Accepted` or `Rejected`.
@@ -435,7 +469,8 @@ pub struct TraceVerification {
 }
 
 /// One captured snapshot (SPEC SNAP-1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceSnapshot {
     /// The (effective) version.
@@ -458,49 +493,57 @@ pub struct TraceSnapshot {
 /// built on the heap by its own visitor and moved once into the list; what is accepted and
 /// every refusal (its words, its JSON path) are those of `Option<Vec<TraceEntry>>`.
 fn entries_in_place<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<TraceEntry>>, D::Error> {
-    /// An entry on the heap, read as a [`TraceEntry`] is.
-    struct Boxed(Box<TraceEntry>);
-    impl<'de> Deserialize<'de> for Boxed {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Boxed, D::Error> {
-            struct V;
-            impl<'de> serde::de::Visitor<'de> for V {
-                type Value = Boxed;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("an entry (an object)")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Boxed, A::Error> {
-                    let m = serde::de::value::MapAccessDeserializer::new(a);
-                    Ok(Boxed(Box::new(TraceEntry::deserialize(m)?)))
-                }
+    Ok(Option::<BoxedList>::deserialize(d)?.map(|l| l.0.into_iter().map(|e| *e).collect()))
+}
+
+/// An entry on the heap, read as a [`TraceEntry`] is.
+struct Boxed(Box<TraceEntry>);
+
+impl<'de> Deserialize<'de> for Boxed {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Boxed, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Boxed;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an entry (an object)")
             }
-            d.deserialize_struct("TraceEntry", TRACE_ENTRY_FIELDS, V)
-        }
-    }
-    /// The list, each entry moved out of its box into it.
-    struct List(Vec<TraceEntry>);
-    impl<'de> Deserialize<'de> for List {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<List, D::Error> {
-            struct V;
-            impl<'de> serde::de::Visitor<'de> for V {
-                type Value = List;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("a list of entries (an array)")
-                }
-                fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                    self,
-                    mut a: A,
-                ) -> Result<List, A::Error> {
-                    let mut out = Vec::with_capacity(a.size_hint().unwrap_or(0).min(4096));
-                    while let Some(Boxed(e)) = a.next_element()? {
-                        out.push(*e);
-                    }
-                    Ok(List(out))
-                }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Boxed, A::Error> {
+                let m = serde::de::value::MapAccessDeserializer::new(a);
+                Ok(Boxed(Box::new(TraceEntry::deserialize(m)?)))
             }
-            d.deserialize_seq(V)
         }
+        d.deserialize_struct("TraceEntry", TRACE_ENTRY_FIELDS, V)
     }
-    Ok(Option::<List>::deserialize(d)?.map(|l| l.0))
+}
+
+/// A list of entries, each on the heap: read as a `Vec<TraceEntry>` is.
+#[allow(
+    clippy::vec_box,
+    reason = "each entry is built once in its box, which a defined entry keeps as it is"
+)]
+struct BoxedList(Vec<Box<TraceEntry>>);
+
+impl<'de> Deserialize<'de> for BoxedList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<BoxedList, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = BoxedList;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of entries (an array)")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<BoxedList, A::Error> {
+                let mut out = Vec::with_capacity(a.size_hint().unwrap_or(0).min(4096));
+                while let Some(Boxed(e)) = a.next_element()? {
+                    out.push(e);
+                }
+                Ok(BoxedList(out))
+            }
+        }
+        d.deserialize_seq(V)
+    }
 }
 
 /// A record's defined entries, in order.
@@ -604,7 +647,7 @@ impl Shape {
 }
 
 /// A message's call parts, redacted (ids and names), in part order.
-pub(super) fn tool_calls(m: &Message) -> Vec<TraceToolCall> {
+pub fn tool_calls(m: &Message) -> Vec<TraceToolCall> {
     m.parts
         .iter()
         .filter_map(|p| match p {
@@ -619,7 +662,7 @@ pub(super) fn tool_calls(m: &Message) -> Vec<TraceToolCall> {
 
 /// A message's result parts, redacted (call ids, and the artifact digest a value carries when
 /// it is a canonical reference), in part order.
-pub(super) fn tool_results(m: &Message) -> Vec<TraceToolResult> {
+pub fn tool_results(m: &Message) -> Vec<TraceToolResult> {
     m.parts
         .iter()
         .filter_map(|p| match p {
@@ -634,7 +677,7 @@ pub(super) fn tool_results(m: &Message) -> Vec<TraceToolResult> {
 
 /// The artifact digest of a result value that is a canonical reference (SPEC ENT-5.4), as a
 /// string or as raw JSON text of one.
-pub(super) fn result_reference(v: &Value) -> Option<Digest> {
+pub fn result_reference(v: &Value) -> Option<Digest> {
     let s = match v {
         Value::String(s) => s.clone(),
         Value::RawJson(r) => serde_json::from_str::<String>(r.as_str()).ok()?,
@@ -650,6 +693,16 @@ impl Defined {
             Defined::Built { entry, size, shape } => Cow::Owned(shape.recorded(entry, *size)),
             Defined::Recorded(t) => Cow::Borrowed(t),
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for Defs {
+    /// A list of entries, each kept as recorded ([`Defined::Recorded`]): read as a list of
+    /// [`TraceEntry`] is, each entry built on the heap where it ends up. (The checker's quick
+    /// reader builds redacted entries into vocabulary as it reads them, [`Defined::Built`].)
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Defs, D::Error> {
+        let BoxedList(entries) = BoxedList::deserialize(d)?;
+        Ok(Defs(entries.into_iter().map(Defined::Recorded).collect()))
     }
 }
 
@@ -695,6 +748,7 @@ impl Serialize for Defs {
     }
 }
 
+#[cfg(feature = "schema")]
 impl JsonSchema for Defs {
     fn inline_schema() -> bool {
         <Vec<TraceEntry>>::inline_schema()
@@ -714,7 +768,7 @@ impl JsonSchema for Defs {
 }
 
 /// The members of a [`TraceEntry`], as its derived reader names them.
-pub(super) const TRACE_ENTRY_FIELDS: &[&str] = &[
+pub const TRACE_ENTRY_FIELDS: &[&str] = &[
     "id",
     "kind",
     "role",
@@ -731,7 +785,8 @@ pub(super) const TRACE_ENTRY_FIELDS: &[&str] = &[
 
 /// One entry, with content (`text` / `parts` / `segment`, as in `docs/WIRE.md`) or redacted
 /// (`digest`, and the structure: `calls`, `results`, `reference`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceEntry {
     /// The entry id.
@@ -772,7 +827,8 @@ pub struct TraceEntry {
 }
 
 /// A redacted call part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceToolCall {
     /// The call id.
@@ -782,7 +838,8 @@ pub struct TraceToolCall {
 }
 
 /// A redacted result part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceToolResult {
     /// The call id answered.
@@ -794,7 +851,8 @@ pub struct TraceToolResult {
 }
 
 /// One reducer invocation (SPEC ASM-4): the request and the answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReducerStep {
     /// The 1-based attempt number.
@@ -811,13 +869,14 @@ pub struct ReducerStep {
 }
 
 /// What the reducer answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(
     rename = "reducer answer",
     rename_all = "camelCase",
     deny_unknown_fields
 )]
-#[schemars(rename = "ReducerAnswer")]
+#[cfg_attr(feature = "schema", schemars(rename = "ReducerAnswer"))]
 pub enum ReducerAnswer {
     /// A proposal: request entries kept by id, or new entries.
     Propose(Vec<TraceProposalItem>),
@@ -829,7 +888,8 @@ pub enum ReducerAnswer {
 
 /// One proposal item: a request entry kept by id, or `{"new": entry}`; version 2 also: a
 /// request entry kept by the table index of an entry with its id, or `{"new": index}`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(untagged)]
 pub enum TraceProposalItem {
     /// The request entry with this id, unchanged.
@@ -843,7 +903,8 @@ pub enum TraceProposalItem {
 }
 
 /// `{"new": index}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewRef {
     /// The table index of the new entry.
@@ -918,7 +979,8 @@ impl<'de> Deserialize<'de> for NewValue {
 }
 
 /// `{"new": entry}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewTraceEntry {
     /// The new entry.
@@ -926,9 +988,10 @@ pub struct NewTraceEntry {
 }
 
 /// Where a call failed (which decides the events the SPEC allows, EVT-2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename = "phase", rename_all = "camelCase")]
-#[schemars(rename = "Phase")]
+#[cfg_attr(feature = "schema", schemars(rename = "Phase"))]
 pub enum Phase {
     /// Entering the run's gate (SPEC LSE-7): no lease, no event.
     Gate,
@@ -945,7 +1008,8 @@ pub enum Phase {
 }
 
 /// A call's error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceError {
     /// The error kind (SPEC ERR-1).
@@ -955,9 +1019,10 @@ pub struct TraceError {
 }
 
 /// The four event kinds (SPEC EVT-2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename = "event kind")]
-#[schemars(rename = "EventKind")]
+#[cfg_attr(feature = "schema", schemars(rename = "EventKind"))]
 #[allow(missing_docs)]
 pub enum EventKind {
     Started,
@@ -967,7 +1032,8 @@ pub enum EventKind {
 }
 
 /// One progress event (SPEC EVT-3, EVT-4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceEvent {
     /// The kind.
@@ -991,9 +1057,10 @@ pub struct TraceEvent {
 }
 
 /// How a call's lease ended (SPEC NODE-5, LSE-3, LSE-4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename = "lease settlement", rename_all = "camelCase")]
-#[schemars(rename = "Settlement")]
+#[cfg_attr(feature = "schema", schemars(rename = "Settlement"))]
 pub enum Settlement {
     /// Committed with the forwarded digests.
     Committed,
@@ -1004,7 +1071,8 @@ pub enum Settlement {
 }
 
 /// Lease actions of one call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceLease {
     /// The settlement.
@@ -1017,6 +1085,7 @@ pub struct TraceLease {
 /// Any line of a trace: the header (first line) or a record (every later line). Exists for the
 /// published JSON Schema (`hybrid-compaction schema trace`); lines are read as [`Header`] and
 /// [`Record`].
+#[cfg(feature = "schema")]
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Line {
@@ -1027,6 +1096,7 @@ pub enum Line {
 }
 
 /// The JSON Schema every line of a trace validates against.
+#[cfg(feature = "schema")]
 pub fn schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Line)).unwrap_or(serde_json::Value::Null)
 }
@@ -1034,15 +1104,34 @@ pub fn schema() -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::{TraceEntry, TRACE_ENTRY_FIELDS};
+    use crate::shapes::{KindInput, SegmentInput};
+    use hybrid_compaction_model::entry::EntryKind;
 
-    /// The member list handed to the reader with the in-place entries is the trace entry's own
-    /// (its schema's properties, which the same serde names give).
+    /// The member list handed to the reader with the in-place entries is the trace entry's own:
+    /// an entry with every member written has exactly these members.
     #[test]
     fn trace_entry_fields_are_the_entry_members() {
-        let schema = serde_json::to_value(schemars::schema_for!(TraceEntry)).unwrap();
-        let mut members: Vec<&str> = schema["properties"]
+        let entry = TraceEntry {
+            id: "e".into(),
+            kind: KindInput(EntryKind::ToolExchange),
+            role: Some("tool".into()),
+            author: Some("a".into()),
+            size: Some(1),
+            text: Some("t".into()),
+            parts: Some(Vec::new()),
+            segment: Some(SegmentInput {
+                reference: None,
+                body: "b".into(),
+            }),
+            digest: Some("d".into()),
+            calls: Some(Vec::new()),
+            results: Some(Vec::new()),
+            reference: Some("r".into()),
+        };
+        let json = serde_json::to_value(&entry).unwrap();
+        let mut members: Vec<&str> = json
             .as_object()
-            .expect("TraceEntry's schema has properties")
+            .unwrap()
             .keys()
             .map(String::as_str)
             .collect();

@@ -12,13 +12,15 @@ use hybrid_compaction_model::estimator::MeasurementUnit;
 use hybrid_compaction_model::verification::{
     RejectionReason, VerificationOutcome, VerificationResult,
 };
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::names::{Id, Name};
 
 /// A constructed entry (SPEC ENT-2).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EntryOutput {
     /// The id.
@@ -36,7 +38,8 @@ pub struct EntryOutput {
 }
 
 /// A verification result (SPEC VER-3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VerificationOutput {
     /// `Accepted` or `Rejected`.
@@ -52,7 +55,8 @@ pub struct VerificationOutput {
 }
 
 /// An assembly result (SPEC ASM-3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AssemblyOutput {
     /// The outcome.
@@ -78,7 +82,8 @@ pub struct AssemblyOutput {
 }
 
 /// One category contribution (SPEC DIA-6).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContributionOutput {
     /// The category.
@@ -90,7 +95,8 @@ pub struct ContributionOutput {
 }
 
 /// A diagnostics record (SPEC DIA-1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DiagnosticsOutput {
     /// The outcome category.

@@ -2,11 +2,11 @@
 //! publishes the names as the schema's `enum`, so an output schema says which outcomes, stages,
 //! reasons and kinds can appear (SPEC ASM-1, ASM-2, VER-3, ERR-1, ...).
 
-use std::borrow::Cow;
 use std::fmt;
 
 use hybrid_compaction_model::entry::EntryId;
 use hybrid_compaction_model::Named;
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -54,7 +54,7 @@ impl<T: Named> Serialize for Name<T> {
 impl<'de, T: Named> Deserialize<'de> for Name<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         // Borrowed where it can be: a name is only looked up.
-        let name = crate::wire::strict::Text::deserialize(deserializer)?;
+        let name = crate::strict::Text::deserialize(deserializer)?;
         T::from_name(&name).map(Name).ok_or_else(|| {
             serde::de::Error::custom(format!(
                 "unknown {} {}, expected one of {}",
@@ -66,9 +66,10 @@ impl<'de, T: Named> Deserialize<'de> for Name<T> {
     }
 }
 
+#[cfg(feature = "schema")]
 impl<T: Named> JsonSchema for Name<T> {
-    fn schema_name() -> Cow<'static, str> {
-        Cow::Owned(format!("{}Name", T::TYPE))
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Owned(format!("{}Name", T::TYPE))
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -178,12 +179,13 @@ impl<'de> Deserialize<'de> for Id {
     }
 }
 
+#[cfg(feature = "schema")]
 impl JsonSchema for Id {
     fn inline_schema() -> bool {
         true
     }
 
-    fn schema_name() -> Cow<'static, str> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
         String::schema_name()
     }
 

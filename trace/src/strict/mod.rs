@@ -69,7 +69,7 @@ mod words;
 
 pub use adapter::Strict;
 pub use error::Error;
-pub use tagged::{tagged, without_tag, TaggedUnion};
+pub use tagged::{tagged, unlisted, without_tag, TaggedUnion};
 pub use words::strip_position;
 #[allow(
     clippy::wildcard_imports,

@@ -38,18 +38,16 @@ use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::value::Value;
 use serde_json::Value as Json;
 
-use super::compact::compress;
-use super::format::{
-    tool_calls, tool_results, CallRecord, Defs, Dispatch, EventKind, Header, NewRef, NewTraceEntry,
-    ObservedPolicy, ObservedRecord, Phase, ReducerAnswer, ReducerStep, RefItem, RunEnd, Settlement,
-    StreamEnd, TraceEntries, TraceEntry, TraceError, TraceEvent, TraceLease, TraceProposalItem,
-    TraceResult, TraceSnapshot, TraceVerification, TRACE_VERSION,
+use crate::format::{
+    compress, tool_calls, tool_results, CallRecord, Defs, Dispatch, EventKind, Header, NewRef,
+    NewTraceEntry, ObservedPolicy, ObservedRecord, Phase, ReducerAnswer, ReducerStep, RefItem,
+    RunEnd, Settlement, StreamEnd, TraceEntries, TraceEntry, TraceError, TraceEvent, TraceLease,
+    TraceProposalItem, TraceResult, TraceSnapshot, TraceVerification, TRACE_VERSION,
 };
-use crate::wire::input::{
-    CallInput, EstimatorInput, KindInput, PartInput, PolicyInput, RecordedEstimatorInput,
-    ResultInput, SegmentInput,
+use crate::shapes::{
+    assembly_output, diagnostics_output, CallInput, EstimatorInput, Id, KindInput, Name, PartInput,
+    PolicyInput, RecordedEstimatorInput, ResultInput, SegmentInput,
 };
-use crate::wire::names::{Id, Name};
 
 /// An observer that keeps every record in memory (tests, small hosts).
 #[derive(Debug, Default)]
@@ -434,7 +432,7 @@ impl Writer {
             });
         }
         let result_refs = c.result.as_ref().map(|r| {
-            let o = crate::wire::output::assembly_output(r);
+            let o = assembly_output(r);
             TraceResult {
                 outcome: o.outcome,
                 final_entry_ids: o.final_entry_ids.as_deref().map(|f| d.id_refs(f)),
@@ -544,12 +542,9 @@ impl Writer {
                 CancelPoint::Reducer(k) => format!("reducer:{k}"),
                 CancelPoint::Unknown => "unknown".to_owned(),
             }),
-            result: c.result.as_ref().map(crate::wire::output::assembly_output),
+            result: c.result.as_ref().map(assembly_output),
             result_refs: None,
-            diagnostics: c
-                .diagnostics
-                .as_deref()
-                .map(crate::wire::output::diagnostics_output),
+            diagnostics: c.diagnostics.as_deref().map(diagnostics_output),
             error: c.error.map(|(k, p)| TraceError {
                 kind: k.name().to_owned(),
                 phase: match p {
@@ -610,9 +605,7 @@ pub fn event(e: &CompactionEvent) -> TraceEvent {
         measurement_unit: None,
         hard_limit: None,
         trigger_threshold: None,
-        diagnostics: e
-            .diagnostics()
-            .map(|d| crate::wire::output::diagnostics_output(d)),
+        diagnostics: e.diagnostics().map(|d| diagnostics_output(d)),
     };
     match e {
         CompactionEvent::Started(s) => {
