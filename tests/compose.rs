@@ -5,7 +5,7 @@
 //! TRU-3) are tested once for both implementations in the clause suite
 //! (`tests/clauses/composition.rs`, through the seam: statuses, nodes installed, run
 //! coordination, revalidation ends, events and leases); that the library answers every wire case
-//! as the specification does is the oracle's property (`oracle/tests/adr_vectors.rs`). The tests
+//! as the specification does is the oracle's property (`oracle/tests/oracle/adr_vectors.rs`). The tests
 //! here are library-only because the seam reports plain values where the library hands back
 //! objects: a failure status returns the caller's client untouched (`Composed::NotInstalled`),
 //! `Success` returns the one installed `CompactionNode`, guarded by the composition's binding and

@@ -20,7 +20,7 @@
 //! The topic sources (`vectors/source/`) and the pin ledger (`vectors/pins/`) are read by
 //! `hybrid-compaction vectors generate` at run time; nothing compiles them in, so editing them
 //! rebuilds nothing. The list below names the published files; adding a topic adds its line
-//! (`oracle/tests/vectors.rs` fails, saying so, while the list and `vectors/*.json` differ).
+//! (`oracle/src/corpus/tests.rs` fails, saying so, while the list and `vectors/*.json` differ).
 
 // No unsafe code; every public item documented (workspace lints).
 #![forbid(unsafe_code)]

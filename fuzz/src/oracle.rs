@@ -22,7 +22,7 @@ use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{CancelAtCall, ScriptedReducer};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
-use hybrid_compaction_oracle::corpus::{comparable, VectorFile};
+use hybrid_compaction_oracle::vectors::{comparable, VectorFile};
 use hybrid_compaction_oracle::{run_case, Case, Engine, Implementation, Model};
 
 use crate::decode::{self, AssembleInput, EstimatorChoice, VerifyInput};

@@ -18,7 +18,7 @@
 //! `serde_json` and beside validating the JSON only (the format's floor), next to the whole
 //! check of the same traces.
 
-#[path = "../tests/trace_support/mod.rs"]
+#[path = "../tests/support/trace.rs"]
 mod trace_support;
 
 use std::hint::black_box;
@@ -183,10 +183,12 @@ fn bench_parse(c: &mut Criterion<ThreadCpu>) {
             })
         };
         let readers = [
-            read("checker", |l| trace::quick::parse_record(l).is_ok()),
-            read("strict", |l| trace::format::parse_record(l).is_ok()),
+            read("checker", |l| trace::read_record(l).is_ok()),
+            read("strict", |l| {
+                hybrid_compaction_trace::parse_record(l).is_ok()
+            }),
             read("plain-serde", |l| {
-                serde_json::from_str::<trace::format::Record>(l).is_ok()
+                serde_json::from_str::<hybrid_compaction_trace::Record>(l).is_ok()
             }),
             read("validate-only", |l| {
                 serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok()

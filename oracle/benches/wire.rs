@@ -15,8 +15,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hybrid_compaction_oracle::wire::strict;
 use hybrid_compaction_oracle::{run_case, Case, Engine};
+use hybrid_compaction_trace::strict;
 use serde_json::{json, Value as Json};
 
 fn policy(hard_limit: i64) -> Json {

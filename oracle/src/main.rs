@@ -1,4 +1,4 @@
-//! The `hybrid-compaction` command-line tool: a thin wrapper over `hybrid_compaction_oracle::cli`.
+//! The `hybrid-compaction` command-line tool: a thin wrapper over `hybrid_compaction_oracle::main`.
 //!
 //! The published vector files are compiled in here, in the binary's own crate, not in the
 //! oracle's library: a regenerated vector file recompiles these few lines and relinks, nothing
@@ -17,5 +17,5 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 static CORPUS: &[(&str, &str)] = hybrid_compaction_vectors::embedded!();
 
 fn main() -> std::process::ExitCode {
-    hybrid_compaction_oracle::cli::main(CORPUS)
+    hybrid_compaction_oracle::main(CORPUS)
 }

@@ -71,6 +71,12 @@ fn with_ranges(mut schema: Json) -> Json {
     schema
 }
 
+/// The JSON Schema every line of a trace validates against (`docs/TRACE.md`): the header or
+/// a record.
+pub fn trace_schema() -> Json {
+    hybrid_compaction_trace::format::schema()
+}
+
 /// All three schemas, keyed `case`, `output`, `vectorFile`.
 pub fn all() -> Json {
     serde_json::json!({

@@ -6,7 +6,7 @@ Every row is a Python value that is not a valid case. ``hc.run`` must raise
 JSON can express are also fed to the ``hybrid-compaction run`` command as JSON text: its one
 stderr line must end with the very same ``path: reason`` (the CLI and the package share the
 oracle's strict reader, ``oracle/src/wire/strict/``; the rows mirror
-``oracle/tests/bad_input.rs``). The Python-only rows (NaN, bytes, a set, a non-string key, ...)
+``oracle/tests/oracle/bad_input.rs``). The Python-only rows (NaN, bytes, a set, a non-string key, ...)
 have no JSON text; JSON's duplicate-key rows have no dict.
 """
 

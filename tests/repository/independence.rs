@@ -187,3 +187,34 @@ fn a_host_of_the_library_does_not_get_the_scripted_test_doubles() {
     let oracle = cargo_tree("hybrid-compaction-oracle", &["-e", "normal,features"]);
     assert!(oracle.iter().any(|l| l.starts_with(testing)), "{oracle:?}");
 }
+
+/// The command's allocator is the binary's: no oracle source but the binary's and the check
+/// bench's names mimalloc, and every crate of this repository that links the oracle's library
+/// turns its default features (the allocator) off.
+#[test]
+fn only_the_command_and_the_extension_allocate_with_mimalloc() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = Vec::new();
+    crate::files::rust_sources(&root.join("oracle/src"), &mut sources);
+    for file in sources {
+        let text = std::fs::read_to_string(&file).expect("readable");
+        if !file.ends_with("main.rs") {
+            assert!(
+                !text.contains("mimalloc"),
+                "{} names mimalloc",
+                file.display()
+            );
+        }
+    }
+    for manifest in ["python/Cargo.toml", "fuzz/Cargo.toml"] {
+        let text = std::fs::read_to_string(root.join(manifest)).expect("readable");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("hybrid-compaction-oracle"))
+            .unwrap_or_else(|| panic!("{manifest} links the oracle"));
+        assert!(
+            line.contains("default-features = false"),
+            "{manifest} links the oracle with its allocator: {line}"
+        );
+    }
+}

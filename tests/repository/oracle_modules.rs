@@ -1,5 +1,7 @@
-//! The oracle's module graph: imports point one way (operations -> wire base -> vocabulary) and
-//! no two oracle modules import each other, directly or around a circle.
+//! The oracle's module graph: imports point one way (operations -> wire base -> vocabulary), no
+//! operation imports another (what operations share lives in the wire base or in a shared
+//! module no operation owns), and no two oracle modules import each other, directly or around a
+//! circle. Unit-test modules (`tests`, `*_tests`, `privacy_canary`) may import anything.
 //!
 //! The graph is read from the source: every `crate::a::b` and `super::a` path outside a comment
 //! names the deepest module of `oracle/src` it reaches; a reference from a module to one of its
@@ -83,21 +85,64 @@ fn is_ancestor(a: &str, of: &str) -> bool {
     a.is_empty() || of.starts_with(&format!("{a}::"))
 }
 
-/// The oracle's module graph, read from its sources.
-fn oracle_graph() -> Graph {
+/// Whether `m` is a unit-test module (compiled only into the library's test binary), whose
+/// imports the layering does not constrain.
+fn is_test_module(m: &str) -> bool {
+    let last = m.rsplit("::").next().unwrap_or(m);
+    last == "tests" || last.ends_with("_tests") || last == "privacy_canary"
+}
+
+/// The oracle's module graph, read from its sources (unit-test modules left out), and its
+/// operation modules: those that define an operation (`impl Operation for`).
+fn oracle_modules() -> (Graph, BTreeSet<String>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracle/src");
     let mut files = Vec::new();
     rust_sources(&src, &mut files);
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(&src, f)).collect();
-    files
+    let mut operations = BTreeSet::new();
+    let graph = files
         .iter()
+        .filter(|f| !is_test_module(&module_of(&src, f)))
         .map(|f| {
             let m = module_of(&src, f);
             let text = std::fs::read_to_string(f).expect("read a source file");
+            if text.contains("impl Operation for ") {
+                operations.insert(m.clone());
+            }
             let e = edges_of(&modules, &m, &text);
             (m, e)
         })
-        .collect()
+        .collect();
+    (graph, operations)
+}
+
+/// The oracle's module graph, read from its sources.
+fn oracle_graph() -> Graph {
+    oracle_modules().0
+}
+
+/// The operation `m` belongs to: itself or its nearest ancestor that defines an operation.
+fn operation_of<'a>(operations: &'a BTreeSet<String>, m: &str) -> Option<&'a String> {
+    operations
+        .iter()
+        .filter(|o| *o == m || is_ancestor(o, m))
+        .max_by_key(|o| o.len())
+}
+
+/// The edges from (a module of) one operation to (a module of) another.
+fn operations_importing_others(g: &Graph, operations: &BTreeSet<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (a, bs) in g {
+        let Some(from) = operation_of(operations, a) else {
+            continue;
+        };
+        for b in bs {
+            if operation_of(operations, b).is_some_and(|to| to != from) {
+                out.push(format!("{a} -> {b}"));
+            }
+        }
+    }
+    out
 }
 
 /// One circle of the graph (`a -> b -> a`), if there is any.
@@ -147,13 +192,14 @@ fn family(m: &str) -> &str {
 
 /// The families each family may import: operations -> wire base; the corpus, the trace checker
 /// and the schemas over operations; the CLI over everything.
-const MAY_IMPORT: [(&str, &[&str]); 8] = [
+const MAY_IMPORT: [(&str, &[&str]); 9] = [
     ("wire", &[]),
     ("ops", &["wire"]),
     ("corpus", &["ops", "wire"]),
     ("trace", &["ops", "wire"]),
     ("schema", &["corpus", "ops", "wire"]),
     ("workload", &["corpus", "ops", "wire"]),
+    ("vectors", &["corpus"]),
     (
         "cli",
         &["corpus", "ops", "schema", "trace", "wire", "workload"],
@@ -161,7 +207,7 @@ const MAY_IMPORT: [(&str, &[&str]); 8] = [
     (
         "",
         &[
-            "cli", "corpus", "ops", "schema", "trace", "wire", "workload",
+            "cli", "corpus", "ops", "schema", "trace", "vectors", "wire", "workload",
         ],
     ),
 ];
@@ -205,6 +251,17 @@ fn oracle_imports_point_one_way() {
 }
 
 #[test]
+fn no_operation_imports_another() {
+    let (g, operations) = oracle_modules();
+    assert!(
+        operations.len() >= 21 && operations.contains("ops::node"),
+        "the operations were found: {operations:?}"
+    );
+    let wrong = operations_importing_others(&g, &operations);
+    assert!(wrong.is_empty(), "operations importing another: {wrong:?}");
+}
+
+#[test]
 fn the_module_graph_checks_can_fail() {
     let modules: BTreeSet<String> = [
         "",
@@ -237,4 +294,29 @@ fn the_module_graph_checks_can_fail() {
         )
     );
     assert_eq!(wrong_way(&g), ["wire::input -> ops::verify"]);
+    // One operation (or a module of it) importing another is found; its own modules, the
+    // operations' root and modules no operation owns are not.
+    let operations: BTreeSet<String> = ["ops::node", "ops::trust", "ops::artifacts::offload"]
+        .map(str::to_owned)
+        .into();
+    let mut g: Graph = BTreeMap::new();
+    g.insert(
+        "ops::trust".into(),
+        [
+            "ops::node::drive",
+            "ops",
+            "ops::artifacts::offload_decision",
+        ]
+        .map(str::to_owned)
+        .into(),
+    );
+    g.insert("ops::node::drive".into(), ["ops::node".to_owned()].into());
+    g.insert(
+        "ops::artifacts::offload".into(),
+        ["ops::artifacts::offload_decision".to_owned()].into(),
+    );
+    assert_eq!(
+        operations_importing_others(&g, &operations),
+        ["ops::trust -> ops::node::drive"]
+    );
 }

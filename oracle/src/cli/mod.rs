@@ -37,7 +37,7 @@ mod stream;
 mod workload;
 
 /// Default input size cap: 64 MiB.
-pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
 const RUN_EXAMPLE: &str = r#"Example:
   echo '{"op":"evaluate","policy":{"hardLimit":100,"triggerMargin":10,
@@ -78,7 +78,7 @@ const SCHEMA_EXAMPLE: &str = r#"Examples:
     about = "Conformance oracle for hybrid context compaction (ADR-0007): run cases, verify proposals, run the vector corpus",
     after_help = "Exit codes: 0 answered / all vectors passed; 1 vectors failed or internal failure; 2 unreadable or invalid input."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -640,7 +640,7 @@ fn cmd_schema(a: &SchemaArgs, out: &mut Vec<u8>) -> Result<(), Failure> {
         Some(SchemaWhich::Case) => schema::case_schema(),
         Some(SchemaWhich::Output) => schema::output_schema(),
         Some(SchemaWhich::VectorFile) => schema::vector_file_schema(),
-        Some(SchemaWhich::Trace) => crate::trace::format::schema(),
+        Some(SchemaWhich::Trace) => crate::schema::trace_schema(),
     };
     out.extend(
         serde_json::to_string_pretty(&v)

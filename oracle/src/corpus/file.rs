@@ -19,10 +19,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::ops::Case;
 use crate::ops::Output;
-pub use crate::wire::input::PolicyInput;
+pub(crate) use crate::wire::input::PolicyInput;
 
 /// The `schema` value of every vector file of this format version.
-pub const VECTOR_SCHEMA: &str = "hybrid-compaction-vectors/v1";
+pub(crate) const VECTOR_SCHEMA: &str = "hybrid-compaction-vectors/v1";
 
 /// One vector file (one topic).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -130,7 +130,7 @@ pub fn parse_file(name: &str, text: &str) -> Result<VectorFile, LoadError> {
 /// gives them (`vectors/*.json` when the binary was built). `hybrid-compaction vectors` without a
 /// directory runs it, so the command works from any directory and a copied binary carries its
 /// corpus.
-pub fn embedded_corpus(files: &[(&str, &str)]) -> Result<Vec<VectorFile>, LoadError> {
+pub(crate) fn embedded_corpus(files: &[(&str, &str)]) -> Result<Vec<VectorFile>, LoadError> {
     files
         .iter()
         .map(|(name, text)| parse_file(&format!("embedded {name}"), text))

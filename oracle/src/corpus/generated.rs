@@ -26,20 +26,20 @@ use crate::ops::Case;
 use crate::wire::strict;
 
 /// The generated tcIds are `BASE + 1`, `BASE + 2`, ... in output order.
-pub const BASE: u32 = 10_000;
+pub(crate) const BASE: u32 = 10_000;
 
 /// splitmix64: tiny, fast, and fully specified, so other languages can reproduce it.
 #[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
+pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {
     /// A stream from `seed`.
-    pub fn new(seed: u64) -> SplitMix64 {
+    pub(crate) fn new(seed: u64) -> SplitMix64 {
         SplitMix64(seed)
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -48,17 +48,17 @@ impl SplitMix64 {
     }
 
     /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
     }
 
     /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+    pub(crate) fn range(&mut self, lo: i64, hi: i64) -> i64 {
         lo + self.below((hi - lo + 1) as u64) as i64
     }
 
     /// True with probability `num/den`.
-    pub fn chance(&mut self, num: u64, den: u64) -> bool {
+    pub(crate) fn chance(&mut self, num: u64, den: u64) -> bool {
         self.below(den) < num
     }
 }
@@ -386,7 +386,7 @@ fn evaluate_case(r: &mut SplitMix64) -> Json {
 
 /// The generated groups: `count` cases, seeded, with tcIds [`BASE`] + position. A case the
 /// wire format does not read (a bug of this generator) is reported by its position.
-pub fn groups(seed: u64, count: usize) -> Result<Vec<SourceGroup>, Vec<String>> {
+pub(crate) fn groups(seed: u64, count: usize) -> Result<Vec<SourceGroup>, Vec<String>> {
     let mut r = SplitMix64::new(seed);
     let mut assemble = Vec::new();
     let mut verify = Vec::new();

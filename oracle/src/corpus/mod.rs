@@ -41,39 +41,40 @@ use crate::ops::run_case_caught;
 use crate::wire::strict;
 use crate::Model;
 
-pub mod file;
-pub mod generated;
-pub mod pins;
-pub mod run;
-pub mod source;
+pub(crate) mod file;
+pub(crate) mod generated;
+pub(crate) mod pins;
+pub(crate) mod run;
+pub(crate) mod source;
+#[cfg(test)]
+mod tests;
 
-pub use file::{
-    corpus_files, embedded_corpus, load_file, parse_file, LoadError, TestGroup, TestVector,
-    VectorFile, VECTOR_SCHEMA,
+pub(crate) use file::{
+    corpus_files, embedded_corpus, load_file, TestGroup, TestVector, VectorFile, VECTOR_SCHEMA,
 };
-pub use run::{check, comparable, first_difference, render_table, run_file, TopicReport, Verdict};
-pub use source::{load_sources, parse_source, Source, SourceFile, SourceGroup, SourceTest};
+pub(crate) use run::{comparable, first_difference, render_table, run_file};
+pub(crate) use source::{load_sources, Source, SourceGroup};
 
 /// The topic name (and file stem) of the generated vectors (built by [`generated`], with no
 /// source file).
-pub const GENERATED_TOPIC: &str = "generated";
+pub(crate) const GENERATED_TOPIC: &str = "generated";
 
 /// Version string written into every file header.
-pub const GENERATOR_VERSION: &str = "1.0.0";
+pub(crate) const GENERATOR_VERSION: &str = "1.0.0";
 /// Seed of the published generated topic.
-pub const DEFAULT_SEED: u64 = 20_261_130;
+pub(crate) const DEFAULT_SEED: u64 = 20_261_130;
 /// Number of cases of the published generated topic.
-pub const DEFAULT_COUNT: usize = 200;
+pub(crate) const DEFAULT_COUNT: usize = 200;
 
 /// The largest `--count` the command accepts: the generated topic is built in memory before it
 /// is written, so the count is bounded (100000 cases is a few hundred MB at most).
-pub const MAX_COUNT: usize = 100_000;
+pub(crate) const MAX_COUNT: usize = 100_000;
 
 /// The corpus directory's folder of topic sources (`vectors/source/`).
-pub const SOURCE_DIR: &str = "source";
+pub(crate) const SOURCE_DIR: &str = "source";
 
 /// Every flag a vector may carry, with its meaning (written into each file's `notes`).
-pub const FLAGS: &[(&str, &str)] = &[
+pub(crate) const FLAGS: &[(&str, &str)] = &[
     ("HandWritten", "The case was written by hand for the cited clauses; its key expected fields were computed by hand from the SPEC and checked against the model at generation time."),
     ("Generated", "A seeded random case; the expected output comes from the model (reproduce with `hybrid-compaction vectors generate --topic generated`)."),
     ("TypedError", "The SPEC rejects the input: the expected output is a typed error (compare `kind`, `field`, `entryId`; `message` is informative)."),
@@ -93,7 +94,7 @@ pub const FLAGS: &[(&str, &str)] = &[
 
 /// The flags generation adds by itself: `HandWritten` or `Generated` by origin, `TypedError`,
 /// `Success` and `Termination` from the output. A source never writes them.
-pub const AUTOMATIC_FLAGS: &[&str] = &[
+pub(crate) const AUTOMATIC_FLAGS: &[&str] = &[
     "HandWritten",
     "Generated",
     "TypedError",
@@ -101,13 +102,8 @@ pub const AUTOMATIC_FLAGS: &[&str] = &[
     "Termination",
 ];
 
-/// Whether `expect` is contained in `actual` (see the module docs).
-pub fn subset(expect: &Json, actual: &Json) -> bool {
-    subset_difference(expect, actual, "$").is_none()
-}
-
 /// Where `expect` is not contained in `actual`: the JSON path (below `path`) and what differs.
-pub fn subset_difference(expect: &Json, actual: &Json, path: &str) -> Option<String> {
+pub(crate) fn subset_difference(expect: &Json, actual: &Json, path: &str) -> Option<String> {
     match (expect, actual) {
         (Json::Object(e), Json::Object(a)) => e.iter().find_map(|(k, ev)| {
             let at = format!("{path}{}", strict::key_segment(k));
@@ -144,7 +140,7 @@ fn short(v: &Json) -> String {
 
 /// Builds the vector file of one hand-written topic, refusing on any problem (each message names
 /// the source file, the tcId and the JSON path).
-pub fn build_source(source: &Source) -> Result<VectorFile, Vec<String>> {
+pub(crate) fn build_source(source: &Source) -> Result<VectorFile, Vec<String>> {
     build(
         &source.file.topic,
         &source.name,
@@ -155,7 +151,7 @@ pub fn build_source(source: &Source) -> Result<VectorFile, Vec<String>> {
 
 /// Builds the `generated` topic from `seed` and `count` (published: [`DEFAULT_SEED`],
 /// [`DEFAULT_COUNT`]).
-pub fn build_generated(seed: u64, count: usize) -> Result<VectorFile, Vec<String>> {
+pub(crate) fn build_generated(seed: u64, count: usize) -> Result<VectorFile, Vec<String>> {
     let groups = generated::groups(seed, count)?;
     build(
         GENERATED_TOPIC,
@@ -276,7 +272,7 @@ fn build(
 }
 
 /// Every topic name: the sources' and [`GENERATED_TOPIC`], in file-name order.
-pub fn topic_names(sources: &[Source]) -> Vec<String> {
+pub(crate) fn topic_names(sources: &[Source]) -> Vec<String> {
     let mut names: Vec<String> = sources.iter().map(|s| s.file.topic.clone()).collect();
     names.push(GENERATED_TOPIC.to_owned());
     names.sort_by_key(|n| format!("{n}.json"));
@@ -285,7 +281,7 @@ pub fn topic_names(sources: &[Source]) -> Vec<String> {
 
 /// Builds every topic (or only `only`) from `sources` and the generator, in file-name order,
 /// refusing on any problem.
-pub fn build_all(
+pub(crate) fn build_all(
     sources: &[Source],
     seed: u64,
     count: usize,
@@ -319,7 +315,7 @@ pub fn build_all(
 
 /// Corpus-level consistency: tcIds unique across files, every flag explained in its file's
 /// notes, no topic twice.
-pub fn check_corpus(files: &[VectorFile]) -> Result<(), Vec<String>> {
+pub(crate) fn check_corpus(files: &[VectorFile]) -> Result<(), Vec<String>> {
     let mut problems = Vec::new();
     let mut seen = BTreeMap::new();
     let mut topics = BTreeSet::new();

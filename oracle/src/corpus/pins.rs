@@ -16,12 +16,12 @@
 //!   here with the reason and is never used again, its pin stays (a record of what it meant), and
 //!   the new behaviour is a new test with a new tcId.
 //!
-//! [`check`] enforces the rules on the committed corpus (`oracle/tests/vectors.rs` runs it), and
+//! [`check`] enforces the rules on the committed corpus (`oracle/src/corpus/tests.rs` runs it), and
 //! `hybrid-compaction vectors generate` applies them before writing: it refuses a vector whose
 //! tcId is pinned with another digest or is retired, and appends the pins of new tcIds when it
 //! writes into the corpus directory.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value as Json;
@@ -29,18 +29,17 @@ use sha2::{Digest as _, Sha256};
 
 use super::file::{PolicyInput, TestVector, VectorFile};
 use super::run::comparable;
-use super::source::Source;
 use crate::wire::strict;
 
 /// The pin file, relative to the corpus directory.
-pub const PINS_FILE: &str = "pins/PINS.json";
+pub(crate) const PINS_FILE: &str = "pins/PINS.json";
 /// The retired tcIds, relative to the corpus directory.
-pub const RETIRED_FILE: &str = "pins/RETIRED.json";
+pub(crate) const RETIRED_FILE: &str = "pins/RETIRED.json";
 
 /// The committed promises about tcIds: the pins and the retired ids, with the names of the files
 /// they were read from (for messages).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     /// The corpus directory the ledger belongs to (`vectors`), for messages.
     pub dir: String,
     /// Where the pins live (`vectors/pins/PINS.json`).
@@ -55,7 +54,7 @@ pub struct Ledger {
 
 /// What the ledger says about a vector built under a tcId.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PinStatus {
+pub(crate) enum PinStatus {
     /// Pinned with this very digest: the vector is the published one.
     Pinned,
     /// Not pinned yet: a new vector (pinned when written into the corpus).
@@ -74,7 +73,7 @@ pub enum PinStatus {
 
 impl Ledger {
     /// Reads `PINS.json` and `RETIRED.json` of the corpus directory `dir`.
-    pub fn load(dir: &Path) -> Result<Ledger, String> {
+    pub(crate) fn load(dir: &Path) -> Result<Ledger, String> {
         let read = |rel: &str| {
             let path = dir.join(rel);
             let name = path.display().to_string();
@@ -94,7 +93,7 @@ impl Ledger {
     }
 
     /// What the ledger says about `digest` built under `tc_id`.
-    pub fn status(&self, tc_id: u32, digest: &str) -> PinStatus {
+    pub(crate) fn status(&self, tc_id: u32, digest: &str) -> PinStatus {
         if let Some(reason) = self.retired.get(&tc_id) {
             return PinStatus::Retired {
                 reason: reason.clone(),
@@ -108,7 +107,7 @@ impl Ledger {
     }
 
     /// Where the tests of `topic` are written: its source, or the generator.
-    pub fn source_of(&self, topic: &str) -> String {
+    pub(crate) fn source_of(&self, topic: &str) -> String {
         if topic == super::GENERATED_TOPIC {
             "oracle/src/corpus/generated.rs".to_owned()
         } else {
@@ -121,7 +120,13 @@ impl Ledger {
     }
 
     /// The refusal for a vector of `topic` whose status is neither `Pinned` nor `New`.
-    pub fn refusal(&self, topic: &str, tc_id: u32, status: &PinStatus, digest: &str) -> String {
+    pub(crate) fn refusal(
+        &self,
+        topic: &str,
+        tc_id: u32,
+        status: &PinStatus,
+        digest: &str,
+    ) -> String {
         match status {
             PinStatus::Changed { pinned } => format!(
                 "tcId {tc_id} [{topic}]: its case or expected output changed (pinned {}, now {}): \
@@ -155,7 +160,7 @@ fn abbreviated(digest: &str) -> String {
 /// form, `1e-7`). Python's `json.dumps(v, sort_keys=True, separators=(",", ":"),
 /// ensure_ascii=False)` writes the same text for every published vector except those with a
 /// float written with an exponent (Python writes `1e-07`).
-pub fn canonical_json(v: &Json) -> String {
+pub(crate) fn canonical_json(v: &Json) -> String {
     fn write(v: &Json, out: &mut String) {
         match v {
             Json::Object(m) => {
@@ -191,7 +196,7 @@ pub fn canonical_json(v: &Json) -> String {
 }
 
 /// The digest of a vector (see the module docs): what its tcId is pinned to.
-pub fn digest(test: &TestVector, group_policy: Option<&PolicyInput>) -> String {
+pub(crate) fn digest(test: &TestVector, group_policy: Option<&PolicyInput>) -> String {
     let pinned = serde_json::json!({
         "case": serde_json::to_value(test.effective_case(group_policy)).unwrap_or(Json::Null),
         "expected": comparable(&test.expected),
@@ -203,7 +208,7 @@ pub fn digest(test: &TestVector, group_policy: Option<&PolicyInput>) -> String {
 }
 
 /// Every vector of `file` with its digest, in file order.
-pub fn digests(file: &VectorFile) -> Vec<(u32, String)> {
+pub(crate) fn digests(file: &VectorFile) -> Vec<(u32, String)> {
     file.test_groups
         .iter()
         .flat_map(|g| {
@@ -249,7 +254,7 @@ fn parse_ledger_file(
 }
 
 /// Reads the text of a pin file.
-pub fn parse_pins(name: &str, text: &str) -> Result<BTreeMap<u32, String>, String> {
+pub(crate) fn parse_pins(name: &str, text: &str) -> Result<BTreeMap<u32, String>, String> {
     parse_ledger_file(name, text, |v| {
         if v.len() == 64
             && v.bytes()
@@ -263,7 +268,7 @@ pub fn parse_pins(name: &str, text: &str) -> Result<BTreeMap<u32, String>, Strin
 }
 
 /// Reads the text of a retired-tcId file.
-pub fn parse_retired(name: &str, text: &str) -> Result<BTreeMap<u32, String>, String> {
+pub(crate) fn parse_retired(name: &str, text: &str) -> Result<BTreeMap<u32, String>, String> {
     parse_ledger_file(name, text, |v| {
         if v.trim().is_empty() {
             Err("say why the tcId was retired")
@@ -275,7 +280,7 @@ pub fn parse_retired(name: &str, text: &str) -> Result<BTreeMap<u32, String>, St
 
 /// The text of a pin file: one `"tcId": "digest"` line per pin, in tcId order, so that adding a
 /// vector adds one line.
-pub fn render_pins(pins: &BTreeMap<u32, String>) -> String {
+pub(crate) fn render_pins(pins: &BTreeMap<u32, String>) -> String {
     if pins.is_empty() {
         return "{}\n".to_owned();
     }
@@ -293,7 +298,15 @@ pub fn render_pins(pins: &BTreeMap<u32, String>) -> String {
 /// * every pin names a published or a retired vector;
 /// * no retired tcId is in a vector file or a source;
 /// * no tcId is used twice (in the vector files, or in the sources).
-pub fn check(files: &[VectorFile], sources: &[Source], ledger: &Ledger) -> Vec<String> {
+///
+/// The corpus tests hold the committed corpus to it; `generate` keeps each promise as it writes.
+#[cfg(test)]
+pub(crate) fn check(
+    files: &[VectorFile],
+    sources: &[super::source::Source],
+    ledger: &Ledger,
+) -> Vec<String> {
+    use std::collections::BTreeSet;
     let mut problems = super::check_corpus(files).err().unwrap_or_default();
     problems.extend(
         super::source::repeated_tc_ids(sources)

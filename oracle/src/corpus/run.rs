@@ -72,7 +72,7 @@ pub fn first_difference(expected: &Json, actual: &Json) -> Option<String> {
 
 /// The verdict of one vector on one implementation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Output equal to the expectation.
     Pass,
     /// Output differs: a one-line diff.
@@ -80,7 +80,7 @@ pub enum Verdict {
 }
 
 /// Runs one vector on one implementation.
-pub fn check(
+pub(crate) fn check(
     test: &TestVector,
     group_policy: Option<&PolicyInput>,
     imp: &dyn Implementation,

@@ -54,12 +54,12 @@ use crate::ops::Case;
 use crate::wire::strict;
 
 /// The `schema` value of every source file of this format version.
-pub const SOURCE_SCHEMA: &str = "hybrid-compaction-vector-source/v1";
+pub(crate) const SOURCE_SCHEMA: &str = "hybrid-compaction-vector-source/v1";
 
 /// One source file: the hand-written tests of one topic.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SourceFile {
+pub(crate) struct SourceFile {
     /// Always [`SOURCE_SCHEMA`].
     pub schema: String,
     /// The topic: the file stem of the source and of the vector file it becomes.
@@ -71,7 +71,7 @@ pub struct SourceFile {
 /// A group of source tests sharing a description and (optionally) a policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SourceGroup {
+pub(crate) struct SourceGroup {
     /// What the group exercises.
     pub description: String,
     /// Policy inherited by every case of the group that has none.
@@ -84,7 +84,7 @@ pub struct SourceGroup {
 /// One source test: a vector before generation adds its automatic flags and full output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SourceTest {
+pub(crate) struct SourceTest {
     /// The vector's id: unique across the corpus, never reused (see [`super::pins`]).
     pub tc_id: u32,
     /// What the test checks.
@@ -102,7 +102,7 @@ pub struct SourceTest {
 
 /// A source with the name it is reported under (its path, or a label for one held in memory).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Source {
+pub(crate) struct Source {
     /// The file's path as given, for messages.
     pub name: String,
     /// The content.
@@ -111,7 +111,7 @@ pub struct Source {
 
 /// What is wrong with a source file: where, and in plain words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceError {
+pub(crate) struct SourceError {
     /// The file.
     pub name: String,
     /// 1-based line and column, when known.
@@ -145,7 +145,12 @@ impl std::error::Error for SourceError {}
 
 impl Source {
     /// An error about this source, at `path` (a JSON path) in the test `tc_id`.
-    pub fn error(&self, tc_id: Option<u32>, path: Option<String>, message: String) -> SourceError {
+    pub(crate) fn error(
+        &self,
+        tc_id: Option<u32>,
+        path: Option<String>,
+        message: String,
+    ) -> SourceError {
         SourceError {
             name: self.name.clone(),
             position: None,
@@ -156,7 +161,7 @@ impl Source {
     }
 
     /// Every test with its group, in file order, and its JSON path.
-    pub fn tests(&self) -> impl Iterator<Item = (&SourceGroup, &SourceTest, String)> {
+    pub(crate) fn tests(&self) -> impl Iterator<Item = (&SourceGroup, &SourceTest, String)> {
         self.file
             .test_groups
             .iter()
@@ -174,7 +179,7 @@ impl Source {
 /// Reads the text of one source file named `name` (a path, or a label for one held in memory).
 /// The problems found without running anything: the file's shape, its schema, tcIds repeated in
 /// the file, flags that are unknown or automatic.
-pub fn parse_source(name: &str, text: &str) -> Result<Source, SourceError> {
+pub(crate) fn parse_source(name: &str, text: &str) -> Result<Source, SourceError> {
     let file: SourceFile = strict::read(text).map_err(|e| {
         // The tcId of the test the failure is in, from a plain reading of the same text.
         let tc_id = serde_json::from_str::<Json>(text)
@@ -276,7 +281,7 @@ fn tc_id_at(file: &Json, path: &str) -> Option<u32> {
 }
 
 /// Reads one source file; its topic must be its file stem.
-pub fn load_source(path: &Path) -> Result<Source, SourceError> {
+pub(crate) fn load_source(path: &Path) -> Result<Source, SourceError> {
     let name = path.display().to_string();
     let err = |message: String| SourceError {
         name: name.clone(),
@@ -307,7 +312,7 @@ pub fn load_source(path: &Path) -> Result<Source, SourceError> {
 }
 
 /// The `*.json` files of a source directory, sorted by name.
-pub fn source_files(dir: &Path) -> Result<Vec<PathBuf>, SourceError> {
+pub(crate) fn source_files(dir: &Path) -> Result<Vec<PathBuf>, SourceError> {
     let rd = std::fs::read_dir(dir).map_err(|e| SourceError {
         name: dir.display().to_string(),
         position: None,
@@ -324,7 +329,7 @@ pub fn source_files(dir: &Path) -> Result<Vec<PathBuf>, SourceError> {
 }
 
 /// Every source of a directory, sorted by file name; then the tcIds repeated between files.
-pub fn load_sources(dir: &Path) -> Result<Vec<Source>, Vec<SourceError>> {
+pub(crate) fn load_sources(dir: &Path) -> Result<Vec<Source>, Vec<SourceError>> {
     let files = source_files(dir).map_err(|e| vec![e])?;
     let mut sources = Vec::new();
     let mut problems = Vec::new();
@@ -343,7 +348,7 @@ pub fn load_sources(dir: &Path) -> Result<Vec<Source>, Vec<SourceError>> {
 }
 
 /// A tcId written in two source files.
-pub fn repeated_tc_ids(sources: &[Source]) -> Vec<SourceError> {
+pub(crate) fn repeated_tc_ids(sources: &[Source]) -> Vec<SourceError> {
     let mut first: BTreeMap<u32, &str> = BTreeMap::new();
     let mut problems = Vec::new();
     for source in sources {

@@ -69,7 +69,7 @@ pub struct AnalysisOutput {
 }
 
 /// Renders an analysis.
-pub fn analysis_output(a: &ToolExchangeAnalysis) -> AnalysisOutput {
+pub(crate) fn analysis_output(a: &ToolExchangeAnalysis) -> AnalysisOutput {
     AnalysisOutput {
         groups: a
             .groups

@@ -13,11 +13,11 @@ use hybrid_compaction_model::seam::Implementation;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::configure::{configuration_error, configure_input, PublicOptionsInput};
 use super::Operation;
 use crate::wire::convert;
 use crate::wire::error::{wire, CaseError, ErrorOutput};
 use crate::wire::input::MessageInput;
+use crate::wire::options::{configuration_error, configure_input, PublicOptionsInput};
 
 /// Inputs of `bundle` (SPEC CFG-6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -4,33 +4,14 @@
 //! implementation answers with its own configuration path (the specification's
 //! `configuration::configure_bundle`, the library's `compose::configuration::configure`).
 
-use hybrid_compaction_model::configuration::{
-    ConfigurationError, FeatureDisposition, PublicOptions, UpstreamCompaction,
-};
-use hybrid_compaction_model::reducers::MessageCountingReducer;
-use hybrid_compaction_model::seam::{ConfigureInput, Implementation};
+use hybrid_compaction_model::configuration::{FeatureDisposition, UpstreamCompaction};
+use hybrid_compaction_model::seam::Implementation;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Operation;
-use crate::wire::error::{answer, CaseError};
-use crate::wire::host::chain;
-
-/// The five public options of ADR-0011 (SPEC CFG-1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PublicOptionsInput {
-    /// `HardLimitBytes`.
-    pub hard_limit_bytes: i32,
-    /// `TriggerMarginBytes`.
-    pub trigger_margin_bytes: i32,
-    /// `RecentMessageRetentionCount`.
-    pub recent_message_retention_count: i32,
-    /// `MaximumCompactionAttempts`.
-    pub maximum_compaction_attempts: i32,
-    /// Whether an `UpstreamReducer` is supplied.
-    pub upstream_reducer: bool,
-}
+use crate::wire::error::CaseError;
+use crate::wire::options::{configuration_error, configure_input, PublicOptionsInput};
 
 /// Inputs of `configure`: the public switch (SPEC CFG-1 .. CFG-4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -153,48 +134,6 @@ pub struct ConfigurationOutput {
 pub struct ConfigureAnswer {
     /// The configuration.
     pub configuration: ConfigurationOutput,
-}
-
-/// The inputs of one public configuration (SPEC CFG-1 .. CFG-5); a supplied upstream reducer is
-/// message counting, keeping 2.
-pub fn configure_input(
-    enabled: bool,
-    options: Option<&PublicOptionsInput>,
-    client: &[String],
-    upstream: UpstreamCompaction,
-) -> Result<ConfigureInput, CaseError> {
-    let client = chain(client, "$.client")?;
-    let options = options.map(|o| PublicOptions {
-        hard_limit_bytes: o.hard_limit_bytes,
-        trigger_margin_bytes: o.trigger_margin_bytes,
-        recent_message_retention_count: o.recent_message_retention_count,
-        maximum_compaction_attempts: o.maximum_compaction_attempts,
-        upstream_reducer: o
-            .upstream_reducer
-            .then_some(MessageCountingReducer { target_count: 2 }),
-    });
-    Ok(ConfigureInput {
-        enabled,
-        options,
-        upstream,
-        client,
-    })
-}
-
-/// A refused configuration's typed answer, naming the member (SPEC CFG-2, CFG-5).
-pub fn configuration_error(e: &ConfigurationError) -> CaseError {
-    let field = match e {
-        ConfigurationError::EnabledWithoutOptions => "EnabledWithoutOptions",
-        ConfigurationError::OptionsWithoutEnabled => "OptionsWithoutEnabled",
-        ConfigurationError::MissingReducer => "UpstreamReducer",
-        ConfigurationError::ExistingCompactionComponent => "ExistingCompactionComponent",
-        ConfigurationError::Policy(p) => p.field().name(),
-        ConfigurationError::TokenBudget(b) => b.name(),
-        ConfigurationError::OutputBudgetNotBelowContextWindow => "MaxOutputTokens",
-        ConfigurationError::UpstreamCompactionWithoutBacking => "EnableCompaction",
-        _ => "Options",
-    };
-    CaseError::Answer(answer(e.kind(), Some(field), None, e.to_string()))
 }
 
 impl Operation for ConfigureCase {

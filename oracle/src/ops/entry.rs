@@ -72,7 +72,7 @@ pub struct AugmentInput {
 
 /// Appends a recovered segment with the augmentation helper (SPEC SNAP-4). The helper is a
 /// host-side vocabulary service, the same for both implementations.
-pub fn augment(baseline: &[Entry], a: &AugmentInput) -> Result<Vec<Entry>, CaseError> {
+pub(crate) fn augment(baseline: &[Entry], a: &AugmentInput) -> Result<Vec<Entry>, CaseError> {
     let reference = match &a.segment.reference {
         None => ArtifactReference::to_content(&a.segment.body),
         Some(r) => ArtifactReference::parse(r).map_err(|e| {

@@ -54,7 +54,11 @@ pub struct EvaluationOutput {
 }
 
 /// Renders an evaluation.
-pub fn evaluation_output(p: &Policy, sizes: Vec<i32>, t: &TriggerEvaluation) -> EvaluationOutput {
+pub(crate) fn evaluation_output(
+    p: &Policy,
+    sizes: Vec<i32>,
+    t: &TriggerEvaluation,
+) -> EvaluationOutput {
     EvaluationOutput {
         measurement_unit: Name(p.estimator().unit()),
         entry_sizes: sizes,

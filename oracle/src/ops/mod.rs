@@ -33,7 +33,9 @@
 //! vocabulary's seam, answered by `hybrid_compaction_spec::Model` and
 //! `hybrid_compaction::seam::Engine`) and reads inputs only through the wire base
 //! ([`crate::wire`]): imports point one way, operations -> wire base -> vocabulary, and no
-//! operation imports another.
+//! operation imports another (`tests/repository/oracle_modules.rs` checks both): what several
+//! operations share is in the wire base (`wire::dispatch`, `wire::options`) or in a module no
+//! operation owns (the artifact decisions `decisions` runs beside `offload` and `rehydrate`).
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -49,23 +51,23 @@ use crate::wire::input::PolicyInput;
 use crate::wire::strict::unlisted;
 use crate::wire::strict::{self, TaggedUnion};
 
-pub mod analyze;
-pub mod artifacts;
-pub mod assemble;
-pub mod bridge;
-pub mod bundle;
-pub mod compose;
-pub mod configure;
-pub mod diagnostics;
-pub mod entry;
-pub mod evaluate;
-pub mod leases;
-pub mod node;
-pub mod policy;
-pub mod resolve;
-pub mod select;
-pub mod trust;
-pub mod verify;
+pub(crate) mod analyze;
+pub(crate) mod artifacts;
+pub(crate) mod assemble;
+pub(crate) mod bridge;
+pub(crate) mod bundle;
+pub(crate) mod compose;
+pub(crate) mod configure;
+pub(crate) mod diagnostics;
+pub(crate) mod entry;
+pub(crate) mod evaluate;
+pub(crate) mod leases;
+pub(crate) mod node;
+pub(crate) mod policy;
+pub(crate) mod resolve;
+pub(crate) mod select;
+pub(crate) mod trust;
+pub(crate) mod verify;
 
 /// One operation of the wire format: its case (the implementing type), its answer, and how to
 /// run it.
@@ -114,7 +116,7 @@ macro_rules! operations {
         }
 
         /// Every operation name, in documentation order.
-        pub const OPERATIONS: &[&str] = &[$($name),+];
+        pub(crate) const OPERATIONS: &[&str] = &[$($name),+];
 
         impl Case {
             /// The operation name as written in `op`.
@@ -230,9 +232,9 @@ operations! {
     /// Reference-record creation or reconstruction (SPEC ARF-1 .. ARF-3).
     "record" => Record(artifacts::record::RecordCase),
     /// Rehydration with its attribution (SPEC RHY-1 .. RHY-4, ATR-1 .. ATR-4).
-    "rehydrate" => Rehydrate(artifacts::rehydrate::RehydrateCase),
+    "rehydrate" => Rehydrate(artifacts::rehydration_decision::RehydrateCase),
     /// The offload decision with its attribution (SPEC OFF-1 .. OFF-3, ATR-1 .. ATR-4).
-    "offload" => Offload(artifacts::offload::OffloadCase),
+    "offload" => Offload(artifacts::offload_decision::OffloadCase),
     /// An artifact diagnostics value from given fields (SPEC ATR-2, ATR-5).
     "artifactDiagnostics" => ArtifactDiagnostics(artifacts::given::ArtifactDiagnosticsCase),
     /// Artifact decisions reported through a progress accessor to scoped and child reporters

@@ -44,7 +44,7 @@ pub struct PolicyOutput {
 }
 
 /// Renders a validated policy.
-pub fn policy_output(p: &Policy) -> PolicyOutput {
+pub(crate) fn policy_output(p: &Policy) -> PolicyOutput {
     PolicyOutput {
         hard_limit: p.hard_limit(),
         trigger_margin: p.trigger_margin(),

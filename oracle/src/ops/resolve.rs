@@ -67,7 +67,7 @@ pub struct ResolutionOutput {
 }
 
 /// `Compaction`'s fixed metadata (SPEC CAP-1).
-pub fn compaction_metadata() -> CompactionMetadataOutput {
+pub(crate) fn compaction_metadata() -> CompactionMetadataOutput {
     let m = COMPACTION;
     CompactionMetadataOutput {
         stability: m.stability.name().to_owned(),

@@ -44,7 +44,7 @@ pub struct SelectionOutput {
 }
 
 /// Renders a selection.
-pub fn selection_output(s: &PreservationSelection) -> SelectionOutput {
+pub(crate) fn selection_output(s: &PreservationSelection) -> SelectionOutput {
     SelectionOutput {
         required_entry_ids: ids(&s.required_entry_ids),
         preservation_label: s.preservation_label.clone(),

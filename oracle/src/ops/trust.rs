@@ -10,10 +10,9 @@ use hybrid_compaction_model::trust::BindingAccessor;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::node::drive::{sent, stream_plan};
-use super::node::{SentOutput, StreamInput};
 use super::Operation;
 use crate::wire::convert;
+use crate::wire::dispatch::{sent, stream_plan, SentOutput, StreamInput};
 use crate::wire::error::{answer, wire, CaseError};
 use crate::wire::host::{accessor, binding, BindingInput, ContextInput};
 use crate::wire::input::{MessageInput, PolicyInput, ReducerInput};

@@ -43,36 +43,23 @@
 //! read exactly as the strict reader would) to the strict reader; a record's defined entries
 //! are built into vocabulary as they are read ([`defined`]).
 
-pub use hybrid_compaction_trace::format;
-pub use hybrid_compaction_trace::write as record;
+pub(crate) mod judge;
+pub(crate) mod read;
+pub(crate) mod report;
 
-pub mod answer;
-pub mod compact;
-pub mod cross;
-pub mod defined;
-pub mod entries;
-pub mod invariants;
-pub mod observed;
-pub mod quick;
-pub mod replay;
-pub mod report;
-pub mod shrink;
-pub mod sizes;
+pub(crate) use hybrid_compaction_trace::format;
 
 use std::fmt;
 use std::io::BufRead;
-use std::sync::Arc;
 
-use rayon::prelude::*;
-
-use self::compact::{Resolved, Tables};
-use self::entries::PrepareError;
-use self::format::{
-    CallRecord, Header, ObservedRecord, Record, COMPACT_VERSION, SUPPORTED_VERSIONS, TRACE_VERSION,
-};
-use self::invariants::Finding;
-use crate::wire::strict;
+use self::judge::cross::Cross;
+use self::judge::invariants::Finding;
+use self::judge::shrink::Counterexample;
+use self::judge::{Checked, Judge};
+use self::read::tables::Tables;
+use self::read::{Malformed, Reader};
 use hybrid_compaction_model::seam::Implementation;
+use hybrid_compaction_trace::strict::ReadError;
 
 /// Records per batch (the unit of parallel work): small, so that a batch's memory is reused
 /// by the next one instead of taken fresh from the kernel.
@@ -148,7 +135,7 @@ pub struct Report {
     /// Every violation, in line order.
     pub violations: Vec<Violation>,
     /// One shrunk wire case per call whose replay disagreed.
-    pub counterexamples: Vec<shrink::Counterexample>,
+    pub counterexamples: Vec<Counterexample>,
     /// Replayed calls answered by an earlier call's replay of equal inputs ([`answer`]); not
     /// part of the report's output (the output is the same with reuse on or off).
     #[serde(skip)]
@@ -177,492 +164,130 @@ impl fmt::Display for Unreadable {
 
 impl std::error::Error for Unreadable {}
 
-impl Unreadable {
-    fn at(line: usize, message: impl Into<String>) -> Unreadable {
-        Unreadable {
-            line,
-            column: None,
-            message: message.into(),
-        }
-    }
+/// Reads one record line (a line after the header) as the checker reads it: a call record as
+/// writers write it by the quick reader, anything else by the strict reader, with the same
+/// record and the same refusal either way.
+pub fn read_record(line: &str) -> Result<format::Record, ReadError> {
+    read::quick::parse_record(line)
 }
 
-/// Why a line cannot be read, before its line number is known to the caller: the column and
-/// the message of an [`Unreadable`].
-type Refusal = (Option<usize>, String);
-
-/// A strict reader's refusal of one line: the column where it stopped, the path, the words.
-fn refusal(e: &strict::ReadError) -> Refusal {
-    let column = e.position.map(|(_, c)| c);
-    let message = if e.syntax {
-        format!("{}: invalid JSON: {}", e.path, e.message)
-    } else {
-        format!("{}: {}", e.path, e.message)
-    };
-    (column, message)
-}
-
-/// The lines of a trace, each read up to a cap: a longer line is refused after reading one
-/// byte past the cap, never whole.
-struct Lines<R> {
-    input: R,
-    cap: usize,
-    number: usize,
-}
-
-impl<R: BufRead> Lines<R> {
-    /// The next line (1-based number, text without its line break), `None` at the end; read
-    /// into `buf` (a spent line's buffer, so that its memory is reused; cleared first).
-    fn next_line(&mut self, mut buf: Vec<u8>) -> Result<Option<(usize, String)>, Unreadable> {
-        buf.clear();
-        // The cap, plus "\r\n": enough to see the end of a line of exactly `cap` bytes.
-        let limit = u64::try_from(self.cap)
-            .unwrap_or(u64::MAX)
-            .saturating_add(2);
-        let n = read_line(&mut self.input, &mut buf, limit)
-            .map_err(|e| Unreadable::at(self.number + 1, format!("cannot read: {e}")))?;
-        if n == 0 {
-            return Ok(None);
-        }
-        self.number += 1;
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-        }
-        if buf.len() > self.cap {
-            return Err(Unreadable::at(
-                self.number,
-                format!(
-                    "the line is longer than {} bytes, the cap on a line (raise it with --max-line-bytes)",
-                    self.cap
-                ),
-            ));
-        }
-        let text = String::from_utf8(buf).map_err(|e| {
-            let at = e.utf8_error().valid_up_to();
-            Unreadable {
-                line: self.number,
-                column: Some(at + 1),
-                message: "$: invalid JSON: invalid UTF-8".to_owned(),
-            }
-        })?;
-        Ok(Some((self.number, text)))
-    }
-}
-
-/// Appends the next line of `input` to `buf`, its line break included, reading at most `limit`
-/// bytes; returns how many were read (0 at the end). `read_until` on `take(limit)`, with the line
-/// break found by `memchr` (std's byte search took a tenth of the time spent reading a trace).
-fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, limit: u64) -> std::io::Result<usize> {
-    let mut read = 0usize;
-    loop {
-        let left = usize::try_from(limit.saturating_sub(read as u64)).unwrap_or(usize::MAX);
-        if left == 0 {
-            return Ok(read);
-        }
-        let available = match input.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok(read);
-        }
-        let window = &available[..available.len().min(left)];
-        let (used, done) = match memchr::memchr(b'\n', window) {
-            Some(i) => (i + 1, true),
-            None => (window.len(), false),
-        };
-        buf.extend_from_slice(&window[..used]);
-        input.consume(used);
-        read += used;
-        if done {
-            return Ok(read);
-        }
-    }
-}
-
-/// What checking one line produced.
-enum Checked {
-    Call(Box<CallRecord>, Box<CallOutcome>),
-    Observed(Box<ObservedRecord>, Box<observed::Observed>),
-    RunEnd(String),
-}
-
-struct CallOutcome {
-    findings: Vec<Finding>,
-    replayed: bool,
-    /// The answer was an earlier call's.
-    reused: bool,
-    counterexample: Option<shrink::Counterexample>,
-    run: invariants::RunFacts,
-}
-
-impl CallOutcome {
-    /// An implementation that panicked on recorded inputs: a failure to report (exit 1), not
-    /// an unreadable trace.
-    fn failed_internally(
-        imp: &dyn Implementation,
-        payload: Box<dyn std::any::Any + Send>,
-    ) -> CallOutcome {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "non-string panic payload".to_owned());
-        CallOutcome {
-            findings: vec![Finding {
-                clause: "TRC-1",
-                message: format!(
-                    "the {} failed internally on this call: {message}",
-                    imp.name()
-                ),
-            }],
-            replayed: false,
-            reused: false,
-            counterexample: None,
-            run: invariants::RunFacts::default(),
-        }
-    }
-}
-
-/// Runs every per-call check on one self-contained (version-1) record.
-pub fn check_call(
-    rec: &CallRecord,
-    imp: &dyn Implementation,
-) -> Result<(Vec<Finding>, bool), String> {
-    let o = call_outcome(rec, Resolved::default(), imp, false, None)?;
-    Ok((o.findings, o.replayed))
-}
-
-/// The per-call checks of `rec`; `tables` (the runs' tables `rec` was resolved against, read
-/// only while a batch is checked) write out a compact record for its counterexample.
-fn call_outcome(
-    rec: &CallRecord,
-    mut resolved: Resolved,
-    imp: &dyn Implementation,
-    cex: bool,
-    tables: Option<&Tables>,
-) -> Result<CallOutcome, String> {
-    let prep = match replay::prepare(rec, &mut resolved, imp) {
-        Ok(p) => p,
-        Err(PrepareError::Unreadable(m)) => return Err(m),
-        Err(PrepareError::Inconsistent(m)) => {
-            let mut findings = vec![Finding {
-                clause: "TRC-1",
-                message: m,
-            }];
-            findings.extend(invariants::events(rec, None, None));
-            return Ok(CallOutcome {
-                findings,
-                replayed: false,
-                reused: false,
-                counterexample: None,
-                run: invariants::RunFacts::default(),
-            });
-        }
-    };
-    let mut reused = false;
-    let (answer, mut findings) = invariants::replay(rec, &prep, || match &resolved.key {
-        Some((key, answers)) => match answers.get(key) {
-            Some(a) => {
-                reused = true;
-                a
-            }
-            None => {
-                let a = Arc::new(replay::answer(&prep, imp));
-                answers.put(*key, Arc::clone(&a));
-                a
-            }
-        },
-        None => Arc::new(replay::answer(&prep, imp)),
-    });
-    let replayed = answer.is_some();
-    let disagrees = !findings.is_empty();
-    findings.extend(invariants::forwarded(rec, &prep, imp));
-    findings.extend(invariants::events(rec, Some(&prep), answer.as_deref()));
-    // A compact record is written out by its run's table (which keeps the recorded entries,
-    // so no call copies them) before it is shrunk.
-    let counterexample = match answer {
-        Some(_) if cex && disagrees && resolved.compact => tables
-            .zip(resolved.table())
-            .and_then(|(t, id)| t.expand(rec, id))
-            .and_then(|full| shrink::counterexample(&full, &prep, imp)),
-        Some(_) if cex && disagrees => shrink::counterexample(rec, &prep, imp),
-        _ => None,
-    };
-    Ok(CallOutcome {
-        findings,
-        replayed,
-        reused,
-        counterexample,
-        run: invariants::run_facts(rec, &prep),
-    })
-}
-
-/// One parsed line, its table references resolved.
-enum Parsed {
-    Call(Box<CallRecord>, Resolved),
-    Observed(Box<ObservedRecord>, observed::ObservedEntries),
-    RunEnd(String),
-}
-
-fn check_parsed(
-    p: Parsed,
-    imp: &dyn Implementation,
-    cex: bool,
-    tables: &Tables,
-) -> Result<Checked, String> {
-    match p {
-        Parsed::RunEnd(r) => Ok(Checked::RunEnd(r)),
-        Parsed::Observed(rec, entries) => {
-            let o = observed::check(&rec, entries, imp, cex)?;
-            Ok(Checked::Observed(rec, Box::new(o)))
-        }
-        Parsed::Call(rec, resolved) => {
-            // An implementation that panics on recorded inputs is a failure to report (exit 1),
-            // not an unreadable trace.
-            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                call_outcome(&rec, resolved, imp, cex, Some(tables))
-            }));
-            let o = match caught {
-                Ok(o) => o?,
-                Err(payload) => CallOutcome::failed_internally(imp, payload),
-            };
-            Ok(Checked::Call(rec, Box::new(o)))
-        }
-    }
-}
-
-/// Reads the header line; returns the version.
-fn header(line: &str) -> Result<u32, Refusal> {
-    let h: Header = strict::read(line).map_err(|e| {
-        let (column, message) = refusal(&e);
-        (
-            column,
-            format!("expected the header {{\"trace\": {TRACE_VERSION}}}: {message}"),
-        )
-    })?;
-    if !SUPPORTED_VERSIONS.contains(&h.trace) {
-        return Err((
-            None,
-            format!(
-                "$.trace: trace format version {} is not supported (this checker reads versions 1, 2 and 3)",
-                h.trace
-            ),
-        ));
-    }
-    Ok(h.trace)
-}
-
-/// Parses a batch (in parallel with more than one job).
-fn parse_batch(
-    pool: &rayon::ThreadPool,
-    batch: &[(usize, String)],
-    jobs: usize,
-) -> Vec<Result<Record, Refusal>> {
-    let parse = |(_, l): &(usize, String)| quick::parse_record(l).map_err(|e| refusal(&e));
-    if jobs <= 1 {
-        batch.iter().map(parse).collect()
-    } else {
-        pool.install(|| batch.par_iter().map(parse).collect())
-    }
-}
-
-/// Checks a whole trace, streaming.
+/// Checks a whole trace, streaming, a batch of lines at a time: read -> parse -> resolve ->
+/// judge -> fold. Parsing and judging run in parallel with more than one job; resolving (the
+/// runs' entry tables) and folding (the cross-call checks and the report) run in line order, so
+/// the report does not depend on the number of jobs.
 pub fn check<R: BufRead>(
     input: R,
     imp: &dyn Implementation,
     opts: &Options,
 ) -> Result<Report, Unreadable> {
+    let jobs = opts.jobs.max(1);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.max(1))
+        .num_threads(jobs)
         .build()
-        .map_err(|e| Unreadable::at(0, format!("cannot start workers: {e}")))?;
-    let mut report = Report {
-        implementation: imp.name().to_owned(),
-        ..Report::default()
-    };
-    let mut cross = cross::Cross::default();
+        .map_err(|e| Malformed::new(format!("cannot start workers: {e}")).at(0))?;
+    let mut reader = Reader::new(input, opts.max_line_bytes);
     let mut tables = Tables::new(opts.reuse);
-    let mut version = 0;
-    let mut lines = Lines {
-        input,
-        cap: opts.max_line_bytes,
-        number: 0,
-    };
-    let mut saw_header = false;
-    let mut batch: Vec<(usize, String)> = Vec::with_capacity(BATCH);
-    // The buffers of the previous batch's lines (the records own copies of what they keep).
-    let mut spare: Vec<Vec<u8>> = Vec::with_capacity(BATCH);
-    loop {
-        spare.extend(batch.drain(..).map(|(_, l)| l.into_bytes()));
-        while let Some((number, l)) = lines.next_line(spare.pop().unwrap_or_default())? {
-            if l.trim().is_empty() {
-                spare.push(l.into_bytes());
-                continue;
-            }
-            if !saw_header {
-                version = header(&l).map_err(|(column, message)| Unreadable {
-                    line: number,
-                    column,
-                    message,
-                })?;
-                saw_header = true;
-                continue;
-            }
-            batch.push((number, l));
-            if batch.len() == BATCH {
-                break;
-            }
-        }
-        if batch.is_empty() {
-            break;
-        }
-        // Table references are resolved in line order; the first unreadable line ends the
-        // batch (the lines before it are still checked, so errors are reported in line order).
-        let mut parsed: Vec<Result<Parsed, Refusal>> = Vec::with_capacity(batch.len());
-        for r in parse_batch(&pool, &batch, opts.jobs) {
-            let p = r.and_then(|rec| match rec {
-                Record::RunEnd(e) => {
-                    tables.end(&e.run);
-                    Ok(Parsed::RunEnd(e.run))
-                }
-                Record::Call(mut rec) => {
-                    let resolved = tables
-                        .resolve(&mut rec, version >= COMPACT_VERSION, opts.counterexamples)
-                        .map_err(|m| (None, m))?;
-                    Ok(Parsed::Call(rec, resolved))
-                }
-                Record::Observed(mut rec) => {
-                    let entries =
-                        observed::resolve(&mut tables, &mut rec, version, opts.counterexamples)
-                            .map_err(|m| (None, m))?;
-                    Ok(Parsed::Observed(rec, entries))
-                }
-            });
-            let stop = p.is_err();
-            parsed.push(p);
-            if stop {
-                break;
-            }
-        }
-        // The tables are only read while the batch is checked (counterexamples), and forget
-        // the runs that ended in the batch once it is.
-        let cex = opts.counterexamples;
-        let read = &tables;
-        let check = |p: Result<Parsed, Refusal>| {
-            p.and_then(|p| check_parsed(p, imp, cex, read).map_err(|m| (None, m)))
+    let mut fold = Fold::new(imp);
+    while reader.next_batch()? {
+        let records = read::parse(&pool, reader.current(), jobs);
+        let version = reader.version()?;
+        let parsed = read::resolve(&mut tables, records, version, opts.counterexamples);
+        let judge = Judge {
+            imp,
+            counterexamples: opts.counterexamples,
+            tables: &tables,
         };
-        let checked: Vec<Result<Checked, Refusal>> = if opts.jobs <= 1 {
-            parsed.into_iter().map(check).collect()
-        } else {
-            pool.install(|| parsed.into_par_iter().map(check).collect())
-        };
+        let checked = judge::judge(&pool, parsed, judge, jobs);
+        // The runs that ended in the batch are forgotten once it is judged (their calls'
+        // counterexamples are written out from their tables).
         tables.batch_done();
-        for ((line, _), c) in batch.iter().zip(checked) {
-            match c.map_err(|(column, message)| Unreadable {
-                line: *line,
-                column,
-                message,
-            })? {
-                Checked::RunEnd(run) => cross.end(&run),
-                Checked::Observed(rec, o) => {
-                    report.calls += 1;
-                    report.observed += 1;
-                    let mut findings = o.findings;
-                    findings.extend(cross.observed(&rec, &o.facts));
-                    for f in findings {
-                        report.violations.push(Violation {
-                            clause: f.clause,
-                            run: rec.run.clone(),
-                            call: rec.call.clone(),
-                            line: *line,
-                            message: f.message,
-                        });
-                    }
-                    if let Some(mut cex) = o.counterexample {
-                        cex.line = *line;
-                        report.counterexamples.push(cex);
-                    }
-                }
-                Checked::Call(rec, o) => {
-                    report.calls += 1;
-                    report.replayed += o.replayed as usize;
-                    report.reused += o.reused as usize;
-                    let mut findings = o.findings;
-                    findings.extend(cross.call(&rec, &o.run));
-                    for f in findings {
-                        report.violations.push(Violation {
-                            clause: f.clause,
-                            run: rec.run.clone(),
-                            call: rec.call.clone(),
-                            line: *line,
-                            message: f.message,
-                        });
-                    }
-                    if let Some(mut cex) = o.counterexample {
-                        cex.run = rec.run.clone();
-                        cex.call = rec.call.clone();
-                        cex.line = *line;
-                        report.counterexamples.push(cex);
-                    }
-                }
-            }
+        for ((line, _), c) in reader.current().iter().zip(checked) {
+            fold.record(*line, c.map_err(|m| m.at(*line))?);
         }
     }
-    if !saw_header {
-        return Err(Unreadable::at(
-            1,
-            format!("$: empty trace: expected the header {{\"trace\": {TRACE_VERSION}}}"),
-        ));
-    }
-    report.runs = cross.runs_seen;
-    Ok(report)
+    reader.version()?;
+    Ok(fold.report())
 }
 
-#[cfg(test)]
-mod tests {
-    use std::io::{BufRead, BufReader, Read};
+/// Stage 5: the judged records folded into the report in line order, with the cross-call
+/// checks of each run.
+struct Fold {
+    report: Report,
+    cross: Cross,
+}
 
-    /// `read_line` reads what `take(limit).read_until(b'\n')` reads, line after line, whatever
-    /// the reader's buffer size (lines across buffer boundaries), the cap (lines longer than
-    /// it, exactly at it) and the ending (with and without a last line break).
-    #[test]
-    fn read_line_is_read_until_on_take() {
-        let texts = [
-            "",
-            "\n",
-            "a",
-            "ab\ncd",
-            "ab\ncd\n",
-            "\n\nxyz\n\n",
-            "12345678\n1234567\n123456789\n",
-            "é€😀\nnon-ASCII\r\nand CRLF\r\n",
-        ];
-        for text in texts {
-            for capacity in 1..=10 {
-                for limit in [0u64, 1, 2, 3, 7, 8, 9, 10, 100] {
-                    let mut ours = BufReader::with_capacity(capacity, text.as_bytes());
-                    let mut std = BufReader::with_capacity(capacity, text.as_bytes());
-                    loop {
-                        let (mut a, mut b) = (Vec::new(), Vec::new());
-                        let n = super::read_line(&mut ours, &mut a, limit).unwrap();
-                        let m = (&mut std).take(limit).read_until(b'\n', &mut b).unwrap();
-                        assert_eq!(
-                            (n, &a),
-                            (m, &b),
-                            "{text:?} capacity {capacity} limit {limit}"
-                        );
-                        if n == 0 {
-                            break;
-                        }
-                    }
-                    assert_eq!(ours.fill_buf().unwrap(), std.fill_buf().unwrap());
+/// One call's verdict, replayed or observed, with its cross-call findings.
+struct Verdict {
+    run: String,
+    call: String,
+    findings: Vec<Finding>,
+    counterexample: Option<Counterexample>,
+}
+
+impl Fold {
+    fn new(imp: &dyn Implementation) -> Fold {
+        Fold {
+            report: Report {
+                implementation: imp.name().to_owned(),
+                ..Report::default()
+            },
+            cross: Cross::default(),
+        }
+    }
+
+    /// Folds the record of line `line`.
+    fn record(&mut self, line: usize, checked: Checked) {
+        let verdict = match checked {
+            Checked::RunEnd(run) => return self.cross.end(&run),
+            Checked::Call(rec, o) => {
+                self.report.replayed += usize::from(o.replayed);
+                self.report.reused += usize::from(o.reused);
+                let mut findings = o.findings;
+                findings.extend(self.cross.call(&rec, &o.run));
+                Verdict {
+                    run: rec.run,
+                    call: rec.call,
+                    findings,
+                    counterexample: o.counterexample,
                 }
             }
+            Checked::Observed(rec, o) => {
+                self.report.observed += 1;
+                let mut findings = o.findings;
+                findings.extend(self.cross.observed(&rec, &o.facts));
+                Verdict {
+                    run: rec.run,
+                    call: rec.call,
+                    findings,
+                    counterexample: o.counterexample,
+                }
+            }
+        };
+        self.verdict(line, verdict);
+    }
+
+    /// One call's verdict: its violations and counterexample, named by run, call and line.
+    fn verdict(&mut self, line: usize, v: Verdict) {
+        self.report.calls += 1;
+        for f in v.findings {
+            self.report.violations.push(Violation {
+                clause: f.clause,
+                run: v.run.clone(),
+                call: v.call.clone(),
+                line,
+                message: f.message,
+            });
         }
+        if let Some(mut cex) = v.counterexample {
+            cex.run = v.run;
+            cex.call = v.call;
+            cex.line = line;
+            self.report.counterexamples.push(cex);
+        }
+    }
+
+    fn report(mut self) -> Report {
+        self.report.runs = self.cross.runs_seen;
+        self.report
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::Report;
 
 /// The human table: a summary line, one row per violation, per-clause counts.
-pub fn table(name: &str, r: &Report) -> String {
+pub(crate) fn table(name: &str, r: &Report) -> String {
     let mut s = format!(
         "{name}: {} call(s) in {} run(s), {} replayed on the {}",
         r.calls, r.runs, r.replayed, r.implementation
@@ -66,7 +66,7 @@ pub fn table(name: &str, r: &Report) -> String {
 }
 
 /// The JSON document (`--json`).
-pub fn json(r: &Report) -> String {
+pub(crate) fn json(r: &Report) -> String {
     let mut s = serde_json::to_string(r).unwrap_or_default();
     s.push('\n');
     s

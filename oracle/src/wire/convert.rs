@@ -42,12 +42,12 @@ use super::input::{
 use super::strict::key_segment;
 
 /// The typed answer of a policy error: its kind and the member it names (SPEC POL-2).
-pub fn policy_error(e: &PolicyError) -> ErrorOutput {
+pub(crate) fn policy_error(e: &PolicyError) -> ErrorOutput {
     answer(e.kind(), Some(e.field().name()), None, e.to_string())
 }
 
 /// The typed answer of an entry error: its kind, `EntryId` for a blank id, the entry (SPEC ENT-2).
-pub fn entry_error(e: &EntryError) -> ErrorOutput {
+pub(crate) fn entry_error(e: &EntryError) -> ErrorOutput {
     let field = match e {
         EntryError::BlankId => Some("EntryId"),
         _ => None,
@@ -56,7 +56,7 @@ pub fn entry_error(e: &EntryError) -> ErrorOutput {
 }
 
 /// Builds the policy of a case with `imp`'s estimators (SPEC POL-1, POL-2).
-pub fn policy(
+pub(crate) fn policy(
     input: Option<&PolicyInput>,
     imp: &dyn Implementation,
     path: &str,
@@ -86,7 +86,7 @@ pub fn policy(
 /// The estimator of a wire estimator, with `imp`'s UTF-8 estimators (SPEC EST-1 .. EST-7);
 /// `path` locates it. `recorded` has no sizes outside a trace: a wire error here (the trace
 /// reader builds it from the recorded sizes instead).
-pub fn estimator(
+pub(crate) fn estimator(
     input: &EstimatorInput,
     imp: &dyn Implementation,
     path: &str,
@@ -120,7 +120,7 @@ pub fn estimator(
 }
 
 /// Adapts a wire transcript (SPEC TRN-1 .. TRN-5); its errors are typed answers.
-pub fn transcript(input: &TranscriptInput) -> Result<Transcript, CaseError> {
+pub(crate) fn transcript(input: &TranscriptInput) -> Result<Transcript, CaseError> {
     let value = serde_json::to_value(input)
         .map_err(|e| CaseError::Wire(WireError::new("$.transcript", e.to_string())))?;
     Transcript::parse(&value)
@@ -128,7 +128,7 @@ pub fn transcript(input: &TranscriptInput) -> Result<Transcript, CaseError> {
 }
 
 /// Exactly one of `entries` and `transcript` (SPEC TRN-1), converted.
-pub fn entries_or_transcript(
+pub(crate) fn entries_or_transcript(
     entries: Option<&[EntryInput]>,
     transcript_input: Option<&TranscriptInput>,
 ) -> Result<(Vec<Entry>, Option<Transcript>), CaseError> {
@@ -144,7 +144,7 @@ pub fn entries_or_transcript(
 }
 
 /// The vocabulary kind of a wire kind.
-pub fn kind(k: KindInput) -> EntryKind {
+pub(crate) fn kind(k: KindInput) -> EntryKind {
     k.0
 }
 
@@ -200,7 +200,7 @@ fn parts(
 }
 
 /// Constructs one entry (SPEC ENT-2 .. ENT-6); `path` locates it for wire errors.
-pub fn entry(input: &EntryInput, path: &str) -> Result<Entry, CaseError> {
+pub(crate) fn entry(input: &EntryInput, path: &str) -> Result<Entry, CaseError> {
     let k = kind(input.kind);
     // SPEC ENT-2 first: a blank id fails before anything else is looked at.
     if let Err(e) = EntryId::new(&input.id) {
@@ -272,7 +272,7 @@ fn default_role(k: EntryKind, parts: &[Part]) -> &'static str {
 }
 
 /// Constructs a list of entries, stopping at the first failure.
-pub fn entries(inputs: &[EntryInput], path: &str) -> Result<Vec<Entry>, CaseError> {
+pub(crate) fn entries(inputs: &[EntryInput], path: &str) -> Result<Vec<Entry>, CaseError> {
     inputs
         .iter()
         .enumerate()
@@ -281,7 +281,7 @@ pub fn entries(inputs: &[EntryInput], path: &str) -> Result<Vec<Entry>, CaseErro
 }
 
 /// Converts a message of an upstream script.
-pub fn message(input: &MessageInput, path: &str) -> Result<Message, CaseError> {
+pub(crate) fn message(input: &MessageInput, path: &str) -> Result<Message, CaseError> {
     Ok(Message {
         role: input.role.clone(),
         author: input.author.clone(),
@@ -340,7 +340,7 @@ fn float(v: &Json, path: &str, name: &str) -> Result<f64, CaseError> {
 }
 
 /// Converts a wire value (SPEC ENT-4; see `docs/WIRE.md`, "Values").
-pub fn value(v: &Json, path: &str, entry_id: Option<&str>) -> Result<Value, CaseError> {
+pub(crate) fn value(v: &Json, path: &str, entry_id: Option<&str>) -> Result<Value, CaseError> {
     match v {
         Json::Null => Ok(Value::Null),
         Json::Bool(b) => Ok(Value::Bool(*b)),
@@ -444,7 +444,7 @@ pub fn value(v: &Json, path: &str, entry_id: Option<&str>) -> Result<Value, Case
 }
 
 /// The deepest nesting the wire format accepts, in the case text and inside `raw` values.
-pub const MAX_NESTING: usize = 128;
+pub(crate) const MAX_NESTING: usize = 128;
 
 /// True if the JSON text `s` opens more than `max` arrays/objects at once (strings skipped).
 fn nesting_exceeds(s: &str, max: usize) -> bool {
@@ -484,7 +484,7 @@ fn list(items: &[Json], path: &str, entry_id: Option<&str>) -> Result<Vec<Value>
 
 /// A named cancellation point (see `docs/WIRE.md`, "Cancellation").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CancelPoint {
+pub(crate) enum CancelPoint {
     /// The token is cancelled before the operation starts.
     Before,
     /// The token is cancelled during the K-th capture (0-based).
@@ -494,7 +494,10 @@ pub enum CancelPoint {
 }
 
 /// Parses `before`, `capture:K`, `reducer:K`.
-pub fn cancel_point(s: Option<&String>, path: &str) -> Result<Option<CancelPoint>, CaseError> {
+pub(crate) fn cancel_point(
+    s: Option<&String>,
+    path: &str,
+) -> Result<Option<CancelPoint>, CaseError> {
     let Some(s) = s else { return Ok(None) };
     let bad = || {
         wire(
@@ -524,7 +527,7 @@ pub fn cancel_point(s: Option<&String>, path: &str) -> Result<Option<CancelPoint
 
 /// A token already cancelled for `before`, else a fresh one; `allow_points`: whether the
 /// operation takes the points inside it (`capture:K`, `reducer:K`), else only `before`.
-pub fn token_for(
+pub(crate) fn token_for(
     point: Option<CancelPoint>,
     path: &str,
     allow_points: bool,
@@ -538,7 +541,7 @@ pub fn token_for(
 }
 
 /// The steps of an entry-level script (`$.reducer.steps[i]`).
-pub fn script_steps(s: &ScriptedReducerInput) -> Result<Vec<ScriptStep>, CaseError> {
+pub(crate) fn script_steps(s: &ScriptedReducerInput) -> Result<Vec<ScriptStep>, CaseError> {
     let mut steps = Vec::with_capacity(s.steps.len());
     for (i, st) in s.steps.iter().enumerate() {
         let path = format!("$.reducer.steps[{i}]");
@@ -564,7 +567,7 @@ pub fn script_steps(s: &ScriptedReducerInput) -> Result<Vec<ScriptStep>, CaseErr
 }
 
 /// The steps of a message-level script (`$.reducer.steps[i]`).
-pub fn upstream_steps(u: &UpstreamReducerInput) -> Result<Vec<UpstreamStep>, CaseError> {
+pub(crate) fn upstream_steps(u: &UpstreamReducerInput) -> Result<Vec<UpstreamStep>, CaseError> {
     let mut steps = Vec::with_capacity(u.steps.len());
     for (i, st) in u.steps.iter().enumerate() {
         let path = format!("$.reducer.steps[{i}]");
@@ -586,7 +589,7 @@ pub fn upstream_steps(u: &UpstreamReducerInput) -> Result<Vec<UpstreamStep>, Cas
 
 /// The upstream (message-level) reducer of `$.reducer`: a script or the message-counting
 /// reducer; absent: a script that always echoes. An entry-level script is a wire error.
-pub fn upstream(input: Option<&ReducerInput>) -> Result<BoxedUpstream<'static>, CaseError> {
+pub(crate) fn upstream(input: Option<&ReducerInput>) -> Result<BoxedUpstream<'static>, CaseError> {
     Ok(match input {
         None => Box::new(ScriptedUpstreamReducer::new(Vec::new())),
         Some(ReducerInput::MessageCounting(m)) => Box::new(MessageCountingReducer {
@@ -604,7 +607,7 @@ pub fn upstream(input: Option<&ReducerInput>) -> Result<BoxedUpstream<'static>, 
 
 /// The entry-level reducer of `$.reducer`: an entry-level script as it is, an upstream reducer
 /// behind `imp`'s bridge (SPEC BRG-1); absent: a script that always echoes.
-pub fn reducer(
+pub(crate) fn reducer(
     input: Option<&ReducerInput>,
     imp: &dyn Implementation,
 ) -> Result<Box<dyn Reducer + Send>, CaseError> {

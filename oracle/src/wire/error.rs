@@ -45,7 +45,7 @@ impl From<TypedError> for CaseError {
 }
 
 /// A wire error at `path`, as a [`CaseError`].
-pub fn wire<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, CaseError> {
+pub(crate) fn wire<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, CaseError> {
     Err(CaseError::Wire(WireError::new(path, message)))
 }
 
@@ -77,7 +77,7 @@ impl From<TypedError> for ErrorOutput {
 }
 
 /// A typed error answer.
-pub fn answer(
+pub(crate) fn answer(
     kind: ErrorKind,
     field: Option<&str>,
     entry_id: Option<&str>,
@@ -92,7 +92,7 @@ pub fn answer(
 }
 
 /// The typed answer of a vocabulary error (anything with a [`TypedError`] rendering).
-pub fn typed<E>(e: &E) -> CaseError
+pub(crate) fn typed<E>(e: &E) -> CaseError
 where
     for<'a> &'a E: Into<TypedError>,
 {
@@ -100,7 +100,7 @@ where
 }
 
 /// The typed error output of a vocabulary error.
-pub fn error_output<E>(e: &E) -> ErrorOutput
+pub(crate) fn error_output<E>(e: &E) -> ErrorOutput
 where
     for<'a> &'a E: Into<TypedError>,
 {

@@ -100,7 +100,7 @@ pub struct ContextInput {
 }
 
 /// The value named `name` among `names` (the SPEC's names), else a wire error at `path`.
-pub fn named<T>(
+pub(crate) fn named<T>(
     name: &str,
     path: &str,
     from_name: fn(&str) -> Option<T>,
@@ -118,12 +118,12 @@ pub fn named<T>(
 }
 
 /// The creation time every record gets (a fixed instant: the wire has no clock).
-pub fn fixed_now() -> SystemTime {
+pub(crate) fn fixed_now() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_767_225_600)
 }
 
 /// Owners from the wire.
-pub fn owners(o: &OwnersInput) -> Owners {
+pub(crate) fn owners(o: &OwnersInput) -> Owners {
     Owners {
         user_id: o.user_id.clone(),
         orchestration_id: o.orchestration_id.clone(),
@@ -132,7 +132,7 @@ pub fn owners(o: &OwnersInput) -> Owners {
 }
 
 /// A binding from the wire.
-pub fn binding(b: &BindingInput) -> TrustBinding {
+pub(crate) fn binding(b: &BindingInput) -> TrustBinding {
     TrustBinding {
         owners: owners(&b.owners),
         workspace: WorkspaceId(b.workspace),
@@ -140,7 +140,7 @@ pub fn binding(b: &BindingInput) -> TrustBinding {
 }
 
 /// A client chain from middleware names (`Compaction`, `Other`).
-pub fn chain(names: &[String], path: &str) -> Result<ClientChain, CaseError> {
+pub(crate) fn chain(names: &[String], path: &str) -> Result<ClientChain, CaseError> {
     let mut components = Vec::with_capacity(names.len());
     for (i, n) in names.iter().enumerate() {
         components.push(match n.as_str() {
@@ -163,7 +163,7 @@ fn phase(name: &str, path: &str) -> Result<DeliveryPhase, CaseError> {
 
 /// A capability profile from the wire, plus the capabilities' names in input order. Other
 /// capabilities are numbered by first appearance; names must be distinct.
-pub fn profile(
+pub(crate) fn profile(
     p: &CapabilityProfileInput,
     path: &str,
 ) -> Result<(CapabilityProfile, Vec<String>), CaseError> {
@@ -247,7 +247,7 @@ pub fn profile(
 
 /// The accessor of the wire's answers (non-empty, else a wire error at `path`): the k-th
 /// revalidation gets the k-th answer, the last repeating; `null` is "no context".
-pub fn accessor(
+pub(crate) fn accessor(
     answers: &[Option<ContextInput>],
     path: &str,
 ) -> Result<ScriptedAccessor, CaseError> {
@@ -272,7 +272,7 @@ pub fn accessor(
 }
 
 /// The accessor of a case: its script, or always `binding`'s own context.
-pub fn case_accessor(
+pub(crate) fn case_accessor(
     answers: Option<&[Option<ContextInput>]>,
     binding: &TrustBinding,
     path: &str,

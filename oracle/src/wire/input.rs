@@ -19,8 +19,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::strict::{self, unlisted, TaggedUnion};
-pub use hybrid_compaction_trace::shapes::entry::*;
-pub use hybrid_compaction_trace::shapes::policy::*;
+pub(crate) use hybrid_compaction_trace::shapes::entry::*;
+pub(crate) use hybrid_compaction_trace::shapes::policy::*;
 
 /// A string (an id) or an object read as `O`, in one pass (serde's untagged enums buffer the
 /// value and lose the path of whatever fails inside).
@@ -271,10 +271,10 @@ pub struct TranscriptInput {
 /// A message index as an object key: a canonical decimal (`0`, `12`; not `00`, `+1`, `-0`), so
 /// that two keys never name the same message.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct IndexKey(pub String);
+pub(crate) struct IndexKey(pub String);
 
 /// The pattern of an [`IndexKey`].
-pub const INDEX_KEY_PATTERN: &str = "^(0|[1-9][0-9]*)$";
+pub(crate) const INDEX_KEY_PATTERN: &str = "^(0|[1-9][0-9]*)$";
 
 impl<'de> Deserialize<'de> for IndexKey {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

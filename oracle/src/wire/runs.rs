@@ -14,14 +14,14 @@ use serde::{Deserialize, Serialize};
 
 /// Placeholder names in order of first appearance.
 #[derive(Debug, Default)]
-pub struct Placeholders {
+pub(crate) struct Placeholders {
     prefix: &'static str,
     seen: HashMap<String, String>,
 }
 
 impl Placeholders {
     /// Names `{prefix}1`, `{prefix}2`, ...
-    pub fn new(prefix: &'static str) -> Placeholders {
+    pub(crate) fn new(prefix: &'static str) -> Placeholders {
         Placeholders {
             prefix,
             seen: HashMap::new(),
@@ -29,7 +29,7 @@ impl Placeholders {
     }
 
     /// The placeholder of `key` (a new one on first sight).
-    pub fn name(&mut self, key: &str) -> String {
+    pub(crate) fn name(&mut self, key: &str) -> String {
         let next = self.seen.len() + 1;
         self.seen
             .entry(key.to_owned())
@@ -39,7 +39,7 @@ impl Placeholders {
 }
 
 /// Base of the lease ids of leases a scenario names without a call.
-pub const RAW_LEASE_BASE: u64 = 1 << 40;
+pub(crate) const RAW_LEASE_BASE: u64 = 1 << 40;
 
 /// The observable state of one run after a step (SPEC LSE-1, LSE-7).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -59,7 +59,7 @@ pub struct RunOutput {
 
 /// Renders a run view: its placeholder, digests, lease names (`lease_name(run, lease)`) and the
 /// non-zero counters of the `named` digests.
-pub fn run_output(
+pub(crate) fn run_output(
     view: Option<RunView>,
     runs: &mut Placeholders,
     lease_name: impl Fn(usize, LeaseId) -> String,

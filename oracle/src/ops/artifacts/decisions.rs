@@ -11,10 +11,10 @@ use hybrid_compaction_spec::progress::{ReportedArtifactEvent, ReporterScopes};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::super::node::NoFields;
 use super::super::Operation;
-use super::offload::{OffloadCase, OffloadOutput};
-use super::rehydrate::{RehydrateCase, RehydrationOutput};
+use super::offload_decision::{OffloadCase, OffloadOutput};
+use super::rehydration_decision::{RehydrateCase, RehydrationOutput};
+use crate::wire::dispatch::NoFields;
 use crate::wire::error::{wire, CaseError, ErrorOutput, WireError};
 use crate::wire::host::yes;
 

@@ -1,7 +1,9 @@
 //! The artifact operations (SPEC sections 17-18): `record` ([`record`], ARF-1 .. ARF-3),
 //! `rehydrate` ([`rehydrate`], RHY-1 .. RHY-4) and `offload` ([`offload`], OFF-1 .. OFF-3), each
 //! with its attribution (ATR-1 .. ATR-4), and `artifactDiagnostics` ([`given`], ATR-5): the
-//! diagnostics value from given fields. They have no separate library implementation: both
+//! diagnostics value from given fields; `decisions` ([`decisions`], ATR-6, EVT-7) runs several
+//! offload and rehydration decisions ([`offload_decision`], [`rehydration_decision`], which no
+//! operation owns) on one flow. They have no separate library implementation: both
 //! implementations answer them with the executable specification (docs/WIRE.md says so). This
 //! module holds what the three share: the record and diagnostics outputs, the errors' fields,
 //! the default trust guard.
@@ -21,11 +23,13 @@ use serde::{Deserialize, Serialize};
 use crate::wire::error::{answer, CaseError};
 use crate::wire::host::{case_accessor, ContextInput};
 
-pub mod decisions;
-pub mod given;
-pub mod offload;
-pub mod record;
-pub mod rehydrate;
+pub(crate) mod decisions;
+pub(crate) mod given;
+pub(crate) mod offload;
+pub(crate) mod offload_decision;
+pub(crate) mod record;
+pub(crate) mod rehydrate;
+pub(crate) mod rehydration_decision;
 
 /// The owners triple.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -104,7 +108,7 @@ fn count(n: usize) -> u32 {
 }
 
 /// A record's output.
-pub fn record_output(r: &ReferenceRecord) -> RecordOutput {
+pub(crate) fn record_output(r: &ReferenceRecord) -> RecordOutput {
     let reference = r.reference().to_string();
     RecordOutput {
         schema: hybrid_compaction_model::artifact_record::SCHEMA_VERSION,
@@ -125,7 +129,7 @@ pub fn record_output(r: &ReferenceRecord) -> RecordOutput {
 }
 
 /// An artifact diagnostics value's output (SPEC ATR-2): names and numbers only.
-pub fn artifact_diagnostics_output(d: &ArtifactDiagnostics) -> ArtifactDiagnosticsOutput {
+pub(crate) fn artifact_diagnostics_output(d: &ArtifactDiagnostics) -> ArtifactDiagnosticsOutput {
     let a = d.attribution();
     ArtifactDiagnosticsOutput {
         operation: d.operation().name().to_owned(),

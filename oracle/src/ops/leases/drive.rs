@@ -122,7 +122,10 @@ enum Subject {
 }
 
 /// Steps `c` through `imp`'s lease world (SPEC LSE-1 .. LSE-10): one answer per step.
-pub fn run(c: &LeasesCase, imp: &dyn Implementation) -> Result<Vec<LeaseStepOutput>, CaseError> {
+pub(crate) fn run(
+    c: &LeasesCase,
+    imp: &dyn Implementation,
+) -> Result<Vec<LeaseStepOutput>, CaseError> {
     let mut world = imp.lease_world();
     let mut names = Names::default();
     names.flows.insert("main".to_owned(), 0);

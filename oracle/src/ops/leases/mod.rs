@@ -15,7 +15,7 @@ use crate::wire::error::{CaseError, ErrorOutput};
 use crate::wire::input::EntryInput;
 use crate::wire::runs::RunOutput;
 
-pub mod drive;
+pub(crate) mod drive;
 
 /// Inputs of the `leases` operation: a scenario over the non-retransmission coordinator (SPEC
 /// LSE-1 .. LSE-10). Flows, calls and leases are named by the case; bodies stand for their

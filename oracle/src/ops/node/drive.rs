@@ -7,38 +7,22 @@ use std::collections::{BTreeMap, BTreeSet};
 use hybrid_compaction_model::artifact::Digest;
 use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::lease::LeaseId;
-use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::seam::park::{call_parked, ParkSlot, ParkingReducer};
 use hybrid_compaction_model::seam::{
     BoxedUpstream, CallEnd, CallPlan, CallRecord, ClassifierFailure, EventRecord, Implementation,
-    ReporterFields, StreamPlan,
+    ReporterFields,
 };
 
 use super::{
     EventOutput, NodeCallInput, NodeCase, NodeOutput, NodeStepInput, NodeStepOutput, ReporterInput,
-    SentOutput, StreamInput, TerminatedOutput,
+    TerminatedOutput,
 };
 use crate::wire::convert::{self, CancelPoint};
+use crate::wire::dispatch::{sent, stream_plan};
 use crate::wire::error::{answer, error_output, wire, CaseError};
 use crate::wire::names::Name;
 use crate::wire::output::diagnostics_output;
 use crate::wire::runs::{run_output, Placeholders, RAW_LEASE_BASE};
-
-/// A streaming call's script (SPEC NODE-2) from `x` at `path`: the error item's position must
-/// be below `updates`.
-pub fn stream_plan(x: &StreamInput, path: &str) -> Result<StreamPlan, CaseError> {
-    if x.error_at.is_some_and(|e| e >= x.updates) {
-        return wire(
-            format!("{path}.errorAt"),
-            format!("expected a position below `updates` ({})", x.updates),
-        );
-    }
-    Ok(StreamPlan {
-        updates: x.updates as usize,
-        error_at: x.error_at.map(|e| e as usize),
-        reads: x.reads.map(|r| r as usize),
-    })
-}
 
 /// The plans of a call's `whileParked` calls (SPEC EVT-5); none of them parks itself.
 fn inner_plans(c: &NodeCallInput, path: &str) -> Result<Vec<CallPlan>, CaseError> {
@@ -147,16 +131,6 @@ fn event_output(e: &EventRecord, ids: &mut Placeholders) -> EventOutput {
     }
 }
 
-/// The dispatched messages as role and text (SPEC ENT-3).
-pub fn sent(ms: &[Message]) -> Vec<SentOutput> {
-    ms.iter()
-        .map(|m| SentOutput {
-            role: m.role.clone(),
-            text: m.text_content(),
-        })
-        .collect()
-}
-
 fn call_output(r: &CallRecord, ids: &mut Placeholders) -> NodeStepOutput {
     let events = r.events.iter().map(|e| event_output(e, ids)).collect();
     let streamed = r.streamed.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
@@ -233,7 +207,7 @@ fn reporter(r: &ReporterInput) -> ReporterFields {
 }
 
 /// Steps `c` through `imp`'s node world (SPEC NODE-1 .. NODE-6, EVT-1 .. EVT-6).
-pub fn run(c: &NodeCase, imp: &dyn Implementation) -> Result<NodeOutput, CaseError> {
+pub(crate) fn run(c: &NodeCase, imp: &dyn Implementation) -> Result<NodeOutput, CaseError> {
     let enabled = c.enabled.unwrap_or(true);
     // The node's reducer parks when a `whileParked` call arms it (SPEC EVT-5).
     let slot = ParkSlot::default();

@@ -13,13 +13,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Operation;
+use crate::wire::dispatch::{NoFields, SentOutput, StreamInput};
 use crate::wire::error::{CaseError, ErrorOutput};
 use crate::wire::input::{MessageInput, PolicyInput, ReducerInput, SnapshotInput};
 use crate::wire::names::Name;
 use crate::wire::output::DiagnosticsOutput;
 use crate::wire::runs::RunOutput;
 
-pub mod drive;
+pub(crate) mod drive;
 
 /// Inputs of the `node` operation: one node (SPEC NODE-1 .. NODE-6) driven through a sequence
 /// of provider calls and run steps on one logical flow.
@@ -82,11 +83,6 @@ pub enum NodeStepInput {
     /// sequence source (SPEC EVT-3); needs the case's `reporter`.
     Reporter(ReporterInput),
 }
-
-/// A step without fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoFields {}
 
 /// `reserve` / `release` of a node scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -156,31 +152,6 @@ pub struct ClassifierFailsInput {
     pub message: u32,
     /// The kind the classifier raises (propagated unchanged).
     pub kind: Name<ErrorKind>,
-}
-
-/// A streaming provider call (SPEC NODE-2, NODE-5).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct StreamInput {
-    /// How many updates the provider streams (0 is a stream that ends at once).
-    pub updates: u32,
-    /// The update at this 0-based position is an error item instead (`< updates`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_at: Option<u32>,
-    /// How many times the caller asks for the next item before dropping the stream (absent:
-    /// until the stream ends). Reading the end is one ask: `updates + 1` reads to the end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reads: Option<u32>,
-}
-
-/// A dispatched message: role and text (SPEC ENT-3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SentOutput {
-    /// The role.
-    pub role: String,
-    /// The concatenated text parts.
-    pub text: String,
 }
 
 /// One progress event (SPEC EVT-3, EVT-4). No timestamp: the wire reporter has no clock.
