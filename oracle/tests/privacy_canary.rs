@@ -219,7 +219,7 @@ impl UpstreamReducer for CanaryReducer {
                 let last = messages.last().cloned();
                 Ok(Some(system.chain([summary]).chain(last).collect()))
             }
-            ReducerMode::Fail => Err(UpstreamError(self.error.clone())),
+            ReducerMode::Fail => Err(UpstreamError::msg(self.error.clone())),
             ReducerMode::Null => Ok(None),
         }
     }

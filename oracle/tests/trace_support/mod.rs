@@ -120,7 +120,7 @@ impl UpstreamReducer for Mixed {
                 out.extend(keep_last(1));
                 out
             }
-            80..=87 => return Err(UpstreamError("upstream down".into())),
+            80..=87 => return Err(UpstreamError::msg("upstream down")),
             88..=94 => return Ok(None),
             _ => vec![Message::new("assistant", vec![Part::call("forged", "f")])],
         }))
