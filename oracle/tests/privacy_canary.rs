@@ -233,7 +233,7 @@ impl ChatClient for Client {
     type Reply = usize;
     fn send(&mut self, m: &[Message], _c: &CancellationToken) -> Result<usize, ProviderError> {
         match &self.fail {
-            Some(text) => Err(ProviderError(text.clone())),
+            Some(text) => Err(ProviderError::msg(text.clone())),
             None => Ok(m.len()),
         }
     }
