@@ -234,9 +234,9 @@ impl<R: Reducer> Reducer for CancelAtCall<R> {
 
 /// An upstream reducer's own failure (SPEC BRG-1): the host's error, kept whole as this error's
 /// [`source`](Error::source), or a plain message. The assembly fails with it as a
-/// `ReducerFailed` error ([`ReducerError::Failed`](crate::assembly::ReducerError::Failed)),
-/// which keeps it, so a host finds its own error again by walking the chain from the node's
-/// error and downcasting. Its text never reaches an event or diagnostics (SPEC EVT-6).
+/// `ReducerFailed` error ([`crate::assembly::ReducerError::Failed`]), which keeps it, so a host
+/// finds its own error again by walking the chain from the node's error and downcasting. Its
+/// text never reaches an event or diagnostics (SPEC EVT-6).
 ///
 /// Cloning shares the host's error (an [`Arc`]). Equality compares what the SPEC observes, the
 /// rendered text (SPEC ERR-1: a failure's message is informative), not the host's values, which
