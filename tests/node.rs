@@ -20,6 +20,8 @@
 mod markers;
 
 use std::collections::{BTreeMap, HashSet};
+use std::error::Error;
+use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, SystemTime};
@@ -43,7 +45,7 @@ use hybrid_compaction_model::lease::LeaseError;
 use hybrid_compaction_model::message::Message;
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
 use hybrid_compaction_model::reducers::{
-    MessageCountingReducer, ScriptedUpstreamReducer, UpstreamReducer, UpstreamStep,
+    MessageCountingReducer, ScriptedUpstreamReducer, UpstreamError, UpstreamReducer, UpstreamStep,
 };
 use hybrid_compaction_model::snapshot::{SnapshotProvider, StaticProvider};
 
@@ -104,7 +106,7 @@ impl ChatClient for Client {
         self.events_at_send
             .push(self.sink.as_ref().map_or(0, |s| s.events().len()));
         if self.fail_call == Some(k) {
-            return Err(ProviderError("provider down MARKER-PROVIDER-ERR".into()));
+            return Err(ProviderError::msg("provider down MARKER-PROVIDER-ERR"));
         }
         Ok(messages.len())
     }
@@ -436,10 +438,7 @@ fn node_2_dispatch_goes_through_send_entries_of_the_client_or_its_borrow() {
 struct CancellingReducer(CancellationToken);
 
 impl UpstreamReducer for CancellingReducer {
-    fn reduce(
-        &mut self,
-        messages: &[Message],
-    ) -> Result<Option<Vec<Message>>, hybrid_compaction_model::reducers::UpstreamError> {
+    fn reduce(&mut self, messages: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError> {
         self.0.cancel();
         Ok(Some(messages.to_vec()))
     }
@@ -553,6 +552,124 @@ fn node_3_node_4_node_5_each_failure_is_its_own_node_error() {
         .call(&mut RunScope::new(), &with_body_history(), &token)
         .unwrap_err();
     assert!(matches!(err, NodeError::Provider(_)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// NODE-5 / BRG-1: the host's own errors stay the node error's sources
+
+/// A host's own error type, with a field only the host reads.
+#[derive(Debug)]
+struct HostFailure {
+    code: u16,
+}
+
+impl fmt::Display for HostFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "host failure {}", self.code)
+    }
+}
+
+impl Error for HostFailure {}
+
+/// A provider failing with the host's own error.
+struct HostFailingClient;
+
+impl ChatClient for HostFailingClient {
+    type Reply = ();
+    fn send(&mut self, _: &[Message], _: &CancellationToken) -> Result<(), ProviderError> {
+        Err(ProviderError::new(HostFailure { code: 503 }))
+    }
+}
+
+/// An upstream reducer failing with the host's own error.
+struct HostFailingReducer;
+
+impl UpstreamReducer for HostFailingReducer {
+    fn reduce(&mut self, _: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError> {
+        Err(UpstreamError::new(HostFailure { code: 429 }))
+    }
+}
+
+/// `err` and its sources, in order.
+fn chain<'e>(err: &'e (dyn Error + 'static)) -> impl Iterator<Item = &'e (dyn Error + 'static)> {
+    std::iter::successors(Some(err), |&e| e.source())
+}
+
+/// The first error of `err`'s source chain (itself included) that is a [`HostFailure`].
+fn host_failure<'e>(err: &'e (dyn Error + 'static)) -> Option<&'e HostFailure> {
+    chain(err).find_map(|e| e.downcast_ref::<HostFailure>())
+}
+
+/// SPEC NODE-5, BRG-1, EVT-6: a provider's and an upstream reducer's own error types reach the
+/// host again through the node's error, by `source()` and a downcast: the provider's directly
+/// (`NodeError::Provider` is transparent), the reducer's through the bridge (`NodeError::Assembly`
+/// -> `ReducerError::Failed` -> `UpstreamError` -> the host's error). The texts are the ones
+/// hosts saw when the errors were strings, and no event renders them.
+#[test]
+fn node_5_brg_1_the_hosts_own_errors_are_the_node_errors_sources() {
+    let token = CancellationToken::new();
+    let sink = Arc::new(RecordingSink::default());
+    let options = NodeOptions {
+        policy: policy(),
+        reducer: counting(),
+    };
+    let NodeSelection::Installed(mut n) = select(
+        true,
+        Some(options),
+        HostFailingClient,
+        Some(reporter(&sink)),
+    )
+    .unwrap() else {
+        panic!("switch and options install a node")
+    };
+    let err = n
+        .call(&mut RunScope::new(), &small_history(), &token)
+        .unwrap_err();
+    assert!(matches!(err, NodeError::Provider(_)));
+    let source = err
+        .source()
+        .expect("the provider's own error is the source");
+    assert_eq!(
+        source.downcast_ref::<HostFailure>().map(|h| h.code),
+        Some(503)
+    );
+    assert_eq!(err.to_string(), "provider call failed: host failure 503");
+    assert_eq!(err.kind(), ErrorKind::InvalidOperation);
+
+    let mut n = node(HostFailingReducer, Some(&sink));
+    let err = n
+        .call(&mut RunScope::new(), &long_history(), &token)
+        .unwrap_err();
+    assert!(matches!(err, NodeError::Assembly(_)));
+    assert_eq!(err.kind(), ErrorKind::ReducerFailed);
+    assert_eq!(host_failure(&err).map(|h| h.code), Some(429));
+    let upstream = chain(&err)
+        .find_map(|e| e.downcast_ref::<UpstreamError>())
+        .expect("the bridge keeps the upstream reducer's error whole");
+    assert_eq!(
+        upstream.to_string(),
+        "upstream reducer failed: host failure 429"
+    );
+    assert_eq!(err.to_string(), "reducer failed: host failure 429");
+
+    // EVT-6: no event renders the host's text.
+    let events = sink.events();
+    assert!(!events.is_empty());
+    for e in &events {
+        assert!(!format!("{e:?}").contains("host failure"), "{e:?}");
+    }
+
+    // A plain message has no source; a boxed error is kept as it is; clones share the host's
+    // error; equality is by text.
+    assert!(ProviderError::msg("down").source().is_none());
+    assert!(UpstreamError::msg("down").source().is_none());
+    let boxed: Box<dyn Error + Send + Sync> = Box::new(HostFailure { code: 7 });
+    let p = ProviderError::from_boxed(boxed);
+    assert!(host_failure(&p.clone()).is_some_and(|h| h.code == 7));
+    assert_eq!(p, ProviderError::msg("host failure 7"));
+    assert_ne!(p, ProviderError::msg("host failure 8"));
+    let boxed: Box<dyn Error + Send + Sync> = Box::new(HostFailure { code: 9 });
+    assert!(host_failure(&UpstreamError::from_boxed(boxed)).is_some_and(|h| h.code == 9));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -888,7 +1005,7 @@ impl StreamingChatClient for StreamClient {
         let items: Vec<Result<usize, ProviderError>> = (0..self.updates)
             .map(|i| {
                 if self.fail_at == Some(i) {
-                    Err(ProviderError("stream broke".into()))
+                    Err(ProviderError::msg("stream broke"))
                 } else {
                     Ok(i)
                 }

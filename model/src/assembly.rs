@@ -7,6 +7,7 @@
 use crate::entry::{Entry, EntryId};
 use crate::error::ErrorKind;
 use crate::policy::Policy;
+use crate::reducers::UpstreamError;
 use crate::snapshot::SnapshotError;
 use crate::verification::VerificationResult;
 
@@ -115,9 +116,12 @@ pub enum ContractViolation {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReducerError {
-    /// The reducer failed; the message is opaque and never reaches diagnostics (SPEC DIA-1).
-    #[error("reducer failed: {0}")]
-    Failed(String),
+    /// The reducer failed with its own error (SPEC ASM-4, BRG-1): for the bridge, the upstream
+    /// reducer's [`UpstreamError`] whole, so its [`source`](std::error::Error::source) chain
+    /// reaches the host's error; for a scripted reducer, its message. Opaque: it never reaches
+    /// diagnostics or an event (SPEC DIA-1, EVT-6).
+    #[error("reducer failed: {}", .0.detail())]
+    Failed(#[source] UpstreamError),
     /// The upstream reducer broke the bridge contract.
     #[error("reducer contract violated: {0}")]
     Contract(ContractViolation),

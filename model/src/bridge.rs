@@ -72,11 +72,12 @@ impl<U: UpstreamReducer, M: BridgeMatcher> Reducer for Bridge<U, M> {
         let entries = request.entries;
         // SPEC BRG-1: the request entries' messages, in order.
         let messages: Vec<Message> = entries.iter().map(|e| e.message().clone()).collect();
-        // Upstream failures propagate unchanged (as the reducer's own failure, SPEC ASM-4).
+        // Upstream failures propagate unchanged (as the reducer's own failure, SPEC ASM-4): the
+        // whole error, so the host's own error stays its source.
         let returned = self
             .upstream
             .reduce(&messages)
-            .map_err(|e| ReducerError::Failed(e.0))?
+            .map_err(ReducerError::Failed)?
             // SPEC BRG-1: a null result is a reducer-contract error.
             .ok_or(ReducerError::Contract(ContractViolation::NullResult))?;
 

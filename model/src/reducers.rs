@@ -14,7 +14,8 @@
 
 #[cfg(feature = "testing")]
 use rustc_hash::FxHashMap;
-#[cfg(feature = "testing")]
+use std::error::Error;
+use std::fmt;
 use std::sync::Arc;
 
 #[cfg(feature = "testing")]
@@ -97,7 +98,9 @@ impl Reducer for ScriptedReducer {
         match self.steps.get(k).unwrap_or(&ScriptStep::Echo) {
             ScriptStep::Echo => Ok(Some(request.entries.to_vec())),
             ScriptStep::Nothing => Ok(None),
-            ScriptStep::Fail(message) => Err(ReducerError::Failed(message.clone())),
+            ScriptStep::Fail(message) => {
+                Err(ReducerError::Failed(UpstreamError::msg(message.clone())))
+            }
             ScriptStep::Contract(v) => Err(ReducerError::Contract(v.clone())),
             ScriptStep::Propose(items) => {
                 let find = KeptLookup::new(items, request.entries);
@@ -108,18 +111,18 @@ impl Reducer for ScriptedReducer {
                         ProposalItem::KeepIdOf(e) => match find.get_id(e.id()) {
                             Some(entry) => out.push(entry.clone()),
                             None => {
-                                return Err(ReducerError::Failed(format!(
+                                return Err(ReducerError::Failed(UpstreamError::msg(format!(
                                     "scripted reducer: no request entry `{}`",
                                     e.id().as_str()
-                                )))
+                                ))))
                             }
                         },
                         ProposalItem::Keep(id) => match find.get(id) {
                             Some(entry) => out.push(entry.clone()),
                             None => {
-                                return Err(ReducerError::Failed(format!(
+                                return Err(ReducerError::Failed(UpstreamError::msg(format!(
                                     "scripted reducer: no request entry `{id}`"
-                                )))
+                                ))))
                             }
                         },
                     }
@@ -229,10 +232,98 @@ impl<R: Reducer> Reducer for CancelAtCall<R> {
     }
 }
 
-/// An upstream reducer's own, opaque failure.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("upstream reducer failed: {0}")]
-pub struct UpstreamError(pub String);
+/// An upstream reducer's own failure (SPEC BRG-1): the host's error, kept whole as this error's
+/// [`source`](Error::source), or a plain message. The assembly fails with it as a
+/// `ReducerFailed` error ([`crate::assembly::ReducerError::Failed`]), which keeps it, so a host
+/// finds its own error again by walking the chain from the node's error and downcasting. Its
+/// text never reaches an event or diagnostics (SPEC EVT-6).
+///
+/// Cloning shares the host's error (an [`Arc`]). Equality compares what the SPEC observes, the
+/// rendered text (SPEC ERR-1: a failure's message is informative), not the host's values, which
+/// need not be comparable. The text is rendered after `upstream reducer failed: ` (and after
+/// `reducer failed: ` by the assembly's error, as before), so a reporter that prints the chain
+/// shows the host's text twice: the first line keeps the messages hosts already see.
+#[derive(Clone)]
+pub struct UpstreamError {
+    cause: Cause,
+}
+
+/// What an [`UpstreamError`] holds.
+#[derive(Clone)]
+enum Cause {
+    /// A plain message ([`UpstreamError::msg`]): there is no source.
+    Message(Arc<str>),
+    /// The host's own error ([`UpstreamError::new`], [`UpstreamError::from_boxed`]).
+    Host(Arc<dyn Error + Send + Sync + 'static>),
+}
+
+impl UpstreamError {
+    /// The upstream reducer failed with the host's own `error`, kept as the
+    /// [`source`](Error::source) (downcast it to `E` to get it back).
+    pub fn new<E: Error + Send + Sync + 'static>(error: E) -> UpstreamError {
+        UpstreamError {
+            cause: Cause::Host(Arc::new(error)),
+        }
+    }
+
+    /// The upstream reducer failed with an already boxed error (a `Box<dyn Error>` is not itself
+    /// an [`Error`]), kept as the [`source`](Error::source) without boxing it again.
+    pub fn from_boxed(error: Box<dyn Error + Send + Sync + 'static>) -> UpstreamError {
+        UpstreamError {
+            cause: Cause::Host(Arc::from(error)),
+        }
+    }
+
+    /// The upstream reducer failed with a plain `message` and no error of its own
+    /// ([`source`](Error::source) is `None`).
+    pub fn msg(message: impl Into<String>) -> UpstreamError {
+        UpstreamError {
+            cause: Cause::Message(Arc::from(message.into())),
+        }
+    }
+
+    /// The failure's own text (the host's error rendered, or the message), without the prefix:
+    /// what `reducer failed: ` is followed by (SPEC BRG-1, ASM-4).
+    pub(crate) fn detail(&self) -> &dyn fmt::Display {
+        match &self.cause {
+            Cause::Message(m) => m,
+            Cause::Host(e) => e,
+        }
+    }
+}
+
+impl fmt::Display for UpstreamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "upstream reducer failed: {}", self.detail())
+    }
+}
+
+impl fmt::Debug for UpstreamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.cause {
+            Cause::Message(m) => f.debug_tuple("UpstreamError").field(m).finish(),
+            Cause::Host(e) => f.debug_tuple("UpstreamError").field(e).finish(),
+        }
+    }
+}
+
+impl Error for UpstreamError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match &self.cause {
+            Cause::Message(_) => None,
+            Cause::Host(e) => Some(&**e),
+        }
+    }
+}
+
+/// By the rendered text (see the type's docs).
+impl PartialEq for UpstreamError {
+    fn eq(&self, other: &UpstreamError) -> bool {
+        self.detail().to_string() == other.detail().to_string()
+    }
+}
+
+impl Eq for UpstreamError {}
 
 /// The message-level seam of an untrusted upstream chat reducer (SPEC BRG-1).
 pub trait UpstreamReducer {
@@ -316,7 +407,7 @@ impl UpstreamReducer for ScriptedUpstreamReducer {
             UpstreamStep::Return(out) => Ok(Some(out.clone())),
             UpstreamStep::Echo => Ok(Some(messages.to_vec())),
             UpstreamStep::Null => Ok(None),
-            UpstreamStep::Fail(msg) => Err(UpstreamError(msg.clone())),
+            UpstreamStep::Fail(msg) => Err(UpstreamError::msg(msg.clone())),
         }
     }
 }

@@ -219,7 +219,7 @@ impl UpstreamReducer for CanaryReducer {
                 let last = messages.last().cloned();
                 Ok(Some(system.chain([summary]).chain(last).collect()))
             }
-            ReducerMode::Fail => Err(UpstreamError(self.error.clone())),
+            ReducerMode::Fail => Err(UpstreamError::msg(self.error.clone())),
             ReducerMode::Null => Ok(None),
         }
     }
@@ -233,7 +233,7 @@ impl ChatClient for Client {
     type Reply = usize;
     fn send(&mut self, m: &[Message], _c: &CancellationToken) -> Result<usize, ProviderError> {
         match &self.fail {
-            Some(text) => Err(ProviderError(text.clone())),
+            Some(text) => Err(ProviderError::msg(text.clone())),
             None => Ok(m.len()),
         }
     }

@@ -13,6 +13,16 @@ import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 from . import _native
+from ._errors import (
+    CompactionTerminated,
+    HybridCompactionError,
+    InternalError,
+    InvalidCaseError,
+    SpecError,
+    TraceWriteError,
+    TranscriptError,
+    UnsupportedContentError,
+)
 from ._types import AssembleResult, CheckReport, Entry, Evaluation, Policy, Verification
 
 __all__ = [
@@ -52,104 +62,6 @@ Case = Mapping[str, Json]
 Output = Dict[str, Json]
 
 
-class HybridCompactionError(Exception):
-    """Base class of every exception this package raises."""
-
-
-class InvalidCaseError(HybridCompactionError, ValueError):
-    """The case is not valid wire input (the CLI's exit 2).
-
-    ``path`` is the JSON path of the offending value (``$.entries[0].kind``), ``reason`` what was
-    expected there.
-    """
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
-
-
-class InternalError(HybridCompactionError, RuntimeError):
-    """An implementation failed internally (a bug; the CLI's exit 1)."""
-
-    def __init__(self, implementation: str, reason: str) -> None:
-        super().__init__(f"internal failure of the {implementation}: {reason}")
-        self.implementation = implementation
-        self.reason = reason
-
-
-class SpecError(HybridCompactionError, ValueError):
-    """The SPEC rejects the input: a typed error answer (``docs/WIRE.md``, "Typed errors").
-
-    Raised by the convenience wrappers and :func:`compact`; :func:`run` returns the answer as
-    ``{"error": {...}}``. ``kind`` is one of the ERR-1 kinds (``OutOfRange``, ``InvalidArgument``,
-    ``ReducerFailed``, ...); ``field`` and ``entry_id`` are set when the error names one;
-    ``answer`` is the whole ``error`` object. A ``ValueError``: the input was refused.
-    """
-
-    def __init__(self, answer: Mapping[str, Json]) -> None:
-        self.answer: Dict[str, Json] = dict(answer)
-        self.kind: str = self.answer.get("kind", "")
-        self.field: Optional[str] = self.answer.get("field")
-        self.entry_id: Optional[str] = self.answer.get("entryId")
-        self.message: str = self.answer.get("message", "")
-        named = self.field or self.entry_id
-        super().__init__(f"{self.kind}{f' ({named})' if named else ''}: {self.message}")
-
-
-class TranscriptError(HybridCompactionError, ValueError):
-    """A transcript the converters cannot map (SPEC TRN): ``path`` names the place
-    (``messages[3].content[1]``, ``overrides.0``), ``reason`` what is wrong there, ``kind`` the
-    ERR-1 kind (``InvalidArgument`` for a malformed message, ``NotSupported`` for content the
-    closed content model cannot hold). ``str(e)`` is ``"{path}: {reason}"``."""
-
-    def __init__(self, kind: str, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}" if path else reason)
-        self.kind = kind
-        self.path = path
-        self.reason = reason
-
-
-class UnsupportedContentError(TranscriptError):
-    """Content the closed content model (SPEC ENT-3) cannot hold: an image, audio, a file, a
-    thinking block, a ``RemoveMessage``, an invalid tool call (SPEC TRN-1, TRN-7 .. TRN-11).
-    Sizing it would be a guess and dropping it would change the request, so it is refused."""
-
-
-class CompactionTerminated(HybridCompactionError, RuntimeError):
-    """Compaction terminated (SPEC NODE-4; the ADR: "throws rather than ever forwarding an
-    over-budget or stale context"): nothing may be sent. ``outcome`` is ``Irreducible`` (the
-    required content does not fit) or ``ConcurrentMutationLimit``; ``final_size`` and
-    ``hard_limit`` are the sizes in the policy's unit. It carries nothing else."""
-
-    def __init__(self, outcome: str, final_size: int, hard_limit: int) -> None:
-        super().__init__(
-            f"context compaction terminated ({outcome}): final estimated size {final_size} "
-            f"exceeds what can be sent within hard limit {hard_limit}"
-        )
-        self.outcome = outcome
-        self.final_size = final_size
-        self.hard_limit = hard_limit
-
-
-class TraceWriteError(HybridCompactionError, OSError):
-    """A trace cannot be written: ``path`` names the file (or ``<stream>``, or ``hc-trace`` when
-    no path was given and no ``pytest --hc-trace DIR`` session is running), ``reason`` what went
-    wrong (the file cannot be opened, a write failed, the writer is closed). Nothing
-    half-written is left: every line is written whole, then flushed."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"cannot write the trace {path}: {reason}")
-        self.path = path
-        self.reason = reason
-
-
-def transcript_error(kind: str, path: str, reason: str) -> TranscriptError:
-    """The exception for a converter's refusal."""
-    cls = UnsupportedContentError if kind == "NotSupported" else TranscriptError
-    return cls(kind, path, reason)
-
-
 def _overrides_member(overrides: object) -> Optional[Dict[str, Json]]:
     """``overrides`` (message index -> entry kind, SPEC CLS-1 step 3) as a transcript's or a
     case's ``overrides`` member (keys as decimal text), ``None`` when empty or absent;
@@ -186,14 +98,10 @@ def run(case: Case, implementation: str = "engine") -> Output:
             "$", f"expected an object with `op`, got a Python {type(case).__name__}"
         )
     # The native module converts the dict itself (exact types; NaN, bytes, sets, non-string keys
-    # and nesting past 128 refused by path) and reads it with the CLI's strict reader.
-    status, first, second = _native.run_case(case, implementation)
-    if status == "ok":
-        output: Output = json.loads(first)
-        return output
-    if status == "invalid":
-        raise InvalidCaseError(first, second)
-    raise InternalError(first, second)
+    # and nesting past 128 refused by path), reads it with the CLI's strict reader and raises
+    # InvalidCaseError or InternalError itself.
+    output: Output = json.loads(_native.run_case(case, implementation))
+    return output
 
 
 def check(
@@ -220,19 +128,12 @@ def check(
         path = os.fsdecode(os.fspath(trace))
         with open(path, "rb"):  # FileNotFoundError, IsADirectoryError, ... as Python names them
             pass
-        status, first, second = _native.check_file(path, implementation)
+        report = _native.check_file(path, implementation)
     elif isinstance(trace, str):
-        status, first, second = _native.check_json(trace, implementation)
+        report = _native.check_json(trace, implementation)
     else:
-        lines, text, reason = _native.trace_lines(list(trace))
-        if lines != "ok":
-            raise InvalidCaseError(text, reason)
-        status, first, second = _native.check_json(text, implementation)
-    if status == "ok":
-        return cast(CheckReport, json.loads(first))
-    if status == "invalid":
-        raise InvalidCaseError(first, second)
-    raise InternalError(first, second)
+        report = _native.check_json(_native.trace_lines(list(trace)), implementation)
+    return cast(CheckReport, json.loads(report))
 
 
 def _answer(output: Output, member: str) -> Json:
@@ -409,11 +310,7 @@ def workload(
         raise InvalidCaseError("messages", f"expected a whole number, got {messages!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
         raise InvalidCaseError("seed", f"expected a whole number from 0 to 2^64 - 1, got {seed!r}")
-    status, first, second = _native.workload_json(messages, seed, format, ending)
-    if status != "ok":
-        prefix = f"{first}: "  # the generator's own error text names the argument too
-        raise InvalidCaseError(first, second[len(prefix):] if second.startswith(prefix) else second)
-    result: Dict[str, Json] = json.loads(first)
+    result: Dict[str, Json] = json.loads(_native.workload_json(messages, seed, format, ending))
     return result
 
 

@@ -1,37 +1,30 @@
-"""Type stub of the native module ``hybrid_compaction._native`` (python/src/lib.rs)."""
+"""Type stub of the native module ``hybrid_compaction._native`` (python/src/lib.rs).
 
-from typing import Any, Callable, Dict, List, Literal, Optional, Tuple
+Failures raise the package's own exceptions (``hybrid_compaction._errors``, constructed by the
+native module itself, python/src/errors.rs): ``InvalidCaseError``, ``InternalError``,
+``SpecError``, ``TranscriptError`` / ``UnsupportedContentError`` and ``CompactionTerminated``.
+"""
+
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __version__: str
 
-def run_case(
-    case: Any, implementation: str
-) -> Tuple[Literal["ok", "invalid", "internal"], str, str]:
-    """Runs one case given as a Python value (a dict) on ``"model"`` or ``"engine"``.
+def run_case(case: Any, implementation: str) -> str:
+    """Runs one case given as a Python value (a dict) on ``"model"`` or ``"engine"``: the output
+    as JSON text. Raises ``InvalidCaseError(json_path, reason)`` or
+    ``InternalError(implementation, reason)``."""
 
-    ``("ok", output_json, "")``, ``("invalid", json_path, reason)`` or
-    ``("internal", implementation, reason)``. Never raises.
-    """
+def trace_lines(records: Any) -> str:
+    """Trace records (a list of dicts) as JSON Lines text; ``InvalidCaseError(json_path,
+    reason)`` for a value JSON cannot hold."""
 
-def trace_lines(records: Any) -> Tuple[Literal["ok", "invalid"], str, str]:
-    """Trace records (a list of dicts) as JSON Lines text: ``("ok", text, "")``, or
-    ``("invalid", json_path, reason)`` for a value JSON cannot hold. Never raises."""
+def check_json(trace: str, implementation: str) -> str:
+    """Checks a trace (JSON Lines text) by replaying it on ``"model"`` or ``"engine"``: the
+    report as JSON text. Raises ``InvalidCaseError("line N", reason)`` or ``InternalError``."""
 
-def check_json(
-    trace: str, implementation: str
-) -> Tuple[Literal["ok", "invalid", "internal"], str, str]:
-    """Checks a trace (JSON Lines text) by replaying it on ``"model"`` or ``"engine"``.
-
-    ``("ok", report_json, "")``, ``("invalid", "line N", reason)`` or
-    ``("internal", implementation, reason)``. Never raises.
-    """
-
-def check_file(
-    path: str, implementation: str
-) -> Tuple[Literal["ok", "invalid", "internal"], str, str]:
+def check_file(path: str, implementation: str) -> str:
     """Checks the trace file at ``path`` as :func:`check_json` checks text, reading it in
-    blocks (never whole); ``("invalid", "file", reason)`` if it cannot be opened. Never raises.
-    """
+    blocks (never whole); ``InvalidCaseError("file", reason)`` if it cannot be opened."""
 
 def schema_json(which: Optional[str] = None) -> Optional[str]:
     """The JSON Schema(s) as JSON text (``"case"``, ``"output"``, ``"vector-file"``, ``"trace"``,
@@ -42,17 +35,16 @@ def main(argv: List[str]) -> int:
 
 def workload_json(
     messages: int, seed: int, format: str, ending: Optional[str] = None
-) -> Tuple[Literal["ok", "invalid"], str, str]:
-    """A seeded agent conversation as transcript JSON text, or ``("invalid", argument, reason)``."""
+) -> str:
+    """A seeded agent conversation as transcript JSON text; ``InvalidCaseError(argument,
+    reason)`` for a bad argument."""
 
 def count_tokens(texts: List[str], encoding: str) -> Optional[List[int]]:
     """BPE token counts of ``texts`` (``o200k_base``/``cl100k_base``); ``None`` for another name."""
 
-def transcript_entries(
-    transcript: Any,
-) -> Tuple[Literal["ok", "refused"], str, str, str]:
-    """A transcript's entries as JSON text: ``("ok", entries_json, "", "")`` or
-    ``("refused", kind, path, reason)``. Never raises."""
+def transcript_entries(transcript: Any) -> str:
+    """A transcript's entries as JSON text; ``TranscriptError(kind, path, reason)``
+    (``UnsupportedContentError`` for kind ``NotSupported``) for a refusal."""
 
 class TraceRecorder:
     """The oracle's trace writer for one trace (names runs and calls, keeps entry tables)."""
@@ -69,10 +61,10 @@ class TraceRecorder:
         sent: Optional[Any],
         dispatch: Optional[str] = None,
         note: Optional[str] = None,
-    ) -> Tuple[Literal["ok", "invalid", "refused", "transcript"], str, str, str]:
-        """An observed record line (SPEC TRC-13): ``("ok", line, "", "")``, ``("invalid", path,
-        reason, "")``, ``("refused", "kind:field", reason, "")`` or ``("transcript", kind, path,
-        reason)``. Never raises."""
+    ) -> str:
+        """An observed record line (SPEC TRC-13). Raises ``InvalidCaseError`` (a policy that is
+        not wire input, path ``policy...``; an unknown ``dispatch``), ``SpecError`` (a policy the
+        SPEC refuses) or ``TranscriptError`` (path ``history....`` or ``sent....``)."""
     def end_observed_run(self, run: str) -> str:
         """The ``runEnd`` line of an observed run."""
 
@@ -85,8 +77,10 @@ class Session:
         objects: List[Any],
         reducer: Optional[Callable[[List[Any]], Any]],
         serialize: Callable[[Any, str], Any],
-    ) -> Tuple[Literal["ok", "terminated", "failed", "refused"], str, List[List[Any]], Optional[BaseException]]:
-        """Compacts one call: ``(status, payload_json, the reducer's answers, its exception)``."""
+    ) -> Tuple[str, List[List[Any]]]:
+        """Compacts one call: ``(payload_json, the reducer's answers)``. Raises
+        ``TranscriptError`` for a refused transcript, ``CompactionTerminated``, or ``SpecError``
+        (from the reducer's exception, or its answer's ``TranscriptError``, as ``__cause__``)."""
     def compact_objects(
         self,
         format: str,
@@ -99,7 +93,7 @@ class Session:
         token: int,
         reducer: Optional[Callable[[List[Any]], Any]],
         serialize: Callable[[Any, str], Any],
-    ) -> Optional[Tuple[Literal["ok", "terminated", "failed", "refused"], str, List[List[Any]], Optional[BaseException]]]:
+    ) -> Optional[Tuple[str, List[List[Any]]]]:
         """:meth:`compact` converting only the messages not provably unchanged since the last
         call; ``None`` when the whole transcript must be converted (a refusal, an exception)."""
     def take_record(self, recorder: TraceRecorder) -> Optional[str]:
@@ -107,7 +101,6 @@ class Session:
     def memo_stats(self) -> Tuple[int, int, int]: ...
     def end_run(self, recorder: TraceRecorder) -> Optional[str]: ...
 
-def new_session(
-    policy: Any, persistent: bool, workflow: str
-) -> Tuple[Literal["ok", "invalid", "refused"], Optional[Session], str, str]:
-    """A session for a wire policy, or ``("invalid", path, reason)`` / ``("refused", "kind:field", reason)``."""
+def new_session(policy: Any, persistent: bool, workflow: str) -> Session:
+    """A session for a wire policy. Raises ``InvalidCaseError`` (path ``policy...``) or
+    ``SpecError`` (a policy the SPEC refuses, POL-2)."""

@@ -35,15 +35,11 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, U
 
 from . import _native
 from ._core import (
-    CompactionTerminated,
-    InvalidCaseError,
-    SpecError,
     TraceWriteError,
     _overrides_member,
     _require_list,
     _require_policy,
     estimator_object,
-    transcript_error,
 )
 from ._types import Assembly, Diagnostics, Event, Outcome
 from .convert import _LANGCHAIN_FIELDS, FORMATS, _langchain_json, serialize, transcript
@@ -220,18 +216,9 @@ class TraceWriter:
                 n = self._calls.get(run, 0) + 1
                 self._calls[run] = n
                 call = f"model-{n}"
-            status, first, second, third = self._native.observed(
-                run, call, dict(chosen), h, s, dispatch, note
-            )
-            if status == "ok":
-                self._emit(first)
-                return call
-        if status == "transcript":
-            raise transcript_error(first, second, third)
-        if status == "invalid":
-            raise InvalidCaseError(first, second)
-        kind, _, field = first.partition(":")
-        raise SpecError({"kind": kind, "field": field or None, "message": second})
+            # TranscriptError, InvalidCaseError (the policy) or SpecError are raised natively.
+            self._emit(self._native.observed(run, call, dict(chosen), h, s, dispatch, note))
+            return call
 
     def end_run(self, run: str = "observed-1") -> None:
         """Ends the observed run ``run`` (a ``runEnd`` record): the checker forgets its state,
@@ -356,13 +343,8 @@ class Compactor:
         p = dict(policy)
         if estimator is not None:
             p["estimator"] = estimator_object(estimator)
-        status, session, first, second = _native.new_session(p, _persistent, workflow)
-        if status == "invalid":
-            raise InvalidCaseError(first.replace("$", "policy", 1), second)
-        if status == "refused" or session is None:
-            kind, _, field = first.partition(":")
-            raise SpecError({"kind": kind, "field": field or None, "message": second})
-        self._session = session
+        # InvalidCaseError (path ``policy...``) or SpecError (POL-2) are raised natively.
+        self._session = _native.new_session(p, _persistent, workflow)
         self._reducer = reducer
         self._trace = trace
         self._format = FORMATS[format] if format is not None else None
@@ -442,41 +424,41 @@ class Compactor:
         format = self._format or ("anthropic-messages" if system is not None else _detect(objects))
         with self._lock:
             answer = None
-            if self._reuse and (system is None or format == "anthropic-messages"):
-                # Only the messages not provably unchanged since the last call are converted
-                # (docs/PYTHON.md, "Repeat calls"); a refusal is raised by the whole conversion.
-                answer = self._session.compact_objects(
-                    format,
-                    objects,
-                    system,
-                    _overrides_member(overrides),
-                    _langchain_json,
-                    _WRITER_READS,
-                    _pydantic_getattr(),
-                    cast(int, abc.get_cache_token()),
-                    reducer,
-                    _serialize_answer,
-                )
-            if answer is None:
-                t = transcript(objects, format, system=system, overrides=overrides)
-                answer = self._session.compact(t, objects, reducer, _serialize_answer)
-            status, text, returned, raised = answer
-            if self._trace is not None:
-                self._trace._record(self._session)
+            # Whether the native session answered (the node ran, or the transcript was refused):
+            # its call is then recorded, whether it returned or raised. The native session raises
+            # CompactionTerminated, TranscriptError and SpecError (the reducer's exception, or
+            # its answer's TranscriptError, as the cause) itself.
+            answered = False
+            try:
+                if self._reuse and (system is None or format == "anthropic-messages"):
+                    # Only the messages not provably unchanged since the last call are converted
+                    # (docs/PYTHON.md, "Repeat calls"); a refusal is raised by the whole
+                    # conversion.
+                    member = _overrides_member(overrides)
+                    answered = True
+                    answer = self._session.compact_objects(
+                        format,
+                        objects,
+                        system,
+                        member,
+                        _langchain_json,
+                        _WRITER_READS,
+                        _pydantic_getattr(),
+                        cast(int, abc.get_cache_token()),
+                        reducer,
+                        _serialize_answer,
+                    )
+                    answered = answer is not None
+                if answer is None:
+                    t = transcript(objects, format, system=system, overrides=overrides)
+                    answered = True
+                    answer = self._session.compact(t, objects, reducer, _serialize_answer)
+            finally:
+                if answered and self._trace is not None:
+                    self._trace._record(self._session)
+        text, returned = answer
         payload: Dict[str, Json] = json.loads(text)
-        if status == "ok":
-            return self._compaction(payload, objects, returned, system, format)
-        if status == "terminated":
-            raise CompactionTerminated(payload["outcome"], payload["finalSize"], payload["hardLimit"])
-        if status == "refused":
-            raise transcript_error(payload["kind"], payload["path"], payload["reason"])
-        error = SpecError({"kind": payload["kind"], "message": payload["message"]})
-        if raised is not None:
-            raise error from raised
-        if "answer" in payload:
-            a = payload["answer"]
-            raise error from transcript_error(a["kind"], a["path"], a["reason"])
-        raise error
+        return self._compaction(payload, objects, returned, system, format)
 
     def _compaction(
         self,

@@ -27,6 +27,8 @@
 //! BRG-3): the objects the reducer returned then. Both are checked message by message; a
 //! request that is neither is an internal error, never a guess.
 
+use std::error::Error;
+use std::fmt;
 use std::sync::Arc;
 
 use hybrid_compaction::estimators::MemoEstimator;
@@ -52,6 +54,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use serde_json::{json, Value as Json};
 
+use crate::errors::{self, Failure, Field};
 use crate::record::TraceRecorder;
 use crate::witness::Reads;
 
@@ -79,13 +82,42 @@ impl ProgressSink for NoSink {
     fn report(&self, _: CompactionEvent) {}
 }
 
-/// What went wrong in the reducer, kept for the Python layer to raise (SPEC BRG-1: either way
-/// the assembly fails with `ReducerFailed`).
+/// What went wrong in the reducer (SPEC BRG-1: either way the assembly fails with
+/// `ReducerFailed`): the upstream reducer's own error, the source of its [`UpstreamError`], which
+/// the node's error keeps; [`raise`] finds it there again and raises it as the `SpecError`'s
+/// cause. Its text is what `reducer failed: ` is followed by.
+#[derive(Debug)]
 enum Problem {
     /// The callable raised this exception.
     Raised(PyErr),
     /// Its answer is not messages of the format: `(kind, path, reason)`.
     Answer(transcript::Refusal),
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Raised(e) => write!(f, "the reducer raised {e}"),
+            Problem::Answer((_, path, reason)) => {
+                write!(f, "the reducer's answer at {path}: {reason}")
+            }
+        }
+    }
+}
+
+impl Error for Problem {}
+
+impl Problem {
+    /// The exception the `SpecError` is raised from: the reducer's own, or the answer's
+    /// `TranscriptError`.
+    fn cause(&self, py: Python<'_>) -> PyErr {
+        match self {
+            Problem::Raised(e) => e.clone_ref(py),
+            Problem::Answer((kind, path, reason)) => {
+                errors::transcript(kind.clone(), path.clone(), reason.clone())
+            }
+        }
+    }
 }
 
 /// The Python callable as the node's upstream reducer (SPEC BRG-1).
@@ -100,21 +132,14 @@ struct PyReducer {
     expected: (Expected, Py<PyList>),
     /// The objects each attempt returned, in order.
     returned: Vec<Py<PyList>>,
-    problem: Option<Problem>,
+}
+
+/// The reducer failed: `problem` travels to the node's error as the source (see [`Problem`]).
+fn fail(problem: Problem) -> UpstreamError {
+    UpstreamError::new(problem)
 }
 
 impl PyReducer {
-    fn fail(&mut self, problem: Problem) -> UpstreamError {
-        let message = match &problem {
-            Problem::Raised(e) => format!("the reducer raised {e}"),
-            Problem::Answer((_, path, reason)) => {
-                format!("the reducer's answer at {path}: {reason}")
-            }
-        };
-        self.problem = Some(problem);
-        UpstreamError(message)
-    }
-
     /// The caller's objects for `request` (see the module docs).
     fn request(&self, py: Python<'_>, request: &[Message]) -> Option<Py<PyList>> {
         let body = match &self.system {
@@ -156,7 +181,7 @@ impl UpstreamReducer for PyReducer {
                 return Ok(Some(messages.to_vec()));
             };
             let Some(request) = self.request(py, messages) else {
-                return Err(self.fail(Problem::Answer((
+                return Err(fail(Problem::Answer((
                     "InvalidOperation".into(),
                     String::new(),
                     "internal: the request is neither the history nor the last proposal".into(),
@@ -164,7 +189,7 @@ impl UpstreamReducer for PyReducer {
             };
             let answer = match callable.call1(py, (request,)) {
                 Ok(a) => a,
-                Err(e) => return Err(self.fail(Problem::Raised(e))),
+                Err(e) => return Err(fail(Problem::Raised(e))),
             };
             if answer.is_none(py) {
                 return Ok(None); // SPEC BRG-1: a null answer is a contract error
@@ -174,17 +199,17 @@ impl UpstreamReducer for PyReducer {
                 .call1(py, (answer.bind(py), self.format.name()))
             {
                 Ok(l) => l,
-                Err(e) => return Err(self.fail(Problem::Raised(e))),
+                Err(e) => return Err(fail(Problem::Raised(e))),
             };
             let (objects, json) = match listed.extract::<(Py<PyList>, Py<PyAny>)>(py) {
                 Ok(pair) => pair,
-                Err(e) => return Err(self.fail(Problem::Raised(e))),
+                Err(e) => return Err(fail(Problem::Raised(e))),
             };
             let text = match pyvalue::to_json_exact(json.bind(py)) {
                 Ok(t) => t,
                 Err(r) => {
                     let path = transcript::relative(&r.path);
-                    return Err(self.fail(Problem::Answer((
+                    return Err(fail(Problem::Answer((
                         "InvalidArgument".into(),
                         path,
                         r.message,
@@ -194,7 +219,7 @@ impl UpstreamReducer for PyReducer {
             let values: Vec<Json> = serde_json::from_str(&text).unwrap_or_default();
             let mut parsed = match parse_messages(self.format, &values) {
                 Ok(m) => m,
-                Err(e) => return Err(self.fail(Problem::Answer(transcript::refusal(&e)))),
+                Err(e) => return Err(fail(Problem::Answer(transcript::refusal(&e)))),
             };
             self.expected = (Expected::Proposal(parsed.clone()), objects.clone_ref(py));
             self.returned.push(objects);
@@ -219,57 +244,91 @@ pub struct Session {
     cache: reuse::Cache,
 }
 
-/// The answer of [`Session::compact`]: `(status, JSON payload, the reducer's objects per attempt,
-/// the reducer's exception)`.
-type Compacted = (&'static str, String, Vec<Py<PyList>>, Option<PyErr>);
+/// The answer of a successful [`Session::compact`]: `(JSON payload, the reducer's objects per
+/// attempt)`.
+type Compacted = (String, Vec<Py<PyList>>);
 
-/// A wire policy dict as the library's policy, or why not: `("invalid", JSON path, reason)`
-/// (not wire input) or `("refused", "kind:field", reason)` (the SPEC refuses it, POL-2).
-pub fn read_policy(policy: &Bound<'_, PyAny>) -> Result<Policy, (&'static str, String, String)> {
-    let text = pyvalue::to_json(policy).map_err(|r| ("invalid", r.path, r.message))?;
-    let input = strict::read::<PolicyInput>(&text).map_err(|e| ("invalid", e.path, e.message))?;
-    convert::policy(Some(&input), &Engine, "$").map_err(|e| match e {
-        CaseError::Wire(e) => ("invalid", e.path, e.message),
-        CaseError::Answer(e) => {
-            let kind = e.kind.0.name();
-            let field = e.field.unwrap_or_default();
-            ("refused", format!("{kind}:{field}"), e.message)
+/// Why a wire policy dict is not a policy (see [`read_policy`]).
+#[derive(Debug)]
+pub enum PolicyRefusal {
+    /// Not wire input: the JSON path (from `$`) and what was expected there.
+    Invalid {
+        /// The JSON path of the offending value.
+        path: String,
+        /// What was expected there.
+        reason: String,
+    },
+    /// The SPEC refuses it (POL-2): a typed error.
+    Refused {
+        /// Its ERR-1 kind.
+        kind: &'static str,
+        /// The policy member it names, if any.
+        field: Option<String>,
+        /// Its message.
+        message: String,
+    },
+}
+
+impl PolicyRefusal {
+    /// The exception: `InvalidCaseError` with the path under `policy` (`$.hardLimit` as
+    /// `policy.hardLimit`), or `SpecError` naming the field.
+    pub fn raise(self, py: Python<'_>) -> PyErr {
+        match self {
+            PolicyRefusal::Invalid { path, reason } => {
+                Failure::invalid(path.replacen('$', "policy", 1), reason).into()
+            }
+            PolicyRefusal::Refused {
+                kind,
+                field,
+                message,
+            } => {
+                let field = field.as_deref().filter(|f| !f.is_empty());
+                errors::spec(py, kind, Field::Named(field), &message)
+            }
         }
+    }
+}
+
+/// A wire policy dict as the library's policy, or why not.
+pub fn read_policy(policy: &Bound<'_, PyAny>) -> Result<Policy, PolicyRefusal> {
+    let invalid = |path, reason| PolicyRefusal::Invalid { path, reason };
+    let text = pyvalue::to_json(policy).map_err(|r| invalid(r.path, r.message))?;
+    let input = strict::read::<PolicyInput>(&text).map_err(|e| invalid(e.path, e.message))?;
+    convert::policy(Some(&input), &Engine, "$").map_err(|e| match e {
+        CaseError::Wire(e) => invalid(e.path, e.message),
+        CaseError::Answer(e) => PolicyRefusal::Refused {
+            kind: e.kind.0.name(),
+            field: e.field,
+            message: e.message,
+        },
     })
 }
 
 /// A session for `policy` (a wire policy dict) whose calls share one run (`persistent`) or are
-/// each a run of their own: `("ok", session)` or `("invalid", path, reason)` /
-/// `("refused", kind, field, reason)`.
+/// each a run of their own; `InvalidCaseError` or `SpecError` for a policy it is not
+/// ([`PolicyRefusal::raise`]).
 #[pyfunction]
 pub fn new_session(
+    py: Python<'_>,
     policy: &Bound<'_, PyAny>,
     persistent: bool,
     workflow: String,
-) -> (&'static str, Option<Session>, String, String) {
-    let built = match read_policy(policy) {
-        Ok(p) => p,
-        Err((status, a, b)) => return (status, None, a, b),
-    };
+) -> PyResult<Session> {
+    let built = read_policy(policy).map_err(|r| r.raise(py))?;
     let memo = Arc::new(MemoEstimator::new(Arc::clone(built.estimator_arc())));
     let scope = if persistent {
         RunScope::with_run(Run::new())
     } else {
         RunScope::new()
     };
-    (
-        "ok",
-        Some(Session {
-            policy: built.with_estimator(memo.clone()),
-            memo,
-            scope,
-            workflow,
-            last: None,
-            cache: reuse::Cache::default(),
-        }),
-        String::new(),
-        String::new(),
-    )
+    Ok(Session {
+        policy: built.with_estimator(memo.clone()),
+        memo,
+        scope,
+        workflow,
+        last: None,
+        cache: reuse::Cache::default(),
+    })
 }
 
 #[pymethods]
@@ -278,8 +337,8 @@ impl Session {
     /// fields) with `reducer`, `objects` being the caller's messages (for Anthropic without the
     /// system), `serialize` the package's writer of a reducer's answer. The call's record is
     /// kept for [`Session::take_record`] (so no trace writer is borrowed while the node runs).
-    /// See [`Compacted`]; statuses `ok`, `terminated`, `failed` (an error of the SPEC: kind and
-    /// message), `refused` (the transcript: kind, path, reason).
+    /// See [`Compacted`]; raises `TranscriptError` for a refused transcript (no call is made),
+    /// and what [`raise`] raises for a failed call.
     fn compact(
         &mut self,
         py: Python<'_>,
@@ -287,14 +346,9 @@ impl Session {
         objects: Py<PyList>,
         reducer: Option<Py<PyAny>>,
         serialize: Py<PyAny>,
-    ) -> Compacted {
-        let t = match transcript::read(transcript) {
-            Ok(t) => t,
-            Err((kind, path, reason)) => {
-                let payload = json!({"kind": kind, "path": path, "reason": reason});
-                return ("refused", payload.to_string(), Vec::new(), None);
-            }
-        };
+    ) -> PyResult<Compacted> {
+        let t = transcript::read(transcript)
+            .map_err(|(kind, path, reason)| errors::transcript(kind, path, reason))?;
         let system = t.format() == TranscriptFormat::AnthropicMessages
             && t.entries().len() > objects.bind(py).len();
         self.run(py, &t, system, objects, reducer, serialize)
@@ -305,7 +359,7 @@ impl Session {
     /// messages not provably unchanged since the previous call ([`reuse`]); `writer` and `names`
     /// are the package's LangChain writer and the attributes it reads, `token` the ABC cache
     /// token. `None`: a refusal or an exception, which the caller raises by converting the whole
-    /// transcript with [`Session::compact`].
+    /// transcript with [`Session::compact`]; a failed call raises as that one does.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (format, objects, system, overrides, writer, names, pydantic_getattr, token, reducer, serialize))]
     fn compact_objects(
@@ -321,18 +375,27 @@ impl Session {
         token: i64,
         reducer: Option<Py<PyAny>>,
         serialize: Py<PyAny>,
-    ) -> Option<Compacted> {
+    ) -> PyResult<Option<Compacted>> {
+        let Some(format) = TranscriptFormat::from_name(format) else {
+            return Ok(None);
+        };
+        let Ok(reads) = Reads::new(py, names, pydantic_getattr) else {
+            return Ok(None);
+        };
         let inputs = reuse::Inputs {
-            format: TranscriptFormat::from_name(format)?,
+            format,
             objects: objects.bind(py),
             system: system.as_ref(),
             overrides: overrides.as_ref(),
             writer: &writer,
-            reads: Reads::new(py, names, pydantic_getattr).ok()?,
+            reads,
             token,
         };
-        let t = self.cache.transcript(&inputs)?;
-        Some(self.run(py, &t, system.is_some(), objects, reducer, serialize))
+        let Some(t) = self.cache.transcript(&inputs) else {
+            return Ok(None);
+        };
+        self.run(py, &t, system.is_some(), objects, reducer, serialize)
+            .map(Some)
     }
 
     /// The trace line of the last call for `recorder` (`docs/TRACE.md`), once.
@@ -355,7 +418,8 @@ impl Session {
 
 impl Session {
     /// One call of the node on `t`'s entries (`system`: its first is Anthropic's system, not one
-    /// of `objects`).
+    /// of `objects`): its answer, or its exception ([`raise`]). The call's record is kept either
+    /// way.
     fn run(
         &mut self,
         py: Python<'_>,
@@ -364,7 +428,7 @@ impl Session {
         objects: Py<PyList>,
         reducer: Option<Py<PyAny>>,
         serialize: Py<PyAny>,
-    ) -> Compacted {
+    ) -> PyResult<Compacted> {
         let entries = t.entries().to_vec();
         let offset = usize::from(system);
         let system = system.then(|| entries[0].message().clone());
@@ -375,7 +439,6 @@ impl Session {
             system,
             expected: (Expected::History(entries[offset..].to_vec()), objects),
             returned: Vec::new(),
-            problem: None,
         };
         let collector = Arc::new(Collector::default());
         let reporter = Reporter::new(Arc::new(NoSink), ReporterIdentity::workflow(&self.workflow));
@@ -387,9 +450,8 @@ impl Session {
             select(true, Some(options), Capture, Some(reporter))
         else {
             // Unreachable (SPEC NODE-1: the switch with options installs a node); never a panic.
-            let payload =
-                json!({"kind": "InvalidOperation", "message": "no compaction node was installed"});
-            return ("failed", payload.to_string(), Vec::new(), None);
+            let message = "no compaction node was installed";
+            return Err(errors::spec(py, "InvalidOperation", Field::Absent, message));
         };
         let mut node = node.with_trace_observer(collector.clone());
         let scope = &mut self.scope;
@@ -399,58 +461,49 @@ impl Session {
         });
         drop(node);
         let record = collector.take().pop();
-        let mut payload = answer(t, record.as_ref(), &outcome, offset);
+        let answered = match &outcome {
+            Ok(()) => Ok((
+                answer(t, record.as_ref(), offset).to_string(),
+                std::mem::take(&mut reducer.returned),
+            )),
+            Err(e) => Err(raise(py, e)),
+        };
         self.last = record;
-        let status = match &outcome {
-            Ok(()) => "ok",
-            Err(NodeError::Terminated(_)) => "terminated",
-            Err(_) => "failed",
-        };
-        let raised = match reducer.problem {
-            Some(Problem::Raised(e)) => Some(e),
-            Some(Problem::Answer((kind, path, reason))) => {
-                payload["answer"] = json!({"kind": kind, "path": path, "reason": reason});
-                None
-            }
-            None => None,
-        };
-        (status, payload.to_string(), reducer.returned, raised)
+        answered
     }
 }
 
-/// The JSON payload of a call (see [`Session::compact`]).
-fn answer(
-    t: &Transcript,
-    record: Option<&CallTrace>,
-    outcome: &Result<(), NodeError>,
-    offset: usize,
-) -> Json {
+/// The exception of a failed call: `CompactionTerminated` for a termination (SPEC NODE-4), else
+/// `SpecError` with the error's kind and message, raised from the reducer's own exception (or
+/// its answer's `TranscriptError`) when the reducer failed: the [`Problem`] the node's error
+/// keeps as a source.
+fn raise(py: Python<'_>, e: &NodeError) -> PyErr {
+    if let NodeError::Terminated(c) = e {
+        return errors::terminated(c.outcome.name(), c.final_estimated_size, c.hard_limit);
+    }
+    let err = errors::spec(py, e.kind().name(), Field::Absent, &e.to_string());
+    let problem = std::iter::successors(Some(e as &(dyn Error + 'static)), |&e| e.source())
+        .find_map(|e| e.downcast_ref::<Problem>());
+    if let Some(p) = problem {
+        err.set_cause(py, Some(p.cause(py)));
+    }
+    err
+}
+
+/// The JSON payload of a successful call (see [`Session::compact`]).
+fn answer(t: &Transcript, record: Option<&CallTrace>, offset: usize) -> Json {
     let result = record.and_then(|r| r.result.as_ref());
-    let mut out = json!({
+    let finals = result
+        .and_then(|r| r.final_entries.as_deref())
+        .unwrap_or(&[]);
+    json!({
         "assembly": result.map(assembly_output),
         "diagnostics": record.and_then(|r| r.diagnostics.as_deref()).map(diagnostics_output),
         "events": record
             .and_then(|r| r.events.as_ref())
             .map(|evs| evs.iter().map(event).collect::<Vec<_>>()),
-    });
-    match outcome {
-        Ok(()) => {
-            let finals = result
-                .and_then(|r| r.final_entries.as_deref())
-                .unwrap_or(&[]);
-            out["final"] = Json::Array(sources(t, record, finals, offset));
-        }
-        Err(NodeError::Terminated(c)) => {
-            out["outcome"] = json!(c.outcome.name());
-            out["finalSize"] = json!(c.final_estimated_size);
-            out["hardLimit"] = json!(c.hard_limit);
-        }
-        Err(e) => {
-            out["kind"] = json!(e.kind().name());
-            out["message"] = json!(e.to_string());
-        }
-    }
-    out
+        "final": sources(t, record, finals, offset),
+    })
 }
 
 /// Where the final entries come from, in order: `["o", position, count]` (`count` of the

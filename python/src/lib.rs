@@ -10,14 +10,18 @@
 //!
 //! ```text
 //!  dict --pyvalue (Python-only refusals)--> JSON text --wire::strict::read--> wire::Case
-//!       --run_case_caught--> Output --> ("ok", output JSON) | ("invalid", JSON path, message)
-//!                                       | ("internal", implementation, message) --json.loads--> dict
+//!       --run_case_caught--> Output --> output JSON --json.loads--> dict
+//!                            | raised: InvalidCaseError(JSON path, reason)
+//!                            | raised: InternalError(implementation, reason)
 //! ```
 //!
-//! Every function returns a plain value and never raises from Rust: the Python layer turns the
-//! status into its own exception classes (`InvalidCaseError`, `InternalError`), which keeps the
-//! exception hierarchy in one language and typed in one stub. A panic inside an implementation
-//! is caught by the oracle (`run_case_caught`) and reported as `internal`.
+//! A function answers its value or raises the package's own exception itself ([`errors`]:
+//! `InvalidCaseError`, `InternalError`, `SpecError`, `TranscriptError`,
+//! `UnsupportedContentError`, `CompactionTerminated`), as pydantic-core raises its
+//! `ValidationError`: the classes are the Python package's (`hybrid_compaction/_errors.py`),
+//! imported once, so the hierarchy is written in one language and no Python code maps a status
+//! to an exception or parses an error's text. A panic inside an implementation is caught by the
+//! oracle (`run_case_caught`) and raised as `InternalError`.
 //!
 //! Not a member of the root workspace (its own `[workspace]` table, like `fuzz/`): PyO3 needs a
 //! Python interpreter at build time, and `cargo test --workspace` must not.
@@ -34,6 +38,7 @@
 #![deny(missing_docs)]
 
 mod compact;
+mod errors;
 mod pyvalue;
 mod record;
 mod reuse;
@@ -44,7 +49,7 @@ use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
 use hybrid_compaction_oracle::trace;
 use hybrid_compaction_oracle::wire::strict;
-use hybrid_compaction_oracle::workload::{self, Ending};
+use hybrid_compaction_oracle::workload::{self, Ending, WorkloadError, MAX_MESSAGES, MIN_MESSAGES};
 use hybrid_compaction_oracle::{run_case_caught, Engine, Implementation, Model};
 use hybrid_compaction_oracle::{schema, Case, RunError};
 use pyo3::prelude::*;
@@ -52,16 +57,16 @@ use pyo3::pybacked::PyBackedStr;
 use std::io::BufReader;
 use std::path::PathBuf;
 
+use crate::errors::Failure;
+
 /// The extension's allocator (module docs).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// The outcome of [`run_json`]: `(status, a, b)`.
-///
-/// * `("ok", output_json, "")`: the case was answered (a typed error is an answer);
-/// * `("invalid", json_path, message)`: the case is not valid wire input (the CLI's exit 2);
-/// * `("internal", implementation, message)`: an implementation failed (the CLI's exit 1).
-type Answer = (&'static str, String, String);
+/// The answer of a case or a check: its output as JSON text (a typed error of the SPEC is an
+/// answer), or why there is none ([`Failure::Invalid`]: not valid wire input, the CLI's exit 2;
+/// [`Failure::Internal`]: an implementation failed, the CLI's exit 1).
+type Answer = Result<String, Failure>;
 
 fn implementation(name: &str) -> Option<&'static dyn Implementation> {
     match name {
@@ -73,118 +78,96 @@ fn implementation(name: &str) -> Option<&'static dyn Implementation> {
 
 /// Runs one case (JSON text) on `implementation` (`"model"` or `"engine"`).
 fn answer(case: &str, implementation_name: &str) -> Answer {
-    let Some(imp) = implementation(implementation_name) else {
-        return unknown_implementation(implementation_name);
-    };
-    let case = match strict::read::<Case>(case) {
-        Ok(c) => c,
-        Err(e) => return ("invalid", e.path, e.message),
-    };
+    let imp = implementation(implementation_name)
+        .ok_or_else(|| unknown_implementation(implementation_name))?;
+    let case = strict::read::<Case>(case).map_err(|e| Failure::invalid(e.path, e.message))?;
     match run_case_caught(&case, imp) {
-        Ok(out) => match serde_json::to_string(&out) {
-            Ok(text) => ("ok", text, String::new()),
-            Err(e) => ("internal", imp.name().to_owned(), e.to_string()),
-        },
-        Err(RunError::Wire(e)) => ("invalid", e.path, e.message),
+        Ok(out) => {
+            serde_json::to_string(&out).map_err(|e| Failure::internal(imp.name(), e.to_string()))
+        }
+        Err(RunError::Wire(e)) => Err(Failure::invalid(e.path, e.message)),
         Err(RunError::Panic {
             implementation,
             message,
-        }) => ("internal", implementation.to_owned(), message),
+        }) => Err(Failure::internal(implementation, message)),
     }
 }
 
-fn unknown_implementation(name: &str) -> Answer {
-    (
-        "invalid",
-        "implementation".to_owned(),
+fn unknown_implementation(name: &str) -> Failure {
+    Failure::invalid(
+        "implementation",
         format!("expected \"model\" or \"engine\", got {name:?}"),
     )
 }
 
-/// Runs one case given as a Python value (a dict); see [`Answer`]. The value is converted
-/// with the GIL held, then the GIL is released while the case is read and run.
+/// Runs one case given as a Python value (a dict): the output as JSON text, or
+/// `InvalidCaseError` / `InternalError` raised (see [`Answer`]). The value is converted with the
+/// GIL held, then the GIL is released while the case is read and run.
 #[pyfunction]
-fn run_case(py: Python<'_>, case: &Bound<'_, PyAny>, implementation: String) -> Answer {
-    match pyvalue::to_json(case) {
-        Ok(text) => py.detach(move || answer(&text, &implementation)),
-        Err(r) => ("invalid", r.path, r.message),
-    }
+fn run_case(py: Python<'_>, case: &Bound<'_, PyAny>, implementation: String) -> PyResult<String> {
+    let text = pyvalue::to_json(case).map_err(|r| Failure::invalid(r.path, r.message))?;
+    Ok(py.detach(move || answer(&text, &implementation))?)
 }
 
-/// The trace records (a Python list of dicts) as JSON Lines text, or where they are not JSON.
+/// The trace records (a Python list of dicts) as JSON Lines text; `InvalidCaseError` names the
+/// record's value JSON cannot hold (`$[i]...`).
 #[pyfunction]
-fn trace_lines(records: &Bound<'_, PyAny>) -> Answer {
+fn trace_lines(records: &Bound<'_, PyAny>) -> PyResult<String> {
     let Ok(list) = records.cast::<pyo3::types::PyList>() else {
-        return (
-            "invalid",
-            "$".to_owned(),
-            "expected a list of trace records".to_owned(),
-        );
+        return Err(Failure::invalid("$", "expected a list of trace records").into());
     };
     let mut text = String::new();
     for (i, record) in list.iter().enumerate() {
-        match pyvalue::to_json(&record) {
-            Ok(line) => {
-                text.push_str(&line);
-                text.push('\n');
-            }
-            Err(r) => return ("invalid", format!("$[{i}]{}", &r.path[1..]), r.message),
-        }
+        let line = pyvalue::to_json(&record)
+            .map_err(|r| Failure::invalid(format!("$[{i}]{}", &r.path[1..]), r.message))?;
+        text.push_str(&line);
+        text.push('\n');
     }
-    ("ok", text, String::new())
+    Ok(text)
 }
 
 /// Checks a trace (JSON Lines text, `docs/TRACE.md`) by replaying every recorded call through
-/// `implementation` (SPEC TRC-1 .. TRC-11). `("ok", report JSON, "")`, `("invalid", "line N",
-/// message)` for an unreadable trace, or `("invalid", "implementation", message)`. Releases the
+/// `implementation` (SPEC TRC-1 .. TRC-11): the report as JSON text, or `InvalidCaseError` with
+/// path `"line N"` for an unreadable trace (`"implementation"` for an unknown one). Releases the
 /// GIL while it runs. The trace is read from Python's own UTF-8 encoding of it (`PyBackedStr`,
 /// one copy: the stable ABI of Python 3.9, which the wheel targets, cannot lend the text), not
 /// copied again into a `String`: a trace may be tens of megabytes.
 #[pyfunction]
-fn check_json(py: Python<'_>, trace: PyBackedStr, implementation: String) -> Answer {
-    py.detach(move || {
-        let Some(imp) = self::implementation(&implementation) else {
-            return unknown_implementation(&implementation);
-        };
+fn check_json(py: Python<'_>, trace: PyBackedStr, implementation: String) -> PyResult<String> {
+    let checked = py.detach(move || {
+        let imp = self::implementation(&implementation)
+            .ok_or_else(|| unknown_implementation(&implementation))?;
         report(
             trace::check(trace.as_bytes(), imp, &trace::Options::default()),
             imp,
         )
-    })
+    });
+    Ok(checked?)
 }
 
 /// Checks the trace in the file at `path` as [`check_json`] checks text, read in blocks as the
 /// `hybrid-compaction check` command reads it: the file is never held whole, nor decoded into a
 /// Python `str`, so memory stays constant in the trace's length. A file that cannot be opened
-/// is `("invalid", "file", message)` (the Python layer opens it first, to raise Python's own
-/// `OSError`).
+/// is `InvalidCaseError` with path `"file"` (the Python layer opens it first, to raise Python's
+/// own `OSError`).
 #[pyfunction]
-fn check_file(py: Python<'_>, path: PathBuf, implementation: String) -> Answer {
-    py.detach(move || {
-        let Some(imp) = self::implementation(&implementation) else {
-            return unknown_implementation(&implementation);
-        };
-        let file = match std::fs::File::open(&path) {
-            Ok(file) => file,
-            Err(e) => {
-                let message = format!("{}: cannot open: {e}", path.display());
-                return ("invalid", "file".to_owned(), message);
-            }
-        };
+fn check_file(py: Python<'_>, path: PathBuf, implementation: String) -> PyResult<String> {
+    let checked = py.detach(move || {
+        let imp = self::implementation(&implementation)
+            .ok_or_else(|| unknown_implementation(&implementation))?;
+        let file = std::fs::File::open(&path).map_err(|e| {
+            Failure::invalid("file", format!("{}: cannot open: {e}", path.display()))
+        })?;
         let reader = BufReader::with_capacity(trace::READ_BUFFER, file);
         report(trace::check(reader, imp, &trace::Options::default()), imp)
-    })
+    });
+    Ok(checked?)
 }
 
 /// A check's answer: the report as JSON text, or the unreadable line.
 fn report(checked: Result<trace::Report, trace::Unreadable>, imp: &dyn Implementation) -> Answer {
-    match checked {
-        Ok(report) => match serde_json::to_string(&report) {
-            Ok(text) => ("ok", text, String::new()),
-            Err(e) => ("internal", imp.name().to_owned(), e.to_string()),
-        },
-        Err(e) => ("invalid", format!("line {}", e.line), e.message),
-    }
+    let report = checked.map_err(|e| Failure::invalid(format!("line {}", e.line), e.message))?;
+    serde_json::to_string(&report).map_err(|e| Failure::internal(imp.name(), e.to_string()))
 }
 
 /// The JSON Schema(s) as JSON text: `which` is `None` (case, output and vector file), `"case"`,
@@ -215,33 +198,42 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(move || hybrid_compaction_oracle::cli::main_with_args(argv, CORPUS))
 }
 
-/// A seeded agent conversation (`hybrid-compaction workload`) as transcript JSON text:
-/// `("ok", transcript JSON, "")` or `("invalid", argument name, message)`.
+/// A seeded agent conversation (`hybrid-compaction workload`) as transcript JSON text;
+/// `InvalidCaseError` names the argument (`messages`, `format`, `ending`) that is wrong.
 #[pyfunction]
 #[pyo3(signature = (messages, seed, format, ending=None))]
-fn workload_json(messages: usize, seed: u64, format: String, ending: Option<String>) -> Answer {
+fn workload_json(
+    messages: usize,
+    seed: u64,
+    format: String,
+    ending: Option<String>,
+) -> PyResult<String> {
     let Some(format) = TranscriptFormat::from_name(&format) else {
-        return (
-            "invalid",
-            "format".to_owned(),
-            "expected \"openai-chat\", \"anthropic-messages\" or \"langchain\"".to_owned(),
-        );
+        return Err(Failure::invalid(
+            "format",
+            "expected \"openai-chat\", \"anthropic-messages\" or \"langchain\"",
+        )
+        .into());
     };
     let ending = match ending.as_deref().map(Ending::from_name) {
         None => None,
         Some(Some(e)) => Some(e),
         Some(None) => {
-            return (
-                "invalid",
-                "ending".to_owned(),
-                "expected user-question, tool-results, pending-call or final-answer".to_owned(),
+            return Err(Failure::invalid(
+                "ending",
+                "expected user-question, tool-results, pending-call or final-answer",
             )
+            .into())
         }
     };
-    match workload::generate(messages, seed, ending) {
-        Ok(c) => ("ok", c.transcript(format).to_string(), String::new()),
-        Err(e) => ("invalid", "messages".to_owned(), e.to_string()),
-    }
+    // The reason from the error's own field: its text names the argument too.
+    let c = workload::generate(messages, seed, ending).map_err(|WorkloadError(n)| {
+        Failure::invalid(
+            "messages",
+            format!("expected a whole number from {MIN_MESSAGES} to {MAX_MESSAGES}, got {n}"),
+        )
+    })?;
+    Ok(c.transcript(format).to_string())
 }
 
 /// The number of BPE tokens of each text (`encoding` `o200k_base` or `cl100k_base`, the ranks

@@ -18,17 +18,12 @@ use hybrid_compaction_trace::write::Writer;
 use pyo3::prelude::*;
 
 use crate::compact::read_policy;
+use crate::errors::{self, Failure};
 use crate::transcript;
 
-/// The answer of [`TraceRecorder::observed`]: `("ok", line, "", "")`, `("invalid", path,
-/// reason, "")` for a policy that is not wire input, `("refused", "kind:field", reason, "")` for
-/// one the SPEC refuses, `("transcript", kind, path, reason)` for a message the converter
-/// refuses (the path starts with `history.` or `sent.`).
-type ObservedLine = (&'static str, String, String, String);
-
-/// The entries of a transcript object, or the converter's refusal with `member.` before its
-/// path.
-fn entries(value: &Bound<'_, PyAny>, member: &str) -> Result<Vec<Entry>, ObservedLine> {
+/// The entries of a transcript object, or the converter's refusal (`TranscriptError`) with
+/// `member.` before its path.
+fn entries(value: &Bound<'_, PyAny>, member: &str) -> PyResult<Vec<Entry>> {
     transcript::read(value)
         .map(|t| t.entries().to_vec())
         .map_err(|(kind, path, reason)| {
@@ -37,7 +32,7 @@ fn entries(value: &Bound<'_, PyAny>, member: &str) -> Result<Vec<Entry>, Observe
             } else {
                 format!("{member}.{path}")
             };
-            ("transcript", kind, path, reason)
+            errors::transcript(kind, path, reason)
         })
 }
 
@@ -88,8 +83,11 @@ impl TraceRecorder {
 
     /// The observed record line (SPEC TRC-13) of call `call` of run `run`: `policy` a wire
     /// policy, `history` and `sent` transcript objects (`sent` `None`: nothing was sent),
-    /// `dispatch` `"answered"`, `"failed"`, `"refused"` or `None` (the default); see
-    /// [`ObservedLine`]. Nothing is written to this recorder's tables unless the line is.
+    /// `dispatch` `"answered"`, `"failed"`, `"refused"` or `None` (the default). Raises
+    /// `InvalidCaseError` for a policy that is not wire input (path `policy...`) or an unknown
+    /// `dispatch`, `SpecError` for a policy the SPEC refuses (POL-2), `TranscriptError` for a
+    /// message the converter refuses (the path starts with `history.` or `sent.`). Nothing is
+    /// written to this recorder's tables unless the line is.
     #[pyo3(signature = (run, call, policy, history, sent, dispatch=None, note=None))]
     #[allow(clippy::too_many_arguments)]
     fn observed(
@@ -101,39 +99,28 @@ impl TraceRecorder {
         sent: Option<&Bound<'_, PyAny>>,
         dispatch: Option<&str>,
         note: Option<String>,
-    ) -> ObservedLine {
-        let policy = match read_policy(policy) {
-            Ok(p) => p,
-            Err((status, a, b)) => return (status, a.replacen('$', "policy", 1), b, String::new()),
-        };
+    ) -> PyResult<String> {
+        let policy = read_policy(policy).map_err(|r| r.raise(policy.py()))?;
         let dispatch = match dispatch {
             None => None,
             Some("answered") => Some(Dispatch::Answered),
             Some("failed") => Some(Dispatch::Failed),
             Some("refused") => Some(Dispatch::Refused),
             Some(other) => {
-                return (
-                    "invalid",
-                    "dispatch".to_owned(),
+                return Err(Failure::invalid(
+                    "dispatch",
                     format!("expected \"answered\", \"failed\" or \"refused\", got {other:?}"),
-                    String::new(),
                 )
+                .into())
             }
         };
-        let history = match entries(history, "history") {
-            Ok(h) => h,
-            Err(e) => return e,
-        };
-        let sent = match sent.map(|s| entries(s, "sent")).transpose() {
-            Ok(s) => s,
-            Err(e) => return e,
-        };
+        let history = entries(history, "history")?;
+        let sent = sent.map(|s| entries(s, "sent")).transpose()?;
         let mut record =
             self.writer
                 .observed(run, call, &policy, &history, sent.as_deref(), dispatch);
         record.note = note;
-        let line = serde_json::to_string(&Record::Observed(Box::new(record))).unwrap_or_default();
-        ("ok", line, String::new(), String::new())
+        Ok(serde_json::to_string(&Record::Observed(Box::new(record))).unwrap_or_default())
     }
 
     /// The `runEnd` line of the observed run `run` (its entry table is dropped).

@@ -14,7 +14,7 @@ use hybrid_compaction_trace::write::value_json;
 use pyo3::prelude::*;
 use serde_json::{json, Map, Value as Json};
 
-use crate::pyvalue;
+use crate::{errors, pyvalue};
 
 /// A refusal of the converter: `(kind, path, reason)`, the path without its leading `$.`.
 pub type Refusal = (String, String, String);
@@ -89,20 +89,13 @@ pub fn entry_json(e: &Entry) -> Json {
     Json::Object(out)
 }
 
-/// The entries of a transcript (SPEC TRN-1 .. TRN-13) as JSON text: `("ok", entries JSON, "",
-/// "")` or `("refused", kind, path, reason)`.
+/// The entries of a transcript (SPEC TRN-1 .. TRN-13) as JSON text; a refusal raises
+/// `TranscriptError` (`UnsupportedContentError` for kind `NotSupported`) with its kind, path and
+/// reason.
 #[pyfunction]
-pub fn transcript_entries(transcript: &Bound<'_, PyAny>) -> (&'static str, String, String, String) {
-    match read(transcript) {
-        Ok(t) => {
-            let entries: Vec<Json> = t.entries().iter().map(entry_json).collect();
-            (
-                "ok",
-                Json::Array(entries).to_string(),
-                String::new(),
-                String::new(),
-            )
-        }
-        Err((kind, path, reason)) => ("refused", kind, path, reason),
-    }
+pub fn transcript_entries(transcript: &Bound<'_, PyAny>) -> PyResult<String> {
+    let t =
+        read(transcript).map_err(|(kind, path, reason)| errors::transcript(kind, path, reason))?;
+    let entries: Vec<Json> = t.entries().iter().map(entry_json).collect();
+    Ok(Json::Array(entries).to_string())
 }

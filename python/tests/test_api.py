@@ -129,16 +129,55 @@ def test_values_json_cannot_carry_are_invalid_cases(bad):
 
 
 def test_an_internal_failure_is_an_internal_error(monkeypatch):
-    # The oracle catches a panic of an implementation and reports it as ("internal", ...); no
-    # wire input is known to cause one, so the native answer is simulated here.
+    # The oracle catches a panic of an implementation and the native module raises it as
+    # InternalError(implementation, reason); no wire input is known to cause one, so the native
+    # module's raise is simulated here.
     from hybrid_compaction import _core
 
-    monkeypatch.setattr(_core._native, "run_case", lambda case, imp: ("internal", imp, "boom"))
+    def panicked(case, imp):
+        raise hc.InternalError(imp, "boom")
+
+    monkeypatch.setattr(_core._native, "run_case", panicked)
     with pytest.raises(hc.InternalError) as e:
         hc.run({"op": "analyze", "entries": []}, "model")
     assert (e.value.implementation, e.value.reason) == ("model", "boom")
     assert str(e.value) == "internal failure of the model: boom"
     assert isinstance(e.value, RuntimeError) and isinstance(e.value, hc.HybridCompactionError)
+
+
+def test_the_native_module_raises_the_packages_own_exceptions(demo_policy):
+    # No status tuples: every native entry point answers its value or raises the package's class
+    # itself, with the attributes the Python constructor sets (python/src/errors.rs).
+    from hybrid_compaction import _native
+
+    with pytest.raises(hc.InvalidCaseError) as e:
+        _native.run_case({"op": "evaluate"}, "engine")
+    assert type(e.value) is hc.InvalidCaseError and e.value.path.startswith("$")
+    with pytest.raises(hc.InvalidCaseError) as e:
+        _native.trace_lines([{"x": float("nan")}])
+    assert e.value.path.startswith("$[0]")
+    with pytest.raises(hc.InvalidCaseError) as e:
+        _native.check_json("not json\n", "model")
+    assert e.value.path == "line 1"
+    with pytest.raises(hc.InvalidCaseError) as e:
+        _native.workload_json(3, 1, "openai-chat")
+    assert (e.value.path, e.value.reason) == (
+        "messages", "expected a whole number from 7 to 1000000, got 3")
+    assert str(e.value) == "messages: expected a whole number from 7 to 1000000, got 3"
+    with pytest.raises(hc.UnsupportedContentError) as e:
+        _native.transcript_entries({"format": "openai-chat", "messages": [
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:,"}}]}]})
+    assert (e.value.kind, e.value.path) == ("NotSupported", "messages[0].content[0]")
+    with pytest.raises(hc.TranscriptError) as e:
+        _native.transcript_entries({"format": "openai-chat", "messages": [{"content": "x"}]})
+    assert type(e.value) is hc.TranscriptError and e.value.kind == "InvalidArgument"
+    with pytest.raises(hc.InvalidCaseError) as e:
+        _native.new_session({**demo_policy, "hardLimit": "x"}, False, "wf")
+    assert e.value.path.startswith("policy.")
+    with pytest.raises(hc.SpecError) as e:
+        _native.new_session({**demo_policy, "triggerMargin": 100}, False, "wf")
+    assert (e.value.kind, e.value.field) == ("OutOfRange", "TriggerMargin")
+    assert set(e.value.answer) == {"kind", "field", "message"}
 
 
 def test_not_a_dict_and_unknown_implementation():

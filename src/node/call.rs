@@ -1,5 +1,6 @@
 //! The compaction node and its per-call protocol (SPEC NODE-1 .. NODE-6, EVT-2).
 
+use std::error::Error;
 use std::fmt;
 use std::sync::Arc;
 
@@ -40,10 +41,97 @@ enum Baseline<'a> {
     Entries(Vec<Entry>),
 }
 
-/// The real provider's own, opaque failure. Its text never reaches an event (SPEC EVT-6).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("provider call failed: {0}")]
-pub struct ProviderError(pub String);
+/// The real provider's own failure (SPEC NODE-2, NODE-5): the host's error, kept whole as this
+/// error's [`source`](Error::source), or a plain message. [`NodeError::Provider`] is
+/// transparent, so the node's error has the host's error as its source: a host gets its own
+/// error back with `err.source()` and a downcast. Its text never reaches an event or
+/// diagnostics (SPEC EVT-6).
+///
+/// Cloning shares the host's error (an [`Arc`]). Equality compares the rendered text (what the
+/// SPEC observes of a provider failure, ERR-1), not the host's values, which need not be
+/// comparable. The text is rendered after `provider call failed: `, as before, so a reporter
+/// that prints the chain shows the host's text twice: the first line keeps the messages hosts
+/// already see.
+#[derive(Clone)]
+pub struct ProviderError {
+    cause: Cause,
+}
+
+/// What a [`ProviderError`] holds.
+#[derive(Clone)]
+enum Cause {
+    /// A plain message ([`ProviderError::msg`]): there is no source.
+    Message(Arc<str>),
+    /// The host's own error ([`ProviderError::new`], [`ProviderError::from_boxed`]).
+    Host(Arc<dyn Error + Send + Sync + 'static>),
+}
+
+impl ProviderError {
+    /// The provider failed with the host's own `error`, kept as the [`source`](Error::source)
+    /// (downcast it to `E` to get it back).
+    pub fn new<E: Error + Send + Sync + 'static>(error: E) -> ProviderError {
+        ProviderError {
+            cause: Cause::Host(Arc::new(error)),
+        }
+    }
+
+    /// The provider failed with an already boxed error (a `Box<dyn Error>` is not itself an
+    /// [`Error`]), kept as the [`source`](Error::source) without boxing it again.
+    pub fn from_boxed(error: Box<dyn Error + Send + Sync + 'static>) -> ProviderError {
+        ProviderError {
+            cause: Cause::Host(Arc::from(error)),
+        }
+    }
+
+    /// The provider failed with a plain `message` and no error of its own
+    /// ([`source`](Error::source) is `None`).
+    pub fn msg(message: impl Into<String>) -> ProviderError {
+        ProviderError {
+            cause: Cause::Message(Arc::from(message.into())),
+        }
+    }
+
+    /// The failure's own text: the host's error rendered, or the message.
+    fn detail(&self) -> &dyn fmt::Display {
+        match &self.cause {
+            Cause::Message(m) => m,
+            Cause::Host(e) => e,
+        }
+    }
+}
+
+impl fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "provider call failed: {}", self.detail())
+    }
+}
+
+impl fmt::Debug for ProviderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.cause {
+            Cause::Message(m) => f.debug_tuple("ProviderError").field(m).finish(),
+            Cause::Host(e) => f.debug_tuple("ProviderError").field(e).finish(),
+        }
+    }
+}
+
+impl Error for ProviderError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match &self.cause {
+            Cause::Message(_) => None,
+            Cause::Host(e) => Some(&**e),
+        }
+    }
+}
+
+/// By the rendered text (see the type's docs).
+impl PartialEq for ProviderError {
+    fn eq(&self, other: &ProviderError) -> bool {
+        self.detail().to_string() == other.detail().to_string()
+    }
+}
+
+impl Eq for ProviderError {}
 
 /// The real chat provider the node wraps (SPEC NODE-2). Synchronous; the node hands it the
 /// bounded messages of one call and the call's cancellation token.
@@ -231,6 +319,8 @@ pub enum NodeError {
     #[error(transparent)]
     Terminated(CompactionTerminated),
     /// The real provider failed after `Composed`; the lease was released (SPEC NODE-5).
+    /// Transparent: the node's error renders as the [`ProviderError`] and its source is the
+    /// host's own error.
     #[error(transparent)]
     Provider(ProviderError),
     /// A trust revalidation failed (SPEC TRU-2, TRU-3): at step 1 before any event, at step 12

@@ -57,7 +57,7 @@ impl ChatClient for ScriptedClient {
     fn send(&mut self, messages: &[Message], _: &CancellationToken) -> Result<(), ProviderError> {
         self.record(messages);
         match &self.fails {
-            Some(m) => Err(ProviderError(m.clone())),
+            Some(m) => Err(ProviderError::msg(m.clone())),
             None => Ok(()),
         }
     }
@@ -73,7 +73,7 @@ impl StreamingChatClient for ScriptedClient {
     ) -> Result<Self::Stream, ProviderError> {
         self.record(messages);
         if let Some(m) = &self.fails {
-            return Err(ProviderError(m.clone()));
+            return Err(ProviderError::msg(m.clone()));
         }
         let sp = self.stream.unwrap_or(StreamPlan {
             updates: 0,
@@ -82,7 +82,7 @@ impl StreamingChatClient for ScriptedClient {
         });
         let items: Vec<Result<(), ProviderError>> = (0..sp.updates)
             .map(|i| match sp.error_at == Some(i) {
-                true => Err(ProviderError(STREAM_ITEM_FAILURE.to_owned())),
+                true => Err(ProviderError::msg(STREAM_ITEM_FAILURE)),
                 false => Ok(()),
             })
             .collect();

@@ -254,7 +254,7 @@ fn asm_4_reducer_errors_propagate_unchanged() {
     );
     assert_eq!(
         out.unwrap_err(),
-        AssemblyError::Reducer(ReducerError::Failed("boom".into()))
+        AssemblyError::Reducer(ReducerError::Failed(UpstreamError::msg("boom")))
     );
 }
 
@@ -1076,7 +1076,7 @@ fn brg_1_upstream_sees_messages_in_order_and_null_is_a_contract_error() {
     let mut b = bridge(vec![UpstreamStep::Fail("nope".into())]);
     assert_eq!(
         reduce_once(&mut b, &list).unwrap_err(),
-        ReducerError::Failed("nope".into())
+        ReducerError::Failed(UpstreamError::msg("nope"))
     );
 }
 

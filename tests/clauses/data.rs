@@ -439,7 +439,7 @@ fn err_1_every_error_maps_to_one_kind() {
             ErrorKind::InvalidOperation,
         ),
         (
-            AssemblyError::Reducer(ReducerError::Failed("x".into())).kind(),
+            AssemblyError::Reducer(ReducerError::Failed(reducers::UpstreamError::msg("x"))).kind(),
             ErrorKind::ReducerFailed,
         ),
         (
@@ -478,5 +478,6 @@ fn err_1_every_error_maps_to_one_kind() {
     }
     assert_eq!(ErrorKind::ALL.len(), 9);
     // Error messages never panic to format.
-    let _ = AssemblyError::Reducer(ReducerError::Failed("x".into())).to_string();
+    let _ =
+        AssemblyError::Reducer(ReducerError::Failed(reducers::UpstreamError::msg("x"))).to_string();
 }

@@ -55,7 +55,7 @@ use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind, RecoverableSegme
 use hybrid_compaction_model::estimator::{ConstantEstimator, Estimator, TableEstimator};
 use hybrid_compaction_model::message::{FunctionCall, Message, Part};
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
-use hybrid_compaction_model::reducers::{ProposalItem, ScriptStep, ScriptedReducer};
+use hybrid_compaction_model::reducers::{ProposalItem, ScriptStep, ScriptedReducer, UpstreamError};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
 use hybrid_compaction_model::value::{Decimal, RawJson, Value};
 use proptest::prelude::*;
@@ -848,7 +848,11 @@ impl TestReducer {
             }
             Step::Echo => Some(entries.to_vec()),
             Step::Nothing => None,
-            Step::Fail => return Err(ReducerError::Failed(format!("scripted failure {k}"))),
+            Step::Fail => {
+                return Err(ReducerError::Failed(UpstreamError::msg(format!(
+                    "scripted failure {k}"
+                ))))
+            }
             Step::Contract => return Err(ReducerError::Contract(ContractViolation::NullResult)),
             Step::Duplicate => {
                 let mut out = entries.to_vec();

@@ -120,7 +120,7 @@ impl UpstreamReducer for Mixed {
                 out.extend(keep_last(1));
                 out
             }
-            80..=87 => return Err(UpstreamError("upstream down".into())),
+            80..=87 => return Err(UpstreamError::msg("upstream down")),
             88..=94 => return Ok(None),
             _ => vec![Message::new("assistant", vec![Part::call("forged", "f")])],
         }))
@@ -145,11 +145,11 @@ impl StreamingChatClient for Client {
         _c: &CancellationToken,
     ) -> Result<Self::Stream, ProviderError> {
         if std::mem::take(&mut self.fail_next) {
-            return Err(ProviderError("down".into()));
+            return Err(ProviderError::msg("down"));
         }
         let mut items: Vec<Result<usize, ProviderError>> = (0..self.updates).map(Ok).collect();
         if std::mem::take(&mut self.fail_stream) {
-            items.push(Err(ProviderError("stream broke".into())));
+            items.push(Err(ProviderError::msg("stream broke")));
         }
         Ok(items.into_iter())
     }
@@ -166,7 +166,7 @@ impl ChatClient for Client {
     type Reply = ();
     fn send(&mut self, _m: &[Message], _c: &CancellationToken) -> Result<(), ProviderError> {
         if std::mem::take(&mut self.fail_next) {
-            return Err(ProviderError("down".into()));
+            return Err(ProviderError::msg("down"));
         }
         Ok(())
     }
