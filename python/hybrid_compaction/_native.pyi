@@ -48,6 +48,18 @@ def workload_json(
 def count_tokens(texts: List[str], encoding: str) -> Optional[List[int]]:
     """BPE token counts of ``texts`` (``o200k_base``/``cl100k_base``); ``None`` for another name."""
 
+def inherits_policy(
+    case: Any, policy: Any
+) -> Tuple[Literal["ok", "invalid"], str, str]:
+    """Whether ``case`` inherits the group policy ``policy``, by the oracle's rule:
+    ``("ok", "inherit" | "keep", "")``, or ``("invalid", json_path, reason)`` for a case or
+    policy (paths under ``$.policy``) that is not valid wire input. Never raises."""
+
+def vector_file_cases(path: str) -> Tuple[Literal["ok", "invalid"], str, str]:
+    """The cases of a vector file with their group's policy applied by the oracle's loader, as
+    one JSON array (file order): ``("ok", array_json, "")`` or ``("invalid", "file", reason)``.
+    Never raises."""
+
 def transcript_entries(
     transcript: Any,
 ) -> Tuple[Literal["ok", "refused"], str, str, str]:

@@ -42,6 +42,7 @@ mod witness;
 
 use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
+use hybrid_compaction_oracle::corpus::file::{self, PolicyInput};
 use hybrid_compaction_oracle::trace;
 use hybrid_compaction_oracle::wire::strict;
 use hybrid_compaction_oracle::workload::{self, Ending};
@@ -204,6 +205,57 @@ fn schema_json(which: Option<String>) -> Option<String> {
     serde_json::to_string(&v).ok()
 }
 
+/// Whether a case given as a Python value inherits the group policy `policy` (a vector file's
+/// harness rule, `docs/WIRE.md`): by the oracle's own rule ([`file::effective_case`]: the
+/// case's operation takes a policy and the case has none), so that `vectors.py` holds no
+/// second copy of it. `("ok", "inherit" | "keep", "")`, or `("invalid", json_path, message)`
+/// when the case or the policy (its paths under `$.policy`, where it would go) is not valid
+/// wire input.
+#[pyfunction]
+fn inherits_policy(py: Python<'_>, case: &Bound<'_, PyAny>, policy: &Bound<'_, PyAny>) -> Answer {
+    let (case, policy) = match (pyvalue::to_json(case), pyvalue::to_json(policy)) {
+        (Ok(c), Ok(p)) => (c, p),
+        (Err(r), _) => return ("invalid", r.path, r.message),
+        (_, Err(r)) => return ("invalid", format!("$.policy{}", &r.path[1..]), r.message),
+    };
+    py.detach(move || {
+        let case = match strict::read::<Case>(&case) {
+            Ok(c) => c,
+            Err(e) => return ("invalid", e.path, e.message),
+        };
+        let policy = match strict::read::<PolicyInput>(&policy) {
+            Ok(p) => p,
+            Err(e) => return ("invalid", format!("$.policy{}", &e.path[1..]), e.message),
+        };
+        let filled = file::effective_case(&case, Some(&policy)) != case;
+        let verdict = if filled { "inherit" } else { "keep" };
+        ("ok", verdict.to_owned(), String::new())
+    })
+}
+
+/// The cases of the vector file at `path` with their group's policy applied by the oracle's
+/// loader ([`file::load_file`], [`file::TestVector::effective_case`]), in file order, as one
+/// JSON array: `("ok", array JSON, "")`, or `("invalid", "file", message)` for a file the
+/// oracle cannot load. What `vectors.load_file` must agree with.
+#[pyfunction]
+fn vector_file_cases(py: Python<'_>, path: PathBuf) -> Answer {
+    py.detach(move || {
+        let loaded = match file::load_file(&path) {
+            Ok(f) => f,
+            Err(e) => return ("invalid", "file".to_owned(), e.to_string()),
+        };
+        let cases: Vec<Case> = loaded
+            .test_groups
+            .iter()
+            .flat_map(|g| g.tests.iter().map(|t| t.effective_case(g.policy.as_ref())))
+            .collect();
+        match serde_json::to_string(&cases) {
+            Ok(text) => ("ok", text, String::new()),
+            Err(e) => ("invalid", "file".to_owned(), e.to_string()),
+        }
+    })
+}
+
 /// The published vector files the console script runs when no corpus is named, compiled into
 /// this crate (as into the binary).
 static CORPUS: &[(&str, &str)] = hybrid_compaction_vectors::embedded!();
@@ -264,6 +316,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(workload_json, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(inherits_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(vector_file_cases, m)?)?;
     m.add_function(wrap_pyfunction!(transcript::transcript_entries, m)?)?;
     m.add_function(wrap_pyfunction!(compact::new_session, m)?)?;
     m.add_class::<compact::Session>()?;
