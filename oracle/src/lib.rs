@@ -19,7 +19,7 @@
 //!
 //! | item | what it is for |
 //! |---|---|
-//! | [`Case`], [`read_case`], [`run_case`], [`run_case_caught`], [`Output`] | one wire case: read, run on an implementation, answered |
+//! | [`Case`], [`read_case`], [`run_case`], [`run_case_caught`], [`Output`], [`OPERATIONS`] | one wire case: read, run on an implementation, answered; the operations' names |
 //! | [`Model`], [`Engine`], [`Implementation`] | the two implementations, behind the one seam |
 //! | [`read_policy`], [`read_entry`] | a policy or an entry read and built as a case's (a binding's compactor takes a policy) |
 //! | [`mod@trace`] | checking a trace: [`trace::check`], its options and report |
@@ -70,7 +70,7 @@ pub use cli::{main, main_with_args, Embedded};
 pub use hybrid_compaction::seam::Engine;
 pub use hybrid_compaction_model::seam::Implementation;
 pub use hybrid_compaction_spec::Model;
-pub use ops::{run_case, run_case_caught, Case, Output, RunError};
+pub use ops::{run_case, run_case_caught, Case, Output, RunError, OPERATIONS};
 pub use wire::error::{CaseError, ErrorOutput, WireError};
 
 use hybrid_compaction_model::entry::Entry;

@@ -42,6 +42,16 @@ def workload_json(
 def count_tokens(texts: List[str], encoding: str) -> Optional[List[int]]:
     """BPE token counts of ``texts`` (``o200k_base``/``cl100k_base``); ``None`` for another name."""
 
+def inherits_policy(case: Any, policy: Any) -> bool:
+    """Whether ``case`` inherits the group policy ``policy``, by the oracle's rule (the case's
+    operation takes a policy and the case has none); ``InvalidCaseError(path, reason)`` for a
+    case or policy (paths under ``$.policy``) that is not valid wire input."""
+
+def vector_file_cases(path: str) -> str:
+    """The cases of a vector file with their group's policy applied by the oracle's loader, as
+    one JSON array (file order); ``InvalidCaseError("file", reason)`` for a file it cannot
+    load."""
+
 def transcript_entries(transcript: Any) -> str:
     """A transcript's entries as JSON text; ``TranscriptError(kind, path, reason)``
     (``UnsupportedContentError`` for kind ``NotSupported``) for a refusal."""

@@ -16,6 +16,7 @@ __all__ = [
     "RejectionReason",
     "MeasurementUnit",
     "EntryKind",
+    "EventKind",
     "Verification",
     "Assembly",
     "CategoryContribution",
@@ -71,6 +72,8 @@ EntryKind = Literal[
     "RecoverableContextSegment",
     "OptionalContext",
 ]
+#: Progress event kinds (SPEC EVT-2).
+EventKind = Literal["Started", "Completed", "Terminated", "Composed"]
 
 
 class Verification(TypedDict):
@@ -170,7 +173,7 @@ class Policy(TypedDict):
 
 
 class _Event(TypedDict):
-    kind: Literal["Started", "Completed", "Terminated", "Composed"]
+    kind: EventKind
     assemblyId: str
     sequence: int
 

@@ -12,6 +12,9 @@ as this package's own test suite does)::
 Comparison follows ``docs/WIRE.md`` ("Comparison"): JSON values, object member order
 irrelevant, arrays in order, ``error.message`` ignored, and **types exact**: ``True`` is not
 ``1`` and ``1`` is not ``1.0`` (Python's ``==`` says both are equal; JSON and the SPEC do not).
+
+A group's policy is inherited by the oracle's own rule (:func:`effective_case` asks the native
+module), so this module and the Rust loader cannot disagree about which cases inherit it.
 """
 
 from __future__ import annotations
@@ -21,15 +24,14 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Union
 
+from . import _native
+
 __all__ = ["Vector", "load", "load_file", "effective_case", "comparable", "first_difference"]
 
 Json = Any
 
 #: The ``schema`` of every vector file this module reads.
 VECTOR_SCHEMA = "hybrid-compaction-vectors/v1"
-
-#: Operations that take no policy, so never inherit the group's.
-_NO_POLICY = ("analyze", "entry")
 
 
 @dataclass(frozen=True)
@@ -46,10 +48,18 @@ class Vector:
 
 
 def effective_case(case: Dict[str, Json], group_policy: Optional[Json]) -> Dict[str, Json]:
-    """The case with the group's policy filled in where the case has none (docs/WIRE.md)."""
-    if group_policy is None or "policy" in case or case.get("op") in _NO_POLICY:
+    """The case with the group's policy filled in where the case's operation takes a policy and
+    the case has none (``docs/WIRE.md``, "Group policy inheritance").
+
+    The rule is the oracle's (``corpus::file::effective_case`` in Rust), applied by the native
+    module, so it is defined once. Raises :class:`~hybrid_compaction.InvalidCaseError` when the
+    case, or the group policy (paths under ``$.policy``), is not valid wire input.
+    """
+    if group_policy is None:
         return dict(case)
-    return {**case, "policy": group_policy}
+    if _native.inherits_policy(case, group_policy):
+        return {**case, "policy": group_policy}
+    return dict(case)
 
 
 def load_file(path: Union[str, "os.PathLike[str]"]) -> List[Vector]:

@@ -43,13 +43,10 @@ use hybrid_compaction::node::{
     ProgressSink, ProviderError, Reporter, ReporterIdentity,
 };
 use hybrid_compaction::transcript::{parse_messages, Transcript, TranscriptFormat};
-use hybrid_compaction_trace::write::{event, Collector};
-use hybrid_compaction_oracle::wire::convert;
-use hybrid_compaction_oracle::wire::input::PolicyInput;
-use hybrid_compaction_trace::shapes::{assembly_output, diagnostics_output};
-use hybrid_compaction_oracle::wire::strict;
-use hybrid_compaction_oracle::wire::CaseError;
+use hybrid_compaction_oracle::CaseError;
 use hybrid_compaction_oracle::Engine;
+use hybrid_compaction_trace::shapes::{assembly_output, diagnostics_output};
+use hybrid_compaction_trace::write::{event, Collector};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use serde_json::{json, Value as Json};
@@ -293,8 +290,7 @@ impl PolicyRefusal {
 pub fn read_policy(policy: &Bound<'_, PyAny>) -> Result<Policy, PolicyRefusal> {
     let invalid = |path, reason| PolicyRefusal::Invalid { path, reason };
     let text = pyvalue::to_json(policy).map_err(|r| invalid(r.path, r.message))?;
-    let input = strict::read::<PolicyInput>(&text).map_err(|e| invalid(e.path, e.message))?;
-    convert::policy(Some(&input), &Engine, "$").map_err(|e| match e {
+    hybrid_compaction_oracle::read_policy(&text, &Engine).map_err(|e| match e {
         CaseError::Wire(e) => invalid(e.path, e.message),
         CaseError::Answer(e) => PolicyRefusal::Refused {
             kind: e.kind.0.name(),

@@ -2,14 +2,14 @@
 //!
 //! The native half of the Python package `hybrid_compaction` (see `python/README.md` and
 //! `docs/PYTHON.md`). It is deliberately thin: JSON text in, JSON text out, over the public API of
-//! the conformance oracle (`hybrid_compaction_oracle::wire`), so a case answered here is the
+//! the conformance oracle (`hybrid_compaction_oracle`), so a case answered here is the
 //! answer of `hybrid-compaction run` byte for byte. A case dict is converted to JSON text
 //! here ([`pyvalue`], which keeps the wire types exact: `True` stays a JSON `true`, never the
 //! integer `1`; `1` and `1.0` stay distinct) and read by the oracle's strict reader, the CLI's,
 //! so a refusal carries the CLI's JSON path and words; answers go back as JSON text.
 //!
 //! ```text
-//!  dict --pyvalue (Python-only refusals)--> JSON text --wire::strict::read--> wire::Case
+//!  dict --pyvalue (Python-only refusals)--> JSON text --read_case (the strict reader)--> Case
 //!       --run_case_caught--> Output --> output JSON --json.loads--> dict
 //!                            | raised: InvalidCaseError(JSON path, reason)
 //!                            | raised: InternalError(implementation, reason)
@@ -48,10 +48,12 @@ mod witness;
 use hybrid_compaction::estimators::TokenEncoding;
 use hybrid_compaction::transcript::TranscriptFormat;
 use hybrid_compaction_oracle::trace;
-use hybrid_compaction_oracle::wire::strict;
 use hybrid_compaction_oracle::workload::{self, Ending, WorkloadError, MAX_MESSAGES, MIN_MESSAGES};
+use hybrid_compaction_oracle::{read_case, vectors};
 use hybrid_compaction_oracle::{run_case_caught, Engine, Implementation, Model};
 use hybrid_compaction_oracle::{schema, Case, RunError};
+use hybrid_compaction_trace::shapes::PolicyInput;
+use hybrid_compaction_trace::strict;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use std::io::BufReader;
@@ -80,7 +82,7 @@ fn implementation(name: &str) -> Option<&'static dyn Implementation> {
 fn answer(case: &str, implementation_name: &str) -> Answer {
     let imp = implementation(implementation_name)
         .ok_or_else(|| unknown_implementation(implementation_name))?;
-    let case = strict::read::<Case>(case).map_err(|e| Failure::invalid(e.path, e.message))?;
+    let case = read_case(case).map_err(|e| Failure::invalid(e.path, e.message))?;
     match run_case_caught(&case, imp) {
         Ok(out) => {
             serde_json::to_string(&out).map_err(|e| Failure::internal(imp.name(), e.to_string()))
@@ -181,10 +183,53 @@ fn schema_json(which: Option<String>) -> Option<String> {
         Some("case") => schema::case_schema(),
         Some("output") => schema::output_schema(),
         Some("vector-file") => schema::vector_file_schema(),
-        Some("trace") => trace::format::schema(),
+        Some("trace") => hybrid_compaction_oracle::schema::trace_schema(),
         Some(_) => return None,
     };
     serde_json::to_string(&v).ok()
+}
+
+/// Whether a case given as a Python value inherits the group policy `policy` (a vector file's
+/// harness rule, `docs/WIRE.md`): by the oracle's own rule ([`vectors::effective_case`]: the
+/// case's operation takes a policy and the case has none), so that `vectors.py` holds no
+/// second copy of it. Raises `InvalidCaseError(path, reason)` when the case or the policy (its
+/// paths under `$.policy`, where it would go) is not valid wire input.
+#[pyfunction]
+fn inherits_policy(
+    py: Python<'_>,
+    case: &Bound<'_, PyAny>,
+    policy: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    let under_policy = |path: &str| format!("$.policy{}", path.strip_prefix('$').unwrap_or(path));
+    let case = pyvalue::to_json(case).map_err(|r| Failure::invalid(r.path, r.message))?;
+    let policy =
+        pyvalue::to_json(policy).map_err(|r| Failure::invalid(under_policy(&r.path), r.message))?;
+    let inherits = py.detach(move || {
+        let case = read_case(&case).map_err(|e| Failure::invalid(e.path, e.message))?;
+        let policy = strict::read::<PolicyInput>(&policy)
+            .map_err(|e| Failure::invalid(under_policy(&e.path), e.message))?;
+        Ok::<_, Failure>(vectors::effective_case(&case, Some(&policy)) != case)
+    })?;
+    Ok(inherits)
+}
+
+/// The cases of the vector file at `path` with their group's policy applied by the oracle's
+/// loader ([`vectors::load_file`], [`vectors::TestVector::effective_case`]), in file order, as
+/// one JSON array: what `vectors.load_file` must agree with. Raises
+/// `InvalidCaseError("file", reason)` for a file the oracle cannot load.
+#[pyfunction]
+fn vector_file_cases(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    let text = py.detach(move || {
+        let loaded =
+            vectors::load_file(&path).map_err(|e| Failure::invalid("file", e.to_string()))?;
+        let cases: Vec<Case> = loaded
+            .test_groups
+            .iter()
+            .flat_map(|g| g.tests.iter().map(|t| t.effective_case(g.policy.as_ref())))
+            .collect();
+        serde_json::to_string(&cases).map_err(|e| Failure::invalid("file", e.to_string()))
+    })?;
+    Ok(text)
 }
 
 /// The published vector files the console script runs when no corpus is named, compiled into
@@ -195,7 +240,7 @@ static CORPUS: &[(&str, &str)] = hybrid_compaction_vectors::embedded!();
 /// Reads this process's stdin and writes its stdout/stderr, like the binary.
 #[pyfunction]
 fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
-    py.detach(move || hybrid_compaction_oracle::cli::main_with_args(argv, CORPUS))
+    py.detach(move || hybrid_compaction_oracle::main_with_args(argv, CORPUS))
 }
 
 /// A seeded agent conversation (`hybrid-compaction workload`) as transcript JSON text;
@@ -256,6 +301,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(workload_json, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(inherits_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(vector_file_cases, m)?)?;
     m.add_function(wrap_pyfunction!(transcript::transcript_entries, m)?)?;
     m.add_function(wrap_pyfunction!(compact::new_session, m)?)?;
     m.add_class::<compact::Session>()?;

@@ -2,7 +2,7 @@
 //!
 //! A case reaches the oracle as JSON text written here straight from the Python objects (in the
 //! dict's own member order), then read by the oracle's own strict reader
-//! (`hybrid_compaction_oracle::wire::strict::read`), the reader behind the CLI: so a case that is
+//! (`hybrid_compaction_trace::strict::read`, behind `hybrid_compaction_oracle::read_case`), the reader behind the CLI: so a case that is
 //! valid JSON but not a valid case is refused with the CLI's path and words
 //! (`$.policy.hardLimit: expected a signed 32-bit integer ...`). Text rather than a
 //! `serde_json::Value` because a `Value` object sorts its members, and member order is

@@ -1,5 +1,5 @@
-//! `hc.TraceWriter`'s native half: the oracle's trace writer (`hybrid_compaction_oracle::trace::
-//! record::Writer`, the one `hybrid-compaction check` reads the output of) turning the node's
+//! `hc.TraceWriter`'s native half: the trace crate's writer (`hybrid_compaction_trace::Writer`,
+//! the one whose output `hybrid-compaction check` reads) turning the node's
 //! call records into trace lines (`docs/TRACE.md`). The Python object owns the file or stream
 //! and writes the lines; this object names runs and calls and keeps each run's entry table
 //! (the compact profile of version 2).

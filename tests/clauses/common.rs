@@ -97,6 +97,23 @@ pub fn ref_result(id: &str, call_id: &str, content: &str) -> Entry {
     .unwrap()
 }
 
+/// A result entry answering each `(call id, content)` in order: with the canonical reference
+/// to `content` when given (one digest per such part, in part order, SPEC ENT-5.4), else with
+/// the plain string `"ok"`.
+pub fn refs_result(id: &str, answers: &[(&str, Option<&str>)]) -> Entry {
+    let parts = answers
+        .iter()
+        .map(|(c, content)| {
+            let v = content.map_or_else(
+                || "ok".to_owned(),
+                |t| ArtifactReference::to_content(t).to_string(),
+            );
+            Part::result(*c, Value::String(v))
+        })
+        .collect();
+    Entry::new(id, EntryKind::ToolExchange, Message::new("tool", parts)).unwrap()
+}
+
 /// An `ArtifactReference` entry naming `content`.
 pub fn aref(id: &str, content: &str) -> Entry {
     let r = ArtifactReference::to_content(content).to_string();

@@ -291,6 +291,49 @@ fn pre_2_dep_8_durable_set_from_references_and_tool_results_only() {
     );
 }
 
+#[test]
+fn pre_2_every_digest_of_a_source_counts_not_only_the_first() {
+    // SPEC PRE-2 (ENT-5.4): a tool result entry answering several calls carries one digest per
+    // referencing result, in part order, and every one of them is in the durable set. Here the
+    // first digest names no body and the second part is no reference: each body `g<i>` is
+    // durable through a later digest only, so it is not required (PRE-1.2) and eviction
+    // (ASM-8) removes it; the lonely body stays. With 2 bodies named and with 12 (an
+    // implementation may judge a few bodies and many differently).
+    for n in [2usize, 12] {
+        let docs: Vec<String> = (0..n).map(|i| format!("doc {i}")).collect();
+        let calls: Vec<String> = (0..n + 2).map(|i| format!("c{i}")).collect();
+        let mut answers: Vec<(&str, Option<&str>)> =
+            vec![(&calls[0], Some("no body")), (&calls[1], None)];
+        answers.extend((0..n).map(|i| (calls[i + 2].as_str(), Some(docs[i].as_str()))));
+        let call_ids: Vec<&str> = calls.iter().map(String::as_str).collect();
+        let t = refs_result("t", &answers);
+        assert_eq!(t.artifact_reference_digests().len(), n + 1);
+        let mut list = vec![call("k", &call_ids), t];
+        list.extend((0..n).map(|i| seg(&format!("g{i}"), &docs[i])));
+        list.extend([seg("lonely", "lonely"), conv("m", "x")]);
+        assert_eq!(
+            req(&list, 1),
+            s(&["k", "t", "lonely", "m"]),
+            "{n} bodies named"
+        );
+        assert_eq!(
+            ids(&imp().evict(&list)),
+            s(&["k", "t", "lonely", "m"]),
+            "{n} bodies named"
+        );
+        // The same bodies before the result entry, and a reference entry naming none of them
+        // in between: position does not matter.
+        let mut before: Vec<Entry> = list[2..2 + n].to_vec();
+        before.extend([aref("r", "elsewhere"), list[0].clone(), list[1].clone()]);
+        before.extend(list[2 + n..].iter().cloned());
+        assert_eq!(req(&before, 1), s(&["r", "k", "t", "lonely", "m"]));
+        assert_eq!(
+            ids(&imp().evict(&before)),
+            s(&["r", "k", "t", "lonely", "m"])
+        );
+    }
+}
+
 /// The recency units of `list` as id strings, if the implementation exposes them (the engine
 /// keeps them internal; its units are then seen through the required ids they imply).
 fn units(list: &[Entry]) -> Option<Vec<Vec<String>>> {

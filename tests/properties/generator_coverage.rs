@@ -14,9 +14,11 @@
 //!   recovered from the stage list, the provider's schedule and the reducer's trace (see
 //!   [`trace_sites`]); and the thin paths: success by eviction alone (ASM-8), `Irreducible`
 //!   below the trigger (ASM-12 a), an overflowing size met on a snapshot adopted after the first
-//!   capture (POL-3);
-//! * verification: acceptance, every rejection reason (VER-3), and the duplicate-id argument
-//!   error, which must stay a small share (it ends an input before any check runs).
+//!   capture (POL-3), a recovered body durable only through a later digest of an entry that
+//!   carries several (PRE-2);
+//! * verification: acceptance, every rejection reason (VER-3), the duplicate-id argument
+//!   error, which must stay a small share (it ends an input before any check runs), and an
+//!   original with a body durable only through a later digest (PRE-2).
 //!
 //! A failure prints the whole distribution, so a generator change that starves a path is seen
 //! with the numbers needed to rebalance it.
@@ -29,7 +31,8 @@ use crate::gen::*;
 use hybrid_compaction_model::assembly::{
     AssemblyError, AssemblyResult, Outcome, ReducerError, Stage,
 };
-use hybrid_compaction_model::entry::Entry;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
+use hybrid_compaction_model::integration::durable_digests;
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::seam::Implementation;
 use hybrid_compaction_model::snapshot::SnapshotError;
@@ -259,12 +262,41 @@ fn error_label(e: &AssemblyError) -> String {
     format!("error {variant} ({})", e.kind())
 }
 
+/// The label of a list with a recovered body durable (SPEC PRE-2) only through a later digest
+/// of a source: its digest is in the durable set, and no `ArtifactReference` or `ToolExchange`
+/// entry has it first. An implementation that read only each source's first digest would
+/// require (and not evict) that body.
+const LATER_DIGEST: &str = "path: a body durable by a later digest only";
+
+/// Whether `entries` earns [`LATER_DIGEST`].
+fn durable_by_a_later_digest_only(entries: &[Entry]) -> bool {
+    let durable = durable_digests(entries);
+    let first: BTreeSet<_> = entries
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind(),
+                EntryKind::ArtifactReference | EntryKind::ToolExchange
+            )
+        })
+        .filter_map(|e| e.artifact_reference_digests().first().copied())
+        .collect();
+    entries
+        .iter()
+        .filter(|e| e.kind() == EntryKind::RecoverableContextSegment)
+        .filter_map(Entry::artifact_reference_digest)
+        .any(|d| durable.contains(&d) && !first.contains(&d))
+}
+
 /// The labels of one assembly case, run on the model.
 fn assembly_labels(case: &Case) -> BTreeSet<String> {
     let entries = build(&case.segs);
     let (mp, _) = policies(case, &entries);
     let (result, _, _, _, trace) = run(case, &entries, &mp, false);
     let mut labels = BTreeSet::new();
+    if durable_by_a_later_digest_only(&entries) {
+        labels.insert(LATER_DIGEST.to_owned());
+    }
     match &result {
         Err(e) => {
             labels.insert(error_label(e));
@@ -319,6 +351,9 @@ fn verify_tally() -> Tally {
         let (segs, edit, retention) = strategy.new_tree(&mut runner).expect("input").current();
         let (original, proposed, mp, _) = verify_input(&segs, &edit, retention);
         let mut labels = BTreeSet::new();
+        if durable_by_a_later_digest_only(&original) {
+            labels.insert(LATER_DIGEST.to_owned());
+        }
         match Model.verify(&original, &proposed, &mp) {
             Err(e) => {
                 labels.insert(error_label(&e));
@@ -390,6 +425,13 @@ fn asm_7_thin_paths_are_reached() {
     assembly_tally().assert_floors(&labels);
 }
 
+/// SPEC PRE-2: histories where a body is durable only through a later digest of an entry that
+/// carries several are generated (the engine judges durability its own way, `Durability`).
+#[test]
+fn pre_2_bodies_durable_by_a_later_digest_only_are_reached() {
+    assembly_tally().assert_floors(&[LATER_DIGEST.to_owned()]);
+}
+
 /// SPEC VER-3, VER-1: every rejection reason, and acceptance, are generated; the duplicate-id
 /// argument error is reached but stays a small share of the verifier's inputs.
 #[test]
@@ -401,6 +443,8 @@ fn ver_3_every_rejection_reason_is_reached() {
         .collect();
     labels.push("Accepted".to_owned());
     labels.push("error DuplicateEntryId (InvalidArgument)".to_owned());
+    // SPEC PRE-2: the verifier's required ids (PRE-1.2) rest on the durable set too.
+    labels.push(LATER_DIGEST.to_owned());
     tally.assert_floors(&labels);
     let duplicates = tally.share("error DuplicateEntryId (InvalidArgument)");
     assert!(

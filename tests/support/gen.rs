@@ -9,7 +9,9 @@
 //!   whose results are spread over 1-3 tool messages, each exchange optionally carrying one
 //!   defect ([`Defect`]: orphan call, orphan result, duplicate call id, duplicate result,
 //!   reordered, cross-group) and optionally a canonical reference in a result (plain string or
-//!   raw-JSON string);
+//!   raw-JSON string), and optionally a second one in the last result of the same message (so an
+//!   entry carries several digests and a body may be durable through a later one only, SPEC
+//!   PRE-2);
 //! * values include every numeric variant with edge cases (NaN, -0.0, 1e16, 1e-5, decimals with
 //!   scale), maps and lists;
 //! * policies are placed around the interesting sizes of the generated history (full size,
@@ -76,6 +78,16 @@ pub fn pool_digest(i: u8) -> Digest {
 /// The canonical reference text of pool digest `i`.
 pub fn pool_reference(i: u8) -> String {
     ArtifactReference::new(pool_digest(i)).to_string()
+}
+
+/// The reference of a recovered body for digest `i` (0..6): pool digest `i` for 0..4; for 4 and 5
+/// a digest of its own that no `ArtRef` names (only a later result reference may).
+pub fn body_reference(i: u8) -> ArtifactReference {
+    if i >= 4 {
+        ArtifactReference::to_content(&format!("unreferenced-{i}"))
+    } else {
+        ArtifactReference::new(pool_digest(i))
+    }
 }
 
 /// Entry id number `i` of a builder with `prefix`: `{prefix}{i}` followed, in rotation, by
@@ -168,6 +180,9 @@ pub enum Seg {
         split: u8,
         defect: Defect,
         reference: Option<(u8, bool)>,
+        /// A reference to [`body_reference`]`(later)` in the last result of the first result
+        /// message, when it answers more than one call: a later digest of that entry.
+        later: Option<u8>,
         value: Value,
     },
 }
@@ -254,13 +269,15 @@ pub fn seg_strategy() -> impl Strategy<Value = Seg> {
             1u8..4,
             defect_strategy(),
             prop::option::weighted(0.3, (0u8..4, any::<bool>())),
+            prop::option::weighted(0.5, 0u8..6),
             value_strategy()
         )
-            .prop_map(|(calls, split, defect, reference, value)| Seg::Exchange {
+            .prop_map(|(calls, split, defect, reference, later, value)| Seg::Exchange {
                 calls,
                 split,
                 defect,
                 reference,
+                later,
                 value,
             }),
     ]
@@ -358,19 +375,11 @@ impl Builder {
             } => {
                 let id = self.id();
                 let body = text(*len, *script, self.next);
+                // Digests 4 and 5 are never named by an `ArtRef` (0..4), so some bodies are
+                // reference-less.
                 let segment = RecoverableSegment {
-                    reference: ArtifactReference::new(pool_digest(*digest)),
+                    reference: body_reference(*digest),
                     body,
-                };
-                // Digests 4 and 5 map onto the pool too but are rarely referenced by `ArtRef`
-                // (0..4), so some bodies are reference-less.
-                let segment = if *digest >= 4 {
-                    RecoverableSegment {
-                        reference: ArtifactReference::to_content(&format!("unreferenced-{digest}")),
-                        ..segment
-                    }
-                } else {
-                    segment
                 };
                 out.push(Entry::recoverable(id, segment).expect("recoverable entry"));
             }
@@ -379,8 +388,9 @@ impl Builder {
                 split,
                 defect,
                 reference,
+                later,
                 value,
-            } => self.exchange(*calls, *split, *defect, *reference, value, out),
+            } => self.exchange(*calls, *split, *defect, (*reference, *later), value, out),
         }
     }
 
@@ -389,7 +399,7 @@ impl Builder {
         calls: u8,
         split: u8,
         defect: Defect,
-        reference: Option<(u8, bool)>,
+        (reference, later): (Option<(u8, bool)>, Option<u8>),
         value: &Value,
         out: &mut Vec<Entry>,
     ) {
@@ -445,12 +455,16 @@ impl Builder {
         let per = answered.len().div_ceil(split).max(1);
         let mut result_entries = Vec::new();
         for (k, chunk) in answered.chunks(per).enumerate() {
+            let last = chunk.len() - 1;
             let parts: Vec<Part> = chunk
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    let v = match reference {
-                        Some((d, raw)) if k == 0 && i == 0 => {
+                    let v = match (reference, later) {
+                        (_, Some(d)) if k == 0 && i > 0 && i == last => {
+                            Value::String(body_reference(d).to_string())
+                        }
+                        (Some((d, raw)), _) if k == 0 && i == 0 => {
                             if raw {
                                 Value::RawJson(
                                     RawJson::new(format!("\"{}\"", pool_reference(d)))

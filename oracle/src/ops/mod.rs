@@ -5,7 +5,8 @@
 //! The `operations!` list below is the one place that names them all: the case enum
 //! ([`Case`], read as a tagged union on `op`), the typed output enum ([`Output`]), the dispatch
 //! ([`run_case`]) and both JSON Schemas come from it. Adding an operation is its own module plus
-//! one line here.
+//! one line here, and one row in the table below, which lists them in the same order
+//! (`oracle/tests/docs.rs` holds the table, `docs/PYTHON.md` and `README.md` to that list).
 //!
 //! | op | SPEC | module |
 //! |---|---|---|
@@ -23,7 +24,9 @@
 //! | `rehydrate` | RHY-1 .. RHY-4, ATR | [`artifacts::rehydrate`] |
 //! | `offload` | OFF-1 .. OFF-3, ATR | [`artifacts::offload`] |
 //! | `artifactDiagnostics` | ATR-2, ATR-5 | [`artifacts::given`] |
+//! | `decisions` | ATR-6, EVT-7 | [`artifacts::decisions`] |
 //! | `configure` | CFG-1 .. CFG-4 | [`configure`] |
+//! | `bundle` | CFG-6 | [`bundle`] |
 //! | `diagnostics` | DIA-1 .. DIA-4 | [`diagnostics`] |
 //! | `bridge` | BRG-1 .. BRG-3 | [`bridge`] |
 //! | `leases` | LSE-1 .. LSE-10 | [`leases`] |
@@ -116,7 +119,7 @@ macro_rules! operations {
         }
 
         /// Every operation name, in documentation order.
-        pub(crate) const OPERATIONS: &[&str] = &[$($name),+];
+        pub const OPERATIONS: &[&str] = &[$($name),+];
 
         impl Case {
             /// The operation name as written in `op`.

@@ -9,6 +9,8 @@
 //!   exactly what the README shows (abridged: every field shown must be equal) and what
 //!   `docs/WIRE.md` shows (in full); the sizes and limits the prose states are recomputed.
 //! * The corpus counts of `docs/WIRE.md` (hand-written / generated, the `verify` example).
+//! * The lists of the wire operations (the table of the `ops` module docs, the README's, and
+//!   `docs/PYTHON.md`'s) name every operation of the `operations!` list.
 //! * Every repository path, Rust module path and `cargo test` / `cargo bench` target the
 //!   documents name exists.
 //! * `docs/SPEC.md` is self-contained (no document outside the repository, a glossary for the
@@ -517,6 +519,56 @@ fn wire_topics_and_tc_id_ranges_match_the_corpus() {
         ));
     }
     assert_none("docs/WIRE.md's topics and tcId ranges are stale", &errors);
+}
+
+/// The backticked words of `flat_text` between `start` and the next `end`, in `file`.
+fn listed_after<'a>(flat_text: &'a str, file: &str, start: &str, end: char) -> Vec<&'a str> {
+    let (_, rest) = flat_text
+        .split_once(start)
+        .unwrap_or_else(|| panic!("{file} no longer says \"{start}\""));
+    backticked(rest.split(end).next().unwrap_or_default())
+}
+
+/// Every list of the wire operations names each operation of the `operations!` list
+/// (`ops::OPERATIONS`, the names the `Case` enum reads) once: the table of the `ops` module
+/// docs in the same order, the README's and `docs/PYTHON.md`'s lists in any order.
+#[test]
+fn operation_lists_name_every_operation() {
+    let truth: Vec<&str> = hybrid_compaction_oracle::OPERATIONS.to_vec();
+    let mut sorted_truth = truth.clone();
+    sorted_truth.sort_unstable();
+    let mut errors = Vec::new();
+    let ops = read("oracle/src/ops/mod.rs");
+    let table: Vec<&str> = ops
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! | `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    if table != truth {
+        errors.push(format!(
+            "oracle/src/ops/mod.rs: the module docs' table lists {table:?}; the operations are, in order, {truth:?}"
+        ));
+    }
+    let readme = flat(&read("README.md"));
+    let python = flat(&read("docs/PYTHON.md"));
+    for (file, mut listed) in [
+        (
+            "README.md",
+            listed_after(&readme, "README.md", "A case names an operation (", ')'),
+        ),
+        (
+            "docs/PYTHON.md",
+            listed_after(&python, "docs/PYTHON.md", "any wire case (", ')'),
+        ),
+    ] {
+        listed.sort_unstable();
+        if listed != sorted_truth {
+            errors.push(format!(
+                "{file} lists the operations {listed:?}; they are {sorted_truth:?}"
+            ));
+        }
+    }
+    assert_none("a list of the operations is stale", &errors);
 }
 
 // ---------------------------------------------------------------------------------------------

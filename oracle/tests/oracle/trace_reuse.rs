@@ -6,7 +6,8 @@
 //!
 //! The traces are the node's generated runs (`trace_support`), written in the compact profile,
 //! with retried calls added (the same inputs again, or with one input changed: the cancellation
-//! point, a reducer answer, the policy, a snapshot, a table entry with an id already used) and
+//! point, a reducer answer, the policy, a snapshot, a snapshot's version, a table entry with an
+//! id already used) and
 //! faults seeded into recorded answers, so that equal and unequal inputs, clean and violating
 //! calls, carried and per-call sizes all occur.
 
@@ -114,6 +115,10 @@ enum Edit {
     RetryPolicy(usize),
     /// A retry whose first snapshot lacks its last reference.
     RetrySnapshot(usize),
+    /// A retry whose snapshots hold the same entries under other versions: every version one
+    /// higher (`0`), only the last capture's (`1`: the history changed while the assembler
+    /// worked: a restart, SPEC ASM-5) or only the first capture's (`2`).
+    RetryVersion(usize, usize),
     /// A retry whose first snapshot names, instead of its first entry, a new table entry with
     /// that entry's id (and its size plus `delta`), or both (`both`: two entries, one id).
     RetrySharedId(usize, i32, bool),
@@ -131,10 +136,28 @@ fn edit_strategy() -> impl Strategy<Value = Edit> {
         2 => (any::<usize>(), 0..4usize).prop_map(|(c, k)| Edit::RetryAnswer(c, k)),
         1 => any::<usize>().prop_map(Edit::RetryPolicy),
         1 => any::<usize>().prop_map(Edit::RetrySnapshot),
+        2 => (any::<usize>(), 0..3usize).prop_map(|(c, k)| Edit::RetryVersion(c, k)),
         2 => (any::<usize>(), 0..2i32, any::<bool>()).prop_map(|(c, d, b)| Edit::RetrySharedId(c, d, b)),
         2 => (any::<usize>(), any::<bool>()).prop_map(|(c, d)| Edit::RetryRepeatRef(c, d)),
         3 => (any::<usize>(), 0..5usize).prop_map(|(c, k)| Edit::Fault(c, k)),
     ]
+}
+
+/// Raises snapshot versions of call record `c` by one: every snapshot's (`0`), the last's (`1`)
+/// or the first's (`2`).
+fn bump_versions(c: &mut Json, k: usize) {
+    let Some(snaps) = c["snapshots"].as_array_mut() else {
+        return;
+    };
+    let n = snaps.len();
+    let which = match k {
+        0 => 0..n,
+        1 => n.saturating_sub(1)..n,
+        _ => 0..n.min(1),
+    };
+    for s in &mut snaps[which] {
+        s["version"] = json!(s["version"].as_i64().unwrap_or(0) + 1);
+    }
 }
 
 /// The first reference of a snapshot's `refs` as a single index, the list made explicit.
@@ -202,6 +225,7 @@ fn apply(lines: &mut Vec<Json>, e: &Edit, tag: usize) {
             | Edit::RetryAnswer(c, _)
             | Edit::RetryPolicy(c)
             | Edit::RetrySnapshot(c)
+            | Edit::RetryVersion(c, _)
             | Edit::RetrySharedId(c, _, _)
             | Edit::RetryRepeatRef(c, _)
             | Edit::Fault(c, _) => *c,
@@ -264,6 +288,10 @@ fn apply(lines: &mut Vec<Json>, e: &Edit, tag: usize) {
                     refs.pop();
                 }
             });
+        }
+        Edit::RetryVersion(_, k) => {
+            let k = *k;
+            retry(lines, i, tag, |c| bump_versions(c, k));
         }
         Edit::RetrySharedId(_, delta, both) => {
             let mut original = lines[i].clone();
@@ -450,6 +478,42 @@ fn trc_1_a_retried_call_is_answered_from_the_cache_and_reports_its_own_violation
             "{:?}",
             on.violations
         );
+    }
+}
+
+/// SPEC TRC-1: a retried call whose inputs differ from the original's only in its snapshot
+/// versions is not answered from the cache: it is replayed, and the original's recorded answer
+/// (its `latestSnapshotVersion`, and with a version changed between captures its stages) is a
+/// violation of the retry. Reuse on and off report the same.
+#[test]
+fn trc_1_a_retry_differing_only_in_snapshot_versions_is_replayed_and_flagged() {
+    for content in [false, true] {
+        let (mut lines, i) = run_with_success(content);
+        let call = lines[i]["call"].as_str().unwrap().to_owned();
+        let base = check(&to_text(&lines), &Engine, true, 1).reused;
+        for k in 0..3 {
+            retry(&mut lines, i, k, |c| bump_versions(c, k));
+        }
+        let text = to_text(&lines);
+        for imp in [&Engine as &dyn Implementation, &Model] {
+            let on = check(&text, imp, true, 1);
+            assert_eq!(output(&on), output(&check(&text, imp, false, 1)));
+            assert_eq!(
+                on.reused, base,
+                "no retry is a cache hit: {:?}",
+                on.violations
+            );
+            for k in 0..3 {
+                let retried = format!("{call}-retry-{k}");
+                assert!(
+                    on.violations
+                        .iter()
+                        .any(|v| v.call == retried && v.clause == "TRC-1"),
+                    "{retried}: {:?}",
+                    on.violations
+                );
+            }
+        }
     }
 }
 

@@ -38,13 +38,13 @@ use hybrid_compaction_trace::write::{header, Collector, Writer};
 
 /// SplitMix64: a tiny deterministic generator.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed)
     }
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -52,10 +52,10 @@ impl Rng {
         z ^ (z >> 31)
     }
     /// Uniform in `lo..hi` (`hi > lo`).
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+    pub(crate) fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next() % (hi - lo)
     }
-    pub fn chance(&mut self, percent: u64) -> bool {
+    pub(crate) fn chance(&mut self, percent: u64) -> bool {
         self.range(0, 100) < percent
     }
 }
@@ -77,7 +77,7 @@ type Control = Arc<Mutex<(usize, Option<(usize, CancellationToken)>)>>;
 
 /// A reducer whose behaviour varies per invocation; it may cancel a token during one.
 #[derive(Debug)]
-pub struct Mixed {
+pub(crate) struct Mixed {
     rng: Rng,
     ctl: Control,
 }
@@ -130,10 +130,10 @@ impl UpstreamReducer for Mixed {
 /// A provider that may fail; streaming, it yields `updates` updates, then (with
 /// `fail_stream`) an error update.
 #[derive(Debug, Default)]
-pub struct Client {
-    pub fail_next: bool,
-    pub updates: usize,
-    pub fail_stream: bool,
+pub(crate) struct Client {
+    pub(crate) fail_next: bool,
+    pub(crate) updates: usize,
+    pub(crate) fail_stream: bool,
 }
 
 impl StreamingChatClient for Client {
@@ -179,17 +179,17 @@ impl ProgressSink for NullSink {
 
 /// What the integration does at the next call.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Append `BODIES[i]`, durable (its reference is in the history) or not.
-    pub body: Option<(usize, bool)>,
+    pub(crate) body: Option<(usize, bool)>,
     /// Append the same body a second time under another id (identical content, one digest:
     /// one delivery, SPEC LSE-9, TRC-8).
-    pub twin: bool,
+    pub(crate) twin: bool,
     /// Version bumps: the capture index at which each new version appears.
-    pub bumps: Vec<usize>,
+    pub(crate) bumps: Vec<usize>,
     /// Cancel during this capture.
-    pub cancel_capture: Option<usize>,
-    pub token: Option<CancellationToken>,
+    pub(crate) cancel_capture: Option<usize>,
+    pub(crate) token: Option<CancellationToken>,
 }
 
 fn schedule(baseline: Vec<Entry>, plan: &Plan) -> Box<dyn SnapshotProvider> {
@@ -288,7 +288,7 @@ fn grow(rng: &mut Rng, history: &mut Vec<Message>, turn: usize) {
 }
 
 /// One generated run's trace lines (header included) as JSONL.
-pub fn run_trace(seed: u64, content: bool) -> String {
+pub(crate) fn run_trace(seed: u64, content: bool) -> String {
     let mut lines = vec![serde_json::to_string(&header("trace tests")).unwrap()];
     let mut writer = if content {
         Writer::with_content()
@@ -302,17 +302,17 @@ pub fn run_trace(seed: u64, content: bool) -> String {
 }
 
 /// The record lines of one generated run (without the header), with their parsed records.
-pub fn run_records(seed: u64, writer: &mut Writer) -> Vec<(String, Record)> {
+pub(crate) fn run_records(seed: u64, writer: &mut Writer) -> Vec<(String, Record)> {
     run_records_sized(seed, writer, 0)
 }
 
 /// As [`run_records`], the conversation starting with about `initial` generated messages.
-pub fn run_records_sized(seed: u64, writer: &mut Writer, initial: usize) -> Vec<(String, Record)> {
+pub(crate) fn run_records_sized(seed: u64, writer: &mut Writer, initial: usize) -> Vec<(String, Record)> {
     run_records_shaped(seed, writer, initial, None)
 }
 
 /// As [`run_records_sized`], with `calls` provider calls in the run (default: 1 to 4).
-pub fn run_records_shaped(
+pub(crate) fn run_records_shaped(
     seed: u64,
     writer: &mut Writer,
     initial: usize,
@@ -427,7 +427,7 @@ pub fn run_records_shaped(
 /// The bench's trace (`oracle/benches/check.rs`, `docs/PERFORMANCE.md`): `runs` generated runs
 /// (seeds `0..runs`) of about `initial` messages with `per_run` calls each (default 1 to 4),
 /// written in the compact profile or self-contained (`compact == false`); with its call count.
-pub fn bench_trace(
+pub(crate) fn bench_trace(
     runs: u64,
     initial: usize,
     per_run: Option<usize>,
@@ -453,7 +453,7 @@ pub fn bench_trace(
 
 /// Two threads call one run concurrently (forked scopes, one node each, both appending the same
 /// recovered body); returns the trace (header included) and how many calls forwarded the body.
-pub fn concurrent_trace(seed: u64) -> (String, usize) {
+pub(crate) fn concurrent_trace(seed: u64) -> (String, usize) {
     use hybrid_compaction_model::reducers::MessageCountingReducer;
     let collector = Arc::new(Collector::default());
     let mut scope = RunScope::new();

@@ -30,13 +30,13 @@ use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{CancelAtCall, ProposalItem, ScriptStep, ScriptedReducer};
 use hybrid_compaction_model::snapshot::{ScriptedProvider, SharedEntries};
 
-use crate::trace::format::{CallRecord, ReducerAnswer, TraceEntry, TraceProposalItem};
+use crate::trace::format::{CallRecord, ReducerAnswer, ReducerStep, TraceEntry, TraceProposalItem};
 pub(crate) use crate::trace::judge::answer::Answer;
 pub(crate) use crate::trace::read::entries::PrepareError;
 use crate::trace::read::entries::{entry_at, unreadable};
 use crate::trace::read::sizes::CarriedSizes;
 pub(crate) use crate::trace::read::sizes::RecordedSizes;
-use crate::trace::read::tables::{Resolved, Sized};
+use crate::trace::read::tables::{Item, Resolved, Sized};
 use crate::wire::convert::{self, CancelPoint};
 use crate::wire::error::error_output;
 use crate::wire::error::CaseError;
@@ -159,136 +159,15 @@ pub(crate) fn prepare(
     resolved: &mut Resolved,
     imp: &dyn Implementation,
 ) -> Result<Prepared, PrepareError> {
-    let recorded = matches!(rec.policy.estimator, Some(EstimatorInput::Recorded(_)));
-    let carried = recorded && resolved.carried;
-    let mut sizing = Sizing {
-        recorded,
-        carried,
-        table: RecordedSizes::default(),
-    };
-    // A carried call's distinct lists, each entry beside its recorded size.
-    let mut sized: Vec<Sized> = Vec::new();
-    if recorded && !carried {
-        // Most entries of a call are those of its largest snapshot: size the maps once.
-        let n = resolved
-            .snapshots
-            .iter()
-            .flatten()
-            .map(|(es, _)| es.len())
-            .chain(
-                rec.snapshots
-                    .iter()
-                    .filter_map(|s| s.entries.as_ref().map(Vec::len)),
-            )
-            .max()
-            .unwrap_or(0);
-        sizing.table = RecordedSizes::with_capacity(None, n);
-    }
-    let mut builder = Builder::default();
-    let mut steps: Vec<(i64, Arc<[Entry]>)> = Vec::with_capacity(rec.snapshots.len());
-    for (i, s) in rec.snapshots.iter().enumerate() {
-        let refs = resolved.snapshots.get_mut(i).and_then(Option::take);
-        let list = match (&s.entries, refs) {
-            (_, Some((es, sizes))) => {
-                for (j, (e, size)) in es.iter().zip(&sizes).enumerate() {
-                    sizing.size(e, *size, &|| format!("$.snapshots[{i}].refs[{j}]"))?;
-                }
-                let list = listed(&steps, es);
-                let repeated = steps.last().is_some_and(|(_, l)| Arc::ptr_eq(l, &list));
-                if carried && !repeated {
-                    sized.push((Arc::clone(&list), sizes));
-                }
-                list
-            }
-            (Some(ts), None) => {
-                let mut es = Vec::with_capacity(ts.len());
-                for (j, t) in ts.iter().enumerate() {
-                    let p = || format!("$.snapshots[{i}].entries[{j}]");
-                    let e = builder.build(t, p)?;
-                    sizing.size(&e, t.size, &p)?;
-                    es.push(e);
-                }
-                listed(&steps, es.into())
-            }
-            (None, None) => match steps.last() {
-                Some((_, prev)) => Arc::clone(prev),
-                None => {
-                    return Err(PrepareError::Unreadable(format!(
-                        "$.snapshots[{i}]: the first snapshot needs `entries`"
-                    )))
-                }
-            },
-        };
-        steps.push((s.version, list));
-    }
-    let mut news = Vec::new();
-    let mut news_sizes = Vec::new();
-    let mut reducer = Vec::with_capacity(rec.reducer.len());
-    for (i, st) in rec.reducer.iter().enumerate() {
-        let path = || format!("$.reducer[{i}].answer");
-        // The table entries of the step's items are moved into its proposal.
-        let mut refs = resolved.items.get_mut(i);
-        reducer.push(match &st.answer {
-            ReducerAnswer::Nothing => ScriptStep::Nothing,
-            ReducerAnswer::Error(k) if k == "ReducerContract" => ScriptStep::Contract(ContractViolation::NullResult),
-            ReducerAnswer::Error(k) if k == "ReducerFailed" => ScriptStep::Fail("recorded failure".to_owned()),
-            ReducerAnswer::Error(k) => {
-                return Err(PrepareError::Unreadable(format!(
-                    "{}.error: expected ReducerFailed or ReducerContract, got {k:?}",
-                    path()
-                )))
-            }
-            ReducerAnswer::Propose(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                for (j, item) in items.iter().enumerate() {
-                    let def = refs.as_mut().and_then(|r| r.get_mut(j)).and_then(Option::take);
-                    let new_path = || format!("{}.propose[{j}].new", path());
-                    out.push(match (item, def) {
-                        (TraceProposalItem::Keep(id), _) => ProposalItem::Keep(id.clone()),
-                        (TraceProposalItem::KeepRef(_), Some(d)) => ProposalItem::KeepIdOf(d.entry),
-                        (TraceProposalItem::New(n), _) => {
-                            let e = builder.build(&n.new, new_path)?;
-                            sizing.size(&e, n.new.size, &new_path)?;
-                            news.push(e.clone());
-                            ProposalItem::New(e)
-                        }
-                        (TraceProposalItem::NewRef(_), Some(d)) => {
-                            sizing.size(&d.entry, d.size, &new_path)?;
-                            news.push(d.entry.clone());
-                            news_sizes.push(d.size);
-                            ProposalItem::New(d.entry)
-                        }
-                        (TraceProposalItem::KeepRef(_) | TraceProposalItem::NewRef(_), None) => {
-                            return Err(PrepareError::Unreadable(format!(
-                                "{}.propose[{j}]: a table index in a record that was not resolved against its run's table",
-                                path()
-                            )))
-                        }
-                    });
-                }
-                ScriptStep::Propose(out)
-            }
-        });
-    }
-    let policy = match &rec.policy.estimator {
-        Some(EstimatorInput::Recorded(r)) => {
-            let unit = r.unit.map(|u| u.0);
-            let estimator: Arc<dyn Estimator> = if carried {
-                if !news.is_empty() {
-                    sized.push((news.iter().cloned().collect(), news_sizes));
-                }
-                Arc::new(CarriedSizes::new(unit, sized))
-            } else {
-                Arc::new(std::mem::take(&mut sizing.table).in_unit(unit))
-            };
-            let mut p = rec.policy.clone();
-            p.estimator = Some(EstimatorInput::Constant(ConstantEstimatorInput { size: 0 }));
-            convert::policy(Some(&p), imp, "$.policy")
-                .map_err(policy_unreadable)?
-                .with_estimator(estimator)
-        }
-        _ => convert::policy(Some(&rec.policy), imp, "$.policy").map_err(policy_unreadable)?,
-    };
+    let mut p = Preparing::new(rec, resolved);
+    let steps = p.schedule(rec, resolved)?;
+    let reducer = rec
+        .reducer
+        .iter()
+        .enumerate()
+        .map(|(i, st)| p.reducer_step(i, st, resolved.items.get_mut(i)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let policy = p.policy(rec, imp)?;
     let cancel = match rec.cancel.as_deref() {
         Some("unknown") => Err(()),
         other => Ok(
@@ -300,10 +179,215 @@ pub(crate) fn prepare(
         policy,
         shared: validated(&steps, &resolved.unique),
         steps,
-        news,
+        news: p.news,
         reducer: reducer.into(),
         cancel,
     })
+}
+
+/// One call record being rebuilt: its entries (each distinct one built once), their recorded
+/// sizes, and the new entries of its proposals.
+struct Preparing<'r> {
+    builder: Builder<'r>,
+    sizing: Sizing,
+    /// A carried call's distinct lists, each entry beside its recorded size.
+    sized: Vec<Sized>,
+    /// Every new entry of every proposal, in order.
+    news: Vec<Entry>,
+    /// The recorded sizes of the new entries that came from the run's table.
+    news_sizes: Vec<Option<i32>>,
+}
+
+impl<'r> Preparing<'r> {
+    fn new(rec: &CallRecord, resolved: &Resolved) -> Preparing<'r> {
+        let recorded = matches!(rec.policy.estimator, Some(EstimatorInput::Recorded(_)));
+        let carried = recorded && resolved.carried;
+        let mut sizing = Sizing {
+            recorded,
+            carried,
+            table: RecordedSizes::default(),
+        };
+        if recorded && !carried {
+            // Most entries of a call are those of its largest snapshot: size the maps once.
+            let n = resolved
+                .snapshots
+                .iter()
+                .flatten()
+                .map(|(es, _)| es.len())
+                .chain(
+                    rec.snapshots
+                        .iter()
+                        .filter_map(|s| s.entries.as_ref().map(Vec::len)),
+                )
+                .max()
+                .unwrap_or(0);
+            sizing.table = RecordedSizes::with_capacity(None, n);
+        }
+        Preparing {
+            builder: Builder::default(),
+            sizing,
+            sized: Vec::new(),
+            news: Vec::new(),
+            news_sizes: Vec::new(),
+        }
+    }
+
+    /// The snapshot schedule, one step per recorded capture.
+    fn schedule(
+        &mut self,
+        rec: &'r CallRecord,
+        resolved: &mut Resolved,
+    ) -> Result<Vec<(i64, Arc<[Entry]>)>, PrepareError> {
+        let mut steps: Vec<(i64, Arc<[Entry]>)> = Vec::with_capacity(rec.snapshots.len());
+        for (i, s) in rec.snapshots.iter().enumerate() {
+            let refs = resolved.snapshots.get_mut(i).and_then(Option::take);
+            let list = match (&s.entries, refs) {
+                (_, Some((es, sizes))) => self.referred(&steps, i, es, sizes)?,
+                (Some(ts), None) => {
+                    let mut es = Vec::with_capacity(ts.len());
+                    for (j, t) in ts.iter().enumerate() {
+                        let p = || format!("$.snapshots[{i}].entries[{j}]");
+                        let e = self.builder.build(t, p)?;
+                        self.sizing.size(&e, t.size, &p)?;
+                        es.push(e);
+                    }
+                    listed(&steps, es.into())
+                }
+                (None, None) => match steps.last() {
+                    Some((_, prev)) => Arc::clone(prev),
+                    None => {
+                        return Err(PrepareError::Unreadable(format!(
+                            "$.snapshots[{i}]: the first snapshot needs `entries`"
+                        )))
+                    }
+                },
+            };
+            steps.push((s.version, list));
+        }
+        Ok(steps)
+    }
+
+    /// The list of the `i`th capture, written as table references: its entries and their
+    /// recorded sizes (kept beside them for a carried call).
+    fn referred(
+        &mut self,
+        steps: &[(i64, Arc<[Entry]>)],
+        i: usize,
+        es: Arc<[Entry]>,
+        sizes: Vec<Option<i32>>,
+    ) -> Result<Arc<[Entry]>, PrepareError> {
+        for (j, (e, size)) in es.iter().zip(&sizes).enumerate() {
+            self.sizing
+                .size(e, *size, &|| format!("$.snapshots[{i}].refs[{j}]"))?;
+        }
+        let list = listed(steps, es);
+        let repeated = steps.last().is_some_and(|(_, l)| Arc::ptr_eq(l, &list));
+        if self.sizing.carried && !repeated {
+            self.sized.push((Arc::clone(&list), sizes));
+        }
+        Ok(list)
+    }
+
+    /// The `i`th reducer step as a script step; `refs` holds the table entries of its items,
+    /// which are moved into its proposal.
+    fn reducer_step(
+        &mut self,
+        i: usize,
+        st: &'r ReducerStep,
+        mut refs: Option<&mut Vec<Option<Item>>>,
+    ) -> Result<ScriptStep, PrepareError> {
+        let path = || format!("$.reducer[{i}].answer");
+        Ok(match &st.answer {
+            ReducerAnswer::Nothing => ScriptStep::Nothing,
+            ReducerAnswer::Error(k) if k == "ReducerContract" => {
+                ScriptStep::Contract(ContractViolation::NullResult)
+            }
+            ReducerAnswer::Error(k) if k == "ReducerFailed" => {
+                ScriptStep::Fail("recorded failure".to_owned())
+            }
+            ReducerAnswer::Error(k) => {
+                return Err(PrepareError::Unreadable(format!(
+                    "{}.error: expected ReducerFailed or ReducerContract, got {k:?}",
+                    path()
+                )))
+            }
+            ReducerAnswer::Propose(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (j, item) in items.iter().enumerate() {
+                    let def = refs
+                        .as_mut()
+                        .and_then(|r| r.get_mut(j))
+                        .and_then(Option::take);
+                    out.push(
+                        self.proposal_item(item, def, &|| format!("{}.propose[{j}]", path()))?,
+                    );
+                }
+                ScriptStep::Propose(out)
+            }
+        })
+    }
+
+    /// One proposal item at `path`, its table entry `def` when it was written as a reference.
+    fn proposal_item(
+        &mut self,
+        item: &'r TraceProposalItem,
+        def: Option<Item>,
+        path: &dyn Fn() -> String,
+    ) -> Result<ProposalItem, PrepareError> {
+        let new_path = || format!("{}.new", path());
+        Ok(match (item, def) {
+            (TraceProposalItem::Keep(id), _) => ProposalItem::Keep(id.clone()),
+            (TraceProposalItem::KeepRef(_), Some(d)) => ProposalItem::KeepIdOf(d.entry),
+            (TraceProposalItem::New(n), _) => {
+                let e = self.builder.build(&n.new, new_path)?;
+                self.sizing.size(&e, n.new.size, &new_path)?;
+                self.news.push(e.clone());
+                ProposalItem::New(e)
+            }
+            (TraceProposalItem::NewRef(_), Some(d)) => {
+                self.sizing.size(&d.entry, d.size, &new_path)?;
+                self.news.push(d.entry.clone());
+                self.news_sizes.push(d.size);
+                ProposalItem::New(d.entry)
+            }
+            (TraceProposalItem::KeepRef(_) | TraceProposalItem::NewRef(_), None) => {
+                return Err(PrepareError::Unreadable(format!(
+                    "{}: a table index in a record that was not resolved against its run's table",
+                    path()
+                )))
+            }
+        })
+    }
+
+    /// The call's policy: the recorded one, its `recorded` estimator (if it has one) answering
+    /// from the sizes gathered while the entries were rebuilt.
+    fn policy(
+        &mut self,
+        rec: &CallRecord,
+        imp: &dyn Implementation,
+    ) -> Result<Policy, PrepareError> {
+        let Some(EstimatorInput::Recorded(r)) = &rec.policy.estimator else {
+            return convert::policy(Some(&rec.policy), imp, "$.policy").map_err(policy_unreadable);
+        };
+        let unit = r.unit.map(|u| u.0);
+        let estimator: Arc<dyn Estimator> = if self.sizing.carried {
+            let mut sized = std::mem::take(&mut self.sized);
+            if !self.news.is_empty() {
+                sized.push((
+                    self.news.iter().cloned().collect(),
+                    std::mem::take(&mut self.news_sizes),
+                ));
+            }
+            Arc::new(CarriedSizes::new(unit, sized))
+        } else {
+            Arc::new(std::mem::take(&mut self.sizing.table).in_unit(unit))
+        };
+        let mut p = rec.policy.clone();
+        p.estimator = Some(EstimatorInput::Constant(ConstantEstimatorInput { size: 0 }));
+        Ok(convert::policy(Some(&p), imp, "$.policy")
+            .map_err(policy_unreadable)?
+            .with_estimator(estimator))
+    }
 }
 
 /// A reducer that notes the attempt number of every request it forwards.

@@ -403,7 +403,7 @@ pub(crate) fn counterexample(
     prep: &Prepared,
     imp: &dyn Implementation,
 ) -> Option<Counterexample> {
-    let mut best = candidate(rec, prep);
+    let best = candidate(rec, prep);
     let recorded = recorded(rec);
     let first = run_case(&best.case(), imp).ok()?;
     let field = differing_pointer(&recorded, &comparable(&first))?;
@@ -413,82 +413,14 @@ pub(crate) fn counterexample(
         field,
         spent: 0,
     };
-    let mut expected = search.disagrees(&best)?;
-    // Trailing snapshots and reducer steps.
-    while best.snapshots.len() > 1 {
-        let mut c = best.clone();
-        c.snapshots.pop();
-        match search.disagrees(&c) {
-            Some(o) => (best, expected) = (c, o),
-            None => break,
-        }
-    }
-    while !best.steps.is_empty() {
-        let mut c = best.clone();
-        c.steps.pop();
-        match search.disagrees(&c) {
-            Some(o) => (best, expected) = (c, o),
-            None => break,
-        }
-    }
-    // Entries, one id at a time, until nothing more can go.
-    let mut changed = true;
-    while changed && search.spent < BUDGET {
-        changed = false;
-        for id in best.ids() {
-            let c = best.without(&id);
-            if c.entry_count() == 0 {
-                continue;
-            }
-            if let Some(o) = search.disagrees(&c) {
-                (best, expected, changed) = (c, o, true);
-            }
-        }
-    }
-    // Sizes: 0, else halved.
-    let ids: Vec<String> = best.sizes.iter().flat_map(|m| m.keys().cloned()).collect();
-    for id in ids {
-        while let Some(cur) = best.sizes.as_ref().and_then(|m| m.get(&id)).copied() {
-            if cur <= 0 {
-                break;
-            }
-            let mut accepted = false;
-            for next in [0, cur / 2] {
-                if next == cur {
-                    continue;
-                }
-                let mut c = best.clone();
-                if let Some(m) = c.sizes.as_mut() {
-                    m.insert(id.clone(), next);
-                }
-                if let Some(o) = search.disagrees(&c) {
-                    (best, expected, accepted) = (c, o, true);
-                    break;
-                }
-            }
-            if !accepted {
-                break;
-            }
-        }
-    }
-    // Texts (content traces, where sizes come from the text): empty, else halved.
-    if best.sizes.is_none() {
-        for id in best.ids() {
-            while let Some(text) = best.text_of(&id).filter(|t| !t.is_empty()) {
-                let half: String = text.chars().take(text.chars().count() / 2).collect();
-                let found = [String::new(), half]
-                    .into_iter()
-                    .filter(|t| *t != text)
-                    .find_map(|t| {
-                        let c = best.with_text(&id, &t);
-                        search.disagrees(&c).map(|o| (c, o))
-                    });
-                match found {
-                    Some((c, o)) => (best, expected) = (c, o),
-                    None => break,
-                }
-            }
-        }
+    let expected = search.disagrees(&best)?;
+    let mut shrunk = Shrunk { best, expected };
+    shrunk.trailing(&mut search);
+    shrunk.entries(&mut search);
+    shrunk.sizes(&mut search);
+    // Content traces, where sizes come from the text.
+    if shrunk.best.sizes.is_none() {
+        shrunk.texts(&mut search);
     }
     let recorded_at = search
         .recorded
@@ -501,7 +433,102 @@ pub(crate) fn counterexample(
         line: 0,
         field: search.field,
         recorded: recorded_at,
-        case: best.case(),
-        expected,
+        case: shrunk.best.case(),
+        expected: shrunk.expected,
     })
+}
+
+/// The smallest candidate found so far that still disagrees, and the SPEC's answer to it.
+struct Shrunk {
+    best: Candidate,
+    expected: Output,
+}
+
+impl Shrunk {
+    /// Takes `c` if it still disagrees; whether it did.
+    fn take(&mut self, search: &mut Search<'_>, c: Candidate) -> bool {
+        match search.disagrees(&c) {
+            Some(o) => {
+                (self.best, self.expected) = (c, o);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Trailing snapshots, then trailing reducer steps.
+    fn trailing(&mut self, search: &mut Search<'_>) {
+        while self.best.snapshots.len() > 1 {
+            let mut c = self.best.clone();
+            c.snapshots.pop();
+            if !self.take(search, c) {
+                break;
+            }
+        }
+        while !self.best.steps.is_empty() {
+            let mut c = self.best.clone();
+            c.steps.pop();
+            if !self.take(search, c) {
+                break;
+            }
+        }
+    }
+
+    /// Entries, one id at a time, until nothing more can go (within the budget).
+    fn entries(&mut self, search: &mut Search<'_>) {
+        let mut changed = true;
+        while changed && search.spent < BUDGET {
+            changed = false;
+            for id in self.best.ids() {
+                let c = self.best.without(&id);
+                if c.entry_count() > 0 && self.take(search, c) {
+                    changed = true;
+                }
+            }
+        }
+    }
+
+    /// Sizes: 0, else halved, while the candidate still disagrees.
+    fn sizes(&mut self, search: &mut Search<'_>) {
+        let ids: Vec<String> = self
+            .best
+            .sizes
+            .iter()
+            .flat_map(|m| m.keys().cloned())
+            .collect();
+        for id in ids {
+            while let Some(cur) = self.best.sizes.as_ref().and_then(|m| m.get(&id)).copied() {
+                let accepted = cur > 0
+                    && [0, cur / 2].into_iter().filter(|&n| n != cur).any(|next| {
+                        let mut c = self.best.clone();
+                        if let Some(m) = c.sizes.as_mut() {
+                            m.insert(id.clone(), next);
+                        }
+                        self.take(search, c)
+                    });
+                if !accepted {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Texts: empty, else halved, while the candidate still disagrees.
+    fn texts(&mut self, search: &mut Search<'_>) {
+        for id in self.best.ids() {
+            while let Some(text) = self.best.text_of(&id).filter(|t| !t.is_empty()) {
+                let half: String = text.chars().take(text.chars().count() / 2).collect();
+                let accepted = [String::new(), half]
+                    .into_iter()
+                    .filter(|t| *t != text)
+                    .any(|t| {
+                        let c = self.best.with_text(&id, &t);
+                        self.take(search, c)
+                    });
+                if !accepted {
+                    break;
+                }
+            }
+        }
+    }
 }

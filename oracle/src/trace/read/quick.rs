@@ -991,3 +991,8 @@ mod tests {
         assert!(checked > 1_000_000);
     }
 }
+
+/// The quick reader against the strict one, over recorded lines and mutations of them.
+#[cfg(test)]
+#[path = "quick_tests.rs"]
+mod agreement;

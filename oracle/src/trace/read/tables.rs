@@ -37,8 +37,8 @@ use rustc_hash::FxHashMap;
 use hybrid_compaction_model::entry::{Entry, EntryId};
 
 use crate::trace::format::{
-    CallRecord, Defined, Defs, ReducerAnswer, RefItem, Shape, TraceEntry, TraceProposalItem,
-    TraceResult, TraceVerification,
+    CallRecord, Defined, Defs, ReducerAnswer, ReducerStep, RefItem, Shape, TraceEntry,
+    TraceProposalItem, TraceResult, TraceSnapshot, TraceVerification,
 };
 use crate::trace::judge::answer::{Answers, Key};
 use crate::trace::read::entries::entry_at;
@@ -468,20 +468,14 @@ impl Tables {
             return Ok(Resolved::default());
         }
         if !compact {
-            return Err(
-                Malformed::new("$: `defs`, `refs`, `request`, table indices and `resultRefs` need the header {\"trace\": 2}"),
-            );
+            return Err(Malformed::new(
+                "$: `defs`, `refs`, `request`, table indices and `resultRefs` need the header {\"trace\": 2}",
+            ));
         }
         let reuse = self.reuse;
         let table = self.define_in(&rec.run, rec.defs.take(), sources)?;
-        let mut out = Resolved {
-            compact: true,
-            carried: reuse,
-            table: Some(table.id),
-            ..Resolved::default()
-        };
         // The digest of the replay inputs, while every input is a table reference.
-        let mut key = reuse.then(|| {
+        let key = reuse.then(|| {
             let mut k = Key::new();
             k.bytes(&table.policy_digest(&rec.policy));
             match &rec.cancel {
@@ -491,132 +485,186 @@ impl Tables {
             k.number(rec.snapshots.len() as u64);
             k
         });
+        let mut r = Resolving {
+            out: Resolved {
+                compact: true,
+                carried: reuse,
+                table: Some(table.id),
+                ..Resolved::default()
+            },
+            table,
+            reuse,
+            key,
+        };
         for (i, s) in rec.snapshots.iter().enumerate() {
-            let refs = match &s.refs {
-                Some(_) if s.entries.is_some() => {
-                    return Err(Malformed::new(format!(
-                        "$.snapshots[{i}]: a snapshot has `entries` or `refs`, not both"
-                    )))
-                }
-                Some(r) => Some(defs(&table.defs, r, &|| format!("$.snapshots[{i}].refs"))?),
-                None => None,
-            };
-            if let Some(k) = &mut key {
-                k.number(s.version as u64);
-            }
-            match (&s.refs, &mut key) {
-                // The references as written (a range is two numbers, not one per entry):
-                // each item is tagged and self-delimiting, so distinct lists write distinct
-                // bytes; the same list written another way only misses a reuse.
-                (Some(r), Some(k)) => {
-                    k.tag(2).number(r.len() as u64);
-                    for item in r {
-                        match item {
-                            RefItem::Index(at) => k.tag(0).number(u64::from(*at)),
-                            RefItem::Range([a, b]) => {
-                                k.tag(1).number(u64::from(*a)).number(u64::from(*b))
-                            }
-                            // Refused by `defs` above.
-                            RefItem::Id(_) => k.tag(2),
-                        };
-                    }
-                }
-                (None, Some(k)) if s.entries.is_none() => {
-                    k.tag(3);
-                }
-                _ => key = None,
-            }
-            let distinct = refs
-                .as_ref()
-                .is_some_and(|ds| ds.iter().all(|&(at, _)| !table.shares_id[at as usize]));
-            out.carried &= distinct || (refs.is_none() && s.entries.is_none());
-            out.unique.push(
-                reuse
-                    && distinct
-                    && refs.as_ref().is_some_and(|ds| {
-                        named_once(&mut table.marks, &mut table.stamp, table.defs.len(), ds)
-                    }),
-            );
-            out.snapshots.push(refs.map(|ds| {
-                let es: Arc<[Entry]> = ds.iter().map(|(_, d)| d.entry.clone()).collect();
-                (es, ds.iter().map(|(_, d)| d.size).collect())
-            }));
+            r.snapshot(i, s)?;
         }
-        if let Some(k) = &mut key {
+        if let Some(k) = &mut r.key {
             k.number(rec.reducer.len() as u64);
         }
         for (i, st) in rec.reducer.iter().enumerate() {
-            if let Some(r) = &st.request {
-                check_refs(&table.defs, r, &|| format!("$.reducer[{i}].request"))?;
-            }
-            let mut items = Vec::with_capacity(match &st.answer {
-                ReducerAnswer::Propose(ps) => ps.len(),
-                _ => 0,
-            });
-            match &st.answer {
-                ReducerAnswer::Nothing => {
-                    key = key.map(|mut k| {
-                        k.tag(4);
-                        k
-                    })
-                }
-                ReducerAnswer::Error(e) => {
-                    key = key.map(|mut k| {
-                        k.tag(5).bytes(e.as_bytes());
-                        k
-                    })
-                }
-                ReducerAnswer::Propose(ps) => {
-                    if let Some(k) = &mut key {
-                        k.tag(6).number(ps.len() as u64);
-                    }
-                    for (j, p) in ps.iter().enumerate() {
-                        let path = || format!("$.reducer[{i}].answer.propose[{j}]");
-                        let (item, feed) = match p {
-                            TraceProposalItem::KeepRef(k) => {
-                                (Some(Item::of(get(&table.defs, *k, &path)?)), Some((7, *k)))
-                            }
-                            TraceProposalItem::NewRef(n) => {
-                                out.carried &= table
-                                    .shares_id
-                                    .get(n.new as usize)
-                                    .is_some_and(|shares| !shares);
-                                (
-                                    Some(Item::of(get(&table.defs, n.new, &path)?)),
-                                    Some((8, n.new)),
-                                )
-                            }
-                            TraceProposalItem::Keep(id) => {
-                                if let Some(k) = &mut key {
-                                    k.tag(9).bytes(id.as_bytes());
-                                }
-                                (None, None)
-                            }
-                            TraceProposalItem::New(_) => {
-                                out.carried = false;
-                                key = None;
-                                (None, None)
-                            }
-                        };
-                        if let (Some(k), Some((tag, at))) = (&mut key, feed) {
-                            k.tag(tag).number(u64::from(at));
-                        }
-                        items.push(item);
-                    }
-                }
-            }
-            out.items.push(items);
+            r.reducer_step(i, st)?;
         }
+        let Resolving {
+            table,
+            mut out,
+            key,
+            ..
+        } = r;
         out.key = key.map(|k| (k.finish(), Arc::clone(&table.answers)));
-        if let Some(r) = rec.result_refs.take() {
+        if let Some(refs) = rec.result_refs.take() {
             if rec.result.is_some() {
                 return Err(Malformed::new(
                     "$.resultRefs: a record has `result` or `resultRefs`, not both",
                 ));
             }
-            rec.result = Some(result(&table.defs, r)?);
+            rec.result = Some(result(&table.defs, refs)?);
         }
         Ok(out)
+    }
+}
+
+/// One call record being resolved against its run's table: what is resolved so far, and the
+/// digest of its replay inputs while every input is a table reference (`None` once one is not,
+/// or when nothing is reused).
+struct Resolving<'t> {
+    table: &'t mut RunTable,
+    reuse: bool,
+    out: Resolved,
+    key: Option<Key>,
+}
+
+impl Resolving<'_> {
+    /// The `i`th snapshot: its references resolved, and fed to the key.
+    fn snapshot(&mut self, i: usize, s: &TraceSnapshot) -> Result<(), Malformed> {
+        let Resolving {
+            table,
+            reuse,
+            out,
+            key,
+        } = self;
+        let refs = match &s.refs {
+            Some(_) if s.entries.is_some() => {
+                return Err(Malformed::new(format!(
+                    "$.snapshots[{i}]: a snapshot has `entries` or `refs`, not both"
+                )))
+            }
+            Some(r) => Some(defs(&table.defs, r, &|| format!("$.snapshots[{i}].refs"))?),
+            None => None,
+        };
+        if let Some(k) = key.as_mut() {
+            k.number(s.version as u64);
+        }
+        feed_snapshot(key, s);
+        let distinct = refs
+            .as_ref()
+            .is_some_and(|ds| ds.iter().all(|&(at, _)| !table.shares_id[at as usize]));
+        out.carried &= distinct || (refs.is_none() && s.entries.is_none());
+        out.unique.push(
+            *reuse
+                && distinct
+                && refs.as_ref().is_some_and(|ds| {
+                    named_once(&mut table.marks, &mut table.stamp, table.defs.len(), ds)
+                }),
+        );
+        out.snapshots.push(refs.map(|ds| {
+            let es: Arc<[Entry]> = ds.iter().map(|(_, d)| d.entry.clone()).collect();
+            (es, ds.iter().map(|(_, d)| d.size).collect())
+        }));
+        Ok(())
+    }
+
+    /// The `i`th reducer step: its request's references checked, its answer fed to the key and
+    /// its proposal's references resolved.
+    fn reducer_step(&mut self, i: usize, st: &ReducerStep) -> Result<(), Malformed> {
+        if let Some(r) = &st.request {
+            check_refs(&self.table.defs, r, &|| format!("$.reducer[{i}].request"))?;
+        }
+        let mut items = Vec::new();
+        match &st.answer {
+            ReducerAnswer::Nothing => {
+                if let Some(k) = &mut self.key {
+                    k.tag(4);
+                }
+            }
+            ReducerAnswer::Error(e) => {
+                if let Some(k) = &mut self.key {
+                    k.tag(5).bytes(e.as_bytes());
+                }
+            }
+            ReducerAnswer::Propose(ps) => {
+                if let Some(k) = &mut self.key {
+                    k.tag(6).number(ps.len() as u64);
+                }
+                items.reserve_exact(ps.len());
+                for (j, p) in ps.iter().enumerate() {
+                    let path = || format!("$.reducer[{i}].answer.propose[{j}]");
+                    items.push(self.proposal_item(p, &path)?);
+                }
+            }
+        }
+        self.out.items.push(items);
+        Ok(())
+    }
+
+    /// One proposal item: a table reference resolved (and fed to the key), `None` for an item
+    /// written out.
+    fn proposal_item(
+        &mut self,
+        p: &TraceProposalItem,
+        path: &dyn Fn() -> String,
+    ) -> Result<Option<Item>, Malformed> {
+        let defs = &self.table.defs;
+        let (item, feed) = match p {
+            TraceProposalItem::KeepRef(k) => (Some(Item::of(get(defs, *k, path)?)), Some((7, *k))),
+            TraceProposalItem::NewRef(n) => {
+                self.out.carried &= self
+                    .table
+                    .shares_id
+                    .get(n.new as usize)
+                    .is_some_and(|shares| !shares);
+                (Some(Item::of(get(defs, n.new, path)?)), Some((8, n.new)))
+            }
+            TraceProposalItem::Keep(id) => {
+                if let Some(k) = &mut self.key {
+                    k.tag(9).bytes(id.as_bytes());
+                }
+                (None, None)
+            }
+            TraceProposalItem::New(_) => {
+                self.out.carried = false;
+                self.key = None;
+                (None, None)
+            }
+        };
+        if let (Some(k), Some((tag, at))) = (&mut self.key, feed) {
+            k.tag(tag).number(u64::from(at));
+        }
+        Ok(item)
+    }
+}
+
+/// Feeds a snapshot's references to the key as written (a range is two numbers, not one per
+/// entry): each item is tagged and self-delimiting, so distinct lists write distinct bytes;
+/// the same list written another way only misses a reuse. A snapshot written out ends the
+/// key.
+fn feed_snapshot(key: &mut Option<Key>, s: &TraceSnapshot) {
+    match (&s.refs, key.as_mut()) {
+        (Some(r), Some(k)) => {
+            k.tag(2).number(r.len() as u64);
+            for item in r {
+                match item {
+                    RefItem::Index(at) => k.tag(0).number(u64::from(*at)),
+                    RefItem::Range([a, b]) => k.tag(1).number(u64::from(*a)).number(u64::from(*b)),
+                    // Refused by `defs` before the key is fed.
+                    RefItem::Id(_) => k.tag(2),
+                };
+            }
+        }
+        (None, Some(k)) if s.entries.is_none() => {
+            k.tag(3);
+        }
+        _ => *key = None,
     }
 }
 
