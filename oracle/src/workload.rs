@@ -16,7 +16,7 @@
 //! `tool_result` blocks, so its transcript has fewer messages (and ids) than the others.
 //!
 //! The same `(messages, seed)` always yields the same conversation, in every format, on every
-//! machine: the random stream is [`SplitMix64`], the texts come from fixed pools. `hybrid-compaction
+//! machine: the random stream is SplitMix64, the texts come from fixed pools. `hybrid-compaction
 //! workload` prints it; the Python package exposes it as `hybrid_compaction.workload`.
 
 #![allow(

@@ -16,9 +16,9 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`format`] | the records: header, call, observed and run-end records, entries, references |
+//! | [`mod@format`] | the records: header, call, observed and run-end records, entries, references |
 //! | [`shapes`] | the wire's JSON shapes the records hold: policies, parts, results, names |
-//! | [`write`] | the writer: the node's call records and observed calls as trace records |
+//! | [`mod@write`] | the writer: the node's call records and observed calls as trace records |
 //! | [`strict`] | the strict, path-tracking JSON reader (repeated keys refused, paths in refusals) |
 
 // No unsafe code anywhere (forbid: cannot be re-allowed below); every public item documented,

@@ -40,7 +40,9 @@ use hybrid_compaction_model::snapshot::StaticProvider;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
-use super::{failed, invalid, parse_estimator, read_input, Failure, DEFAULT_MAX_INPUT_BYTES};
+use super::{
+    failed, invalid, parse_estimator, read_input, Expected, Failure, DEFAULT_MAX_INPUT_BYTES,
+};
 use crate::wire::convert;
 use crate::wire::error::CaseError;
 use crate::wire::input::{EntryInput, EstimatorInput, PolicyInput, TranscriptInput};
@@ -98,11 +100,11 @@ pub(super) struct BenchArgs {
     max_input_bytes: u64,
 }
 
-fn estimator_name(text: &str) -> Result<String, String> {
+fn estimator_name(text: &str) -> Result<String, Expected> {
     ESTIMATORS
         .contains(&text)
         .then(|| text.to_owned())
-        .ok_or_else(|| format!("expected some of {}", ESTIMATORS.join(", ")))
+        .ok_or_else(|| Expected::new(format!("some of {}", ESTIMATORS.join(", "))))
 }
 
 /// One measured row.

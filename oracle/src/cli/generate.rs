@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::{failed, invalid, quietly, Failure};
+use super::{failed, invalid, quietly, Expected, Failure};
 use crate::corpus::pins::{self, Ledger, PinStatus};
 use crate::corpus::{self, VectorFile};
 
@@ -50,13 +50,13 @@ pub(super) struct GenerateArgs {
 }
 
 /// `--count`: a bounded number of generated cases, so a typo cannot exhaust memory.
-fn generated_count(text: &str) -> Result<usize, String> {
+fn generated_count(text: &str) -> Result<usize, Expected> {
     match text.parse::<usize>() {
         Ok(n) if (1..=corpus::MAX_COUNT).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "expected a whole number from 1 to {}",
+        _ => Err(Expected::new(format!(
+            "a whole number from 1 to {}",
             corpus::MAX_COUNT
-        )),
+        ))),
     }
 }
 

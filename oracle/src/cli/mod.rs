@@ -141,11 +141,31 @@ struct InputArgs {
     estimator: Option<EstimatorInput>,
 }
 
-fn parse_estimator(text: &str) -> Result<EstimatorInput, String> {
+fn parse_estimator(text: &str) -> Result<EstimatorInput, Expected> {
     EstimatorInput::from_shorthand(text).ok_or_else(|| {
-        "expected utf8, utf8-text, tokens:o200k_base or tokens:cl100k_base, optionally prefixed by memo:".to_owned()
+        Expected::new("utf8, utf8-text, tokens:o200k_base or tokens:cl100k_base, optionally prefixed by memo:")
     })
 }
+
+/// What a command-line value should have been (clap prints it after the option and the value
+/// it refuses): `expected ...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Expected(String);
+
+impl Expected {
+    /// `expected {what}`.
+    pub(crate) fn new(what: impl Into<String>) -> Expected {
+        Expected(what.into())
+    }
+}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "expected {}", self.0)
+    }
+}
+
+impl std::error::Error for Expected {}
 
 #[derive(Debug, Args)]
 struct RunArgs {

@@ -46,7 +46,7 @@ pub(super) fn cmd_stream(a: &InputArgs, verify_shorthand: bool) -> Result<(), Fa
     while let Some(line) = lines.next_line(name)? {
         let (number, text) = line;
         let answer = match text {
-            Err(message) => Answer::Invalid(message),
+            Err(bad) => Answer::Invalid(bad.message(name, number)),
             Ok(text) if text.trim().is_empty() => continue,
             Ok(text) => answer(a, &format!("{name}:{number}"), &text, verify_shorthand),
         };
@@ -94,7 +94,36 @@ fn answer(a: &InputArgs, label: &str, text: &str, verify_shorthand: bool) -> Ans
 }
 
 /// One input line: its 1-based number and its text, or why it cannot be a case.
-type Line = (usize, Result<String, String>);
+type Line = (usize, Result<String, BadLine>);
+
+/// Why an input line cannot be a case, before it is read as one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BadLine {
+    /// Longer than the cap on an input line (`--max-input-bytes`).
+    TooLong {
+        /// The cap, in bytes.
+        cap: u64,
+    },
+    /// Not UTF-8 from this byte offset on.
+    NotUtf8 {
+        /// The offset of the first byte that is not.
+        at: usize,
+    },
+}
+
+impl BadLine {
+    /// The refusal of line `number` of input `name`.
+    fn message(self, name: &str, number: usize) -> String {
+        match self {
+            BadLine::TooLong { cap } => format!(
+                "{name}:{number}: line exceeds the limit of {cap} bytes (raise it with --max-input-bytes)"
+            ),
+            BadLine::NotUtf8 { at } => {
+                format!("{name}:{number}: invalid UTF-8 at byte offset {at}")
+            }
+        }
+    }
+}
 
 /// Numbered input lines, each at most `cap` bytes: a longer line is consumed to its end and
 /// reported as an error line, so memory stays bounded by `cap` whatever the input.
@@ -137,19 +166,12 @@ impl Lines {
                     break;
                 }
             }
-            let message = format!(
-                "{name}:{number}: line exceeds the limit of {} bytes (raise it with --max-input-bytes)",
-                self.cap
-            );
-            return Ok(Some((number, Err(message))));
+            return Ok(Some((number, Err(BadLine::TooLong { cap: self.cap }))));
         }
         Ok(Some((
             number,
-            String::from_utf8(buf).map_err(|e| {
-                format!(
-                    "{name}:{number}: invalid UTF-8 at byte offset {}",
-                    e.utf8_error().valid_up_to()
-                )
+            String::from_utf8(buf).map_err(|e| BadLine::NotUtf8 {
+                at: e.utf8_error().valid_up_to(),
             }),
         )))
     }

@@ -4,7 +4,7 @@
 use clap::Args;
 use hybrid_compaction::transcript::TranscriptFormat;
 
-use super::{invalid, Failure};
+use super::{invalid, Expected, Failure};
 use crate::workload::{generate, Ending, MAX_MESSAGES, MIN_MESSAGES};
 
 pub(super) const WORKLOAD_EXAMPLE: &str = r#"Examples:
@@ -33,30 +33,29 @@ pub(super) struct WorkloadArgs {
     ending: Option<Ending>,
 }
 
-fn messages_count(text: &str) -> Result<usize, String> {
+fn messages_count(text: &str) -> Result<usize, Expected> {
     match text.parse::<usize>() {
         Ok(n) if (MIN_MESSAGES..=MAX_MESSAGES).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "expected a whole number from {MIN_MESSAGES} to {MAX_MESSAGES}"
-        )),
+        _ => Err(Expected::new(format!(
+            "a whole number from {MIN_MESSAGES} to {MAX_MESSAGES}"
+        ))),
     }
 }
 
 /// A transcript format by wire name or short alias (`openai`, `anthropic`).
-pub(super) fn format_name(text: &str) -> Result<TranscriptFormat, String> {
+pub(super) fn format_name(text: &str) -> Result<TranscriptFormat, Expected> {
     let name = match text {
         "openai" => "openai-chat",
         "anthropic" => "anthropic-messages",
         other => other,
     };
     TranscriptFormat::from_name(name)
-        .ok_or_else(|| "expected openai-chat, anthropic-messages or langchain".to_owned())
+        .ok_or_else(|| Expected::new("openai-chat, anthropic-messages or langchain"))
 }
 
-fn ending_name(text: &str) -> Result<Ending, String> {
-    Ending::from_name(text).ok_or_else(|| {
-        "expected user-question, tool-results, pending-call or final-answer".to_owned()
-    })
+fn ending_name(text: &str) -> Result<Ending, Expected> {
+    Ending::from_name(text)
+        .ok_or_else(|| Expected::new("user-question, tool-results, pending-call or final-answer"))
 }
 
 pub(super) fn cmd_workload(a: &WorkloadArgs, out: &mut Vec<u8>) -> Result<(), Failure> {

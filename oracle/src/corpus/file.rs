@@ -28,7 +28,7 @@ pub(crate) const VECTOR_SCHEMA: &str = "hybrid-compaction-vectors/v1";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VectorFile {
-    /// Always [`VECTOR_SCHEMA`].
+    /// Always `hybrid-compaction-vectors/v1`.
     pub schema: String,
     /// Version of the generator that wrote the file.
     pub generator_version: String,

@@ -71,15 +71,42 @@ pub(crate) enum PinStatus {
     },
 }
 
+/// Why a pin file or a retired-tcId file cannot be read: the file, where in it (`:line:column`
+/// or `: $.<tcId>`, when known), and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LedgerError {
+    file: String,
+    at: String,
+    problem: String,
+}
+
+impl LedgerError {
+    fn new(file: &str, at: impl Into<String>, problem: impl Into<String>) -> LedgerError {
+        LedgerError {
+            file: file.to_owned(),
+            at: at.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for LedgerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}: {}", self.file, self.at, self.problem)
+    }
+}
+
+impl std::error::Error for LedgerError {}
+
 impl Ledger {
     /// Reads `PINS.json` and `RETIRED.json` of the corpus directory `dir`.
-    pub(crate) fn load(dir: &Path) -> Result<Ledger, String> {
+    pub(crate) fn load(dir: &Path) -> Result<Ledger, LedgerError> {
         let read = |rel: &str| {
             let path = dir.join(rel);
             let name = path.display().to_string();
             std::fs::read_to_string(&path)
                 .map(|text| (name.clone(), text))
-                .map_err(|e| format!("{name}: cannot read: {e}"))
+                .map_err(|e| LedgerError::new(&name, "", format!("cannot read: {e}")))
         };
         let (pins_name, pins) = read(PINS_FILE)?;
         let (retired_name, retired) = read(RETIRED_FILE)?;
@@ -225,36 +252,40 @@ fn parse_ledger_file(
     name: &str,
     text: &str,
     value_ok: impl Fn(&str) -> Result<(), &'static str>,
-) -> Result<BTreeMap<u32, String>, String> {
+) -> Result<BTreeMap<u32, String>, LedgerError> {
     let raw: BTreeMap<String, String> = strict::read(text).map_err(|e| {
         let at = e
             .position
             .map(|(l, c)| format!(":{l}:{c}"))
             .unwrap_or_default();
         if e.syntax {
-            format!("{name}{at}: invalid JSON: {}", e.message)
+            LedgerError::new(name, at, format!("invalid JSON: {}", e.message))
         } else {
-            format!("{name}{at}: {}: {}", e.path, e.message)
+            LedgerError::new(name, at, format!("{}: {}", e.path, e.message))
         }
     })?;
     let mut out = BTreeMap::new();
     for (key, value) in raw {
-        let at = format!("{name}: ${}", strict::key_segment(&key));
+        let at = format!(": ${}", strict::key_segment(&key));
         let tc_id = key
             .parse::<u32>()
             .ok()
             .filter(|n| *n > 0 && n.to_string() == key)
             .ok_or_else(|| {
-                format!("{at}: a key is a tcId, a positive whole number written without sign or leading zeros")
+                LedgerError::new(
+                    name,
+                    at.clone(),
+                    "a key is a tcId, a positive whole number written without sign or leading zeros",
+                )
             })?;
-        value_ok(&value).map_err(|what| format!("{at}: {what}"))?;
+        value_ok(&value).map_err(|what| LedgerError::new(name, at, what))?;
         out.insert(tc_id, value);
     }
     Ok(out)
 }
 
 /// Reads the text of a pin file.
-pub(crate) fn parse_pins(name: &str, text: &str) -> Result<BTreeMap<u32, String>, String> {
+pub(crate) fn parse_pins(name: &str, text: &str) -> Result<BTreeMap<u32, String>, LedgerError> {
     parse_ledger_file(name, text, |v| {
         if v.len() == 64
             && v.bytes()
@@ -268,7 +299,7 @@ pub(crate) fn parse_pins(name: &str, text: &str) -> Result<BTreeMap<u32, String>
 }
 
 /// Reads the text of a retired-tcId file.
-pub(crate) fn parse_retired(name: &str, text: &str) -> Result<BTreeMap<u32, String>, String> {
+pub(crate) fn parse_retired(name: &str, text: &str) -> Result<BTreeMap<u32, String>, LedgerError> {
     parse_ledger_file(name, text, |v| {
         if v.trim().is_empty() {
             Err("say why the tcId was retired")

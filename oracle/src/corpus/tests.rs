@@ -489,7 +489,8 @@ fn a_tc_id_used_twice_is_refused() {
         "PINS.json",
         &format!("{{\"5\": \"{0}\", \"5\": \"{0}\"}}", "a".repeat(64)),
     )
-    .expect_err("refused");
+    .expect_err("refused")
+    .to_string();
     assert!(e.contains("PINS.json") && e.contains("5"), "{e}");
 }
 

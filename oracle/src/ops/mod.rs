@@ -172,23 +172,21 @@ macro_rules! operations {
 
             /// Reads an output from a JSON object: the answer member it carries names its
             /// operation.
-            fn from_object(object: serde_json::Map<String, Json>) -> Result<Output, String> {
+            fn from_object(
+                object: serde_json::Map<String, Json>,
+            ) -> Result<Output, serde_json::Error> {
                 if object.contains_key("error") {
-                    return serde_json::from_value(Json::Object(object))
-                        .map(Output::Error)
-                        .map_err(|e| e.to_string());
+                    return serde_json::from_value(Json::Object(object)).map(Output::Error);
                 }
                 $(
                     if object.contains_key(<$case as Operation>::ANSWER) {
-                        return serde_json::from_value(Json::Object(object))
-                            .map(Output::$variant)
-                            .map_err(|e| e.to_string());
+                        return serde_json::from_value(Json::Object(object)).map(Output::$variant);
                     }
                 )+
-                Err(format!(
+                Err(serde::de::Error::custom(format!(
                     "an output carries one answer member: error, {}",
                     [$(<$case as Operation>::ANSWER),+].join(", ")
-                ))
+                )))
             }
         }
 

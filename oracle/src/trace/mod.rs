@@ -1,32 +1,28 @@
 //! # Trace checking: judging what an implementation recorded (SPEC TRC-1 .. TRC-13)
 //!
 //! A CI run of any implementation (C#, Python, TypeScript, this crate's node) records what
-//! happened at each provider call as a trace ([`mod@format`], `docs/TRACE.md`); `hybrid-compaction
-//! check` reads it line by line and says, per call and across calls, whether it conformed.
+//! happened at each provider call as a trace (the format and its writer are the trace crate's,
+//! `hybrid_compaction_trace`; `docs/TRACE.md`); [`check`] (`hybrid-compaction check`) reads it
+//! line by line and says, per call and across calls, whether it conformed.
+//!
+//! A check runs in five stages, a batch of [`BATCH`] lines at a time:
 //!
 //! ```text
-//!  JSONL --format--> CallRecord --compact (v2: run's entry table)--> table references resolved
-//!                        |                                                     |
-//!                        +--------------replay::prepare--> vocabulary (policy, schedule, reducer)
-//!                        |                               |
-//!                        |            invariants::replay (TRC-1: recorded == SPEC's answer)
-//!                        |            invariants::forwarded (TRC-2..7: what was sent)
-//!                        |            invariants::events (TRC-9..11: one call's events)
-//!                        +--> cross::Cross (TRC-8, TRC-11 across calls; per open run)
-//!                        +--> shrink (a minimal wire case per disagreeing call)
-//!                                   |
-//!                               report (table / JSON; exit 0 / 1 / 2)
-//!
-//!  JSONL --format--> ObservedRecord (v3: any system) --observed::resolve--> entries built
-//!                        --observed::check (TRC-13: what was sent judged against the history
-//!                          by TRC-2..5; a shrunk `verify` case) --> cross::Cross --> report
+//!  read     lines of the file, each up to the cap, as UTF-8; the header first     (read)
+//!  parse    each line into a record: the quick reader, else the strict one        (read, parallel)
+//!  resolve  the runs' entry tables advanced in line order: `defs` defined,        (read, in order)
+//!           references resolved to built entries, what the next call reuses kept
+//!  judge    each record on its own: a call record rebuilt and replayed (TRC-1),   (judge, parallel)
+//!           what it forwarded and its events checked (TRC-2..7, TRC-9..11), a
+//!           disagreeing call shrunk to a wire case; an observed record judged by
+//!           what it sent (TRC-13)
+//!  fold     each verdict, replayed or observed alike, into the report, with the   (in order)
+//!           checks across the calls of a run (TRC-8, TRC-11, TRC-12)
 //! ```
 //!
-//! Streaming: records are read in batches of [`BATCH`] lines; each batch is parsed in parallel
-//! (`--jobs`, rayon), the runs' entry tables are advanced sequentially in line order (version
-//! 2, [`compact`]), the per-call work runs in parallel, and the cross-call state is then
-//! advanced sequentially in line order, so the output does not depend on the number of jobs.
-//! Memory is one batch plus the state (and entry table) of the open runs.
+//! Parsing and judging run in parallel (`--jobs`, rayon); resolving and folding run in line
+//! order, so the report does not depend on the number of jobs. Memory is one batch plus the
+//! state (and entry table) of the open runs: a `runEnd` record drops its run's.
 //!
 //! The batch is small (16 lines) and its line buffers are reused by the next batch: a batch
 //! of 1024 parsed records (tens of megabytes) left the allocator's cached pages at every batch,
@@ -35,13 +31,19 @@
 //! (docs/PERFORMANCE.md, "Trace checking").
 //!
 //! Reading: a line is read up to [`Options::max_line_bytes`] bytes and no further (a longer
-//! line is refused before the rest of it is read), must be UTF-8, and is parsed by the wire's
-//! strict reader ([`crate::wire::strict`]): a repeated key anywhere is refused, and every
-//! refusal ([`Unreadable`]) names the line, the column where reading stopped and the JSON path
-//! of the value, in the format's words. A call record as writers write it is read by
-//! [`quick`] instead, which gives the same record and leaves every other line (any it does not
-//! read exactly as the strict reader would) to the strict reader; a record's defined entries
-//! are built into vocabulary as they are read ([`defined`]).
+//! line is refused before the rest of it is read), must be UTF-8, and is parsed by the strict
+//! reader (the trace crate's): a repeated key anywhere is refused, and every refusal
+//! ([`Unreadable`]) names the line, the column where reading stopped and the JSON path of the
+//! value, in the format's words. A call record as writers write it is read by a quick reader
+//! instead ([`read_record`]), which gives the same record and leaves every other line (any it
+//! does not read exactly as the strict reader would) to the strict reader; a record's redacted
+//! defined entries are built into vocabulary as they are read.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `read` | stages 1-3: lines, the quick reader, defined entries, the runs' tables, recorded sizes |
+//! | `judge` | stage 4: replay, answers and their reuse, invariants, observed calls, cross-call state, counterexamples |
+//! | `report` | rendering a [`Report`]: a table or one JSON document |
 
 pub(crate) mod judge;
 pub(crate) mod read;
@@ -84,7 +86,7 @@ pub struct Options {
     /// trace unreadable.
     pub max_line_bytes: usize,
     /// Reuse a run's work from one call to the next (default): its recorded sizes, and the
-    /// answer of an earlier call whose replay inputs are equal ([`compact`]). `false` measures
+    /// answer of an earlier call whose replay inputs are equal. `false` measures
     /// and replays every call from scratch; the report is the same either way (the checker's
     /// reference mode, for tests).
     pub reuse: bool,
@@ -136,7 +138,7 @@ pub struct Report {
     pub violations: Vec<Violation>,
     /// One shrunk wire case per call whose replay disagreed.
     pub counterexamples: Vec<Counterexample>,
-    /// Replayed calls answered by an earlier call's replay of equal inputs ([`answer`]); not
+    /// Replayed calls answered by an earlier call's replay of equal inputs; not
     /// part of the report's output (the output is the same with reuse on or off).
     #[serde(skip)]
     pub reused: usize,

@@ -307,7 +307,11 @@ pub(crate) fn run_records(seed: u64, writer: &mut Writer) -> Vec<(String, Record
 }
 
 /// As [`run_records`], the conversation starting with about `initial` generated messages.
-pub(crate) fn run_records_sized(seed: u64, writer: &mut Writer, initial: usize) -> Vec<(String, Record)> {
+pub(crate) fn run_records_sized(
+    seed: u64,
+    writer: &mut Writer,
+    initial: usize,
+) -> Vec<(String, Record)> {
     run_records_shaped(seed, writer, initial, None)
 }
 

@@ -18,18 +18,18 @@
 //! version-2 record): a call record may define entries once per run (`defs`, appended to the
 //! run's entry table) and refer to them later by table index ([`RefItem`]: an index or an
 //! inclusive range), in its snapshots (`refs`), reducer requests (`request`), proposals (an
-//! index keeps, `{"new": index}` adds) and result id lists (`resultRefs`). [`super::compact`]
+//! index keeps, `{"new": index}` adds) and result id lists (`resultRefs`). The checker
 //! resolves those references against the run's table.
 //!
-//! Every line is read by the wire's strict reader ([`crate::wire::strict`]), as every case is:
+//! Every line is read by the strict reader ([`crate::strict`]), as every wire case is:
 //! a repeated key is refused in any object (also inside values: a tool call's `arguments`, a
 //! table estimator's `sizes`), and a refusal names the JSON path of the value and says what was
 //! expected in the format's words. An enum's serde name is the format's word for its names
 //! (`#[serde(rename = "phase")]`), which the reader's refusals use ("unknown phase" and the name).
 //!
-//! Like the wire types, these are syntax only: [`super::replay`] turns them into vocabulary.
-//! One exception: a record's `defs` ([`Defs`]) hold the entries [`super::defined`] built from
-//! them as it read them, each with what gives its recorded form back.
+//! Like the wire types, these are syntax only: the checker turns them into vocabulary. One
+//! exception: a record's `defs` ([`Defs`]) may hold the entries the checker's quick reader
+//! built from them as it read them, each with what gives its recorded form back.
 
 use std::borrow::Cow;
 
@@ -123,7 +123,7 @@ pub enum CallTag {
 
 /// Parses one record line with the strict reader: the JSON path and the format's words in
 /// every refusal, a repeated key refused in any object. (The checker reads lines with
-/// [`super::quick::parse_record`], which gives the same records and refusals.)
+/// quick reader, which gives the same records and refusals.)
 pub fn parse_record(line: &str) -> Result<Record, ReadError> {
     strict::read(line)
 }

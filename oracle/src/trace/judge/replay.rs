@@ -185,6 +185,9 @@ pub(crate) fn prepare(
     })
 }
 
+/// A snapshot schedule: per capture, its version and its entries.
+type Schedule = Vec<(i64, Arc<[Entry]>)>;
+
 /// One call record being rebuilt: its entries (each distinct one built once), their recorded
 /// sizes, and the new entries of its proposals.
 struct Preparing<'r> {
@@ -237,8 +240,8 @@ impl<'r> Preparing<'r> {
         &mut self,
         rec: &'r CallRecord,
         resolved: &mut Resolved,
-    ) -> Result<Vec<(i64, Arc<[Entry]>)>, PrepareError> {
-        let mut steps: Vec<(i64, Arc<[Entry]>)> = Vec::with_capacity(rec.snapshots.len());
+    ) -> Result<Schedule, PrepareError> {
+        let mut steps: Schedule = Vec::with_capacity(rec.snapshots.len());
         for (i, s) in rec.snapshots.iter().enumerate() {
             let refs = resolved.snapshots.get_mut(i).and_then(Option::take);
             let list = match (&s.entries, refs) {
