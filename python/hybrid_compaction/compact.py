@@ -42,7 +42,7 @@ from ._core import (
     estimator_object,
 )
 from ._types import Assembly, Diagnostics, Event, Outcome
-from .convert import _LANGCHAIN_FIELDS, FORMATS, _langchain_json, serialize, transcript
+from .convert import _LANGCHAIN_FIELDS, _format, _langchain_json, serialize, transcript
 
 __all__ = ["Compaction", "Compactor", "TraceWriter", "compact", "Reducer"]
 
@@ -208,7 +208,7 @@ class TraceWriter:
         chosen = policy if policy is not None else UNBOUNDED
         _require_policy(chosen)
         objects = list(history)
-        fmt = FORMATS[format] if format is not None else _detect(objects)
+        fmt = _format(format) if format is not None else _detect(objects)
         h = transcript(objects, fmt)
         s = transcript(list(sent), fmt) if sent is not None else None
         with self._lock:
@@ -347,7 +347,7 @@ class Compactor:
         self._session = _native.new_session(p, _persistent, workflow)
         self._reducer = reducer
         self._trace = trace
-        self._format = FORMATS[format] if format is not None else None
+        self._format = _format(format) if format is not None else None
         self._reuse = _reuse
         self._lock = threading.Lock()
 

@@ -10,6 +10,7 @@ oracle's strict reader, ``oracle/src/wire/strict/``; the rows mirror
 have no JSON text; JSON's duplicate-key rows have no dict.
 """
 
+import io
 import json
 import re
 import subprocess
@@ -291,3 +292,14 @@ def test_big_integers_read_as_their_json_text():
     assert err.reason == ("expected a signed 32-bit integer (-2147483648 to 2147483647), "
                           "got the number 1.8446744073709552e19")
     assert refusal(policy_case(hardLimit=10**400)).reason == "number out of range"
+
+
+def test_an_unknown_format_is_refused_where_it_is_given(demo_policy):
+    # At construction, naming the parameter and the formats there are (never a KeyError).
+    with pytest.raises(ValueError, match="format must be .* got 'openai-responsez'"):
+        hc.Compactor(demo_policy, format="openai-responsez")
+    with pytest.raises(ValueError, match="format must be .* got 'nope'"):
+        hc.compact([{"role": "user", "content": "hi"}], demo_policy, format="nope")
+    with hc.TraceWriter(io.StringIO()) as w:
+        with pytest.raises(ValueError, match="format must be .* got 'nope'"):
+            w.observe([{"role": "user", "content": "hi"}], None, policy=demo_policy, format="nope")
