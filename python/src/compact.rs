@@ -42,7 +42,7 @@ use hybrid_compaction::node::{
     select, CallTrace, ChatClient, CompactionEvent, NodeError, NodeOptions, NodeSelection,
     ProgressSink, ProviderError, Reporter, ReporterIdentity,
 };
-use hybrid_compaction::transcript::{parse_messages, Transcript, TranscriptFormat};
+use hybrid_compaction::transcript::{Transcript, TranscriptFormat};
 use hybrid_compaction_oracle::CaseError;
 use hybrid_compaction_oracle::Engine;
 use hybrid_compaction_trace::shapes::{assembly_output, diagnostics_output};
@@ -118,9 +118,11 @@ impl Problem {
 }
 
 /// The Python callable as the node's upstream reducer (SPEC BRG-1).
-struct PyReducer {
+struct PyReducer<'t> {
     callable: Option<Py<PyAny>>,
-    format: TranscriptFormat,
+    /// The history's transcript: the reducer's answer is read as it reads its own messages
+    /// (SPEC TRN-14: a returned message of the history keeps its paired call ids).
+    transcript: &'t Transcript,
     /// Writes the reducer's answer as the converter's JSON (the package's `_serialize`).
     serialize: Py<PyAny>,
     /// Anthropic's top-level system: not the reducer's, put back before its answer.
@@ -136,7 +138,7 @@ fn fail(problem: Problem) -> UpstreamError {
     UpstreamError::new(problem)
 }
 
-impl PyReducer {
+impl PyReducer<'_> {
     /// The caller's objects for `request` (see the module docs).
     fn request(&self, py: Python<'_>, request: &[Message]) -> Option<Py<PyList>> {
         let body = match &self.system {
@@ -170,7 +172,7 @@ impl Expected {
     }
 }
 
-impl UpstreamReducer for PyReducer {
+impl UpstreamReducer for PyReducer<'_> {
     fn reduce(&mut self, messages: &[Message]) -> Result<Option<Vec<Message>>, UpstreamError> {
         Python::attach(|py| {
             let Some(callable) = self.callable.as_ref().map(|c| c.clone_ref(py)) else {
@@ -193,7 +195,7 @@ impl UpstreamReducer for PyReducer {
             }
             let listed = match self
                 .serialize
-                .call1(py, (answer.bind(py), self.format.name()))
+                .call1(py, (answer.bind(py), self.transcript.format().name()))
             {
                 Ok(l) => l,
                 Err(e) => return Err(fail(Problem::Raised(e))),
@@ -214,7 +216,7 @@ impl UpstreamReducer for PyReducer {
                 }
             };
             let values: Vec<Json> = serde_json::from_str(&text).unwrap_or_default();
-            let mut parsed = match parse_messages(self.format, &values) {
+            let mut parsed = match self.transcript.read_answer(&values) {
                 Ok(m) => m,
                 Err(e) => return Err(fail(Problem::Answer(transcript::refusal(&e)))),
             };
@@ -430,7 +432,7 @@ impl Session {
         let system = system.then(|| entries[0].message().clone());
         let mut reducer = PyReducer {
             callable: reducer,
-            format: t.format(),
+            transcript: t,
             serialize,
             system,
             expected: (Expected::History(entries[offset..].to_vec()), objects),

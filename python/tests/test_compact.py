@@ -317,3 +317,28 @@ def test_a_python_reducer_answers_as_the_wire(v):
     assert vectors.first_difference(expected["diagnostics"], r.diagnostics) is None
     kept = [m["id"] for m in r.messages if "id" in m]
     assert kept == [i for i in expected["assembly"]["finalEntryIds"] if not i.startswith("upstream-summary-")]
+
+
+def test_a_call_id_reused_across_turns_is_paired_and_a_reducer_keeping_its_second_use_is_read_back():
+    # SPEC TRN-14: call_X answered, later a new call_X answered (as tau-bench's agent writes it).
+    def call(city):
+        return {"role": "assistant", "content": None, "tool_calls": [{"id": "call_X", "type": "function",
+                "function": {"name": "weather", "arguments": json.dumps({"city": city})}}]}
+
+    history = [
+        {"role": "user", "content": "Paris? " + "x" * 400},
+        call("Paris"),
+        {"role": "tool", "tool_call_id": "call_X", "content": "sunny " + "y" * 400},
+        {"role": "user", "content": "Köln?"},
+        call("Köln"),
+        {"role": "tool", "tool_call_id": "call_X", "content": "rain"},
+    ]
+    policy = {"hardLimit": 300, "triggerMargin": 20, "recentMessageRetentionCount": 1,
+              "maximumCompactionAttempts": 1, "preservationLabel": "p", "preservationVersion": 1,
+              "estimator": {"kind": "utf8"}}
+    fits = hc.compact(history, {**policy, "hardLimit": 100000})
+    assert fits.outcome == "WithinLimit" and all(a is b for a, b in zip(fits.messages, history))
+    # The reducer keeps the last turn: its second call_X is the history's, read back paired.
+    c = hc.compact(history, policy, reducer=lambda ms: ms[3:])
+    assert c.outcome == "Reduced", c
+    assert all(a is b for a, b in zip(c.messages, history[3:])) and len(c.messages) == 3

@@ -42,7 +42,7 @@ REALDATA = pathlib.Path(
 #: the content model, the formats and the pairing rules of the real-conversation work land (the
 #: goal is every provider-accepted conversation).
 ACCEPTED_AT_LEAST = {
-    ("tau-bench", "openai-chat"): 151,
+    ("tau-bench", "openai-chat"): 200,
     ("mini-swe-agent", "openai-chat"): 38,
     ("pydantic-ai-requests", "openai-chat"): 41,
     ("pydantic-ai-requests", "anthropic-messages"): 3,

@@ -13,7 +13,9 @@
 //! typed [`TranscriptError::UnsupportedContent`] naming the message and the part type (TRN-1).
 //!
 //! Format specifics live in [`openai`], [`anthropic`] and [`langchain`]; the JSON value mapping
-//! and the rendering of new entries in [`json`].
+//! and the rendering of new entries in [`json`]. Call ids a transcript reuses across turns are
+//! paired by position where the provider's pairing is unambiguous (TRN-14, `pairing.rs`), so the
+//! rules see distinct exchanges and the caller gets its own ids back.
 //!
 //! The module exists with the crate feature `transcripts` (on by default), which is also the only
 //! reason this crate depends on `serde_json`.
@@ -22,6 +24,7 @@ pub mod anthropic;
 pub mod json;
 pub mod langchain;
 pub mod openai;
+mod pairing;
 pub mod reuse;
 
 use std::collections::BTreeMap;
@@ -167,6 +170,8 @@ pub struct Transcript {
     /// Entry id -> position (the last one when ids repeat).
     positions: FxHashMap<EntryId, usize>,
     overrides: BTreeMap<usize, EntryKind>,
+    /// Every call id the pairing of reused ids made (TRN-14) -> the caller's id; usually empty.
+    originals: FxHashMap<String, String>,
 }
 
 impl Transcript {
@@ -232,33 +237,51 @@ impl Transcript {
         };
         let entries = adapt(&messages, &mut classifier)?;
         let adapted = adapted.into_iter().map(Arc::new).collect();
-        Ok(Transcript::new(
-            format,
-            entries,
-            adapted,
-            classifier.overrides,
-        ))
+        Transcript::new(format, entries, adapted, classifier.overrides)
     }
 
-    /// A transcript of `entries` adapted from `adapted` (parallel), with `overrides`.
+    /// A transcript of `entries` adapted from `adapted` (parallel), with `overrides`, its reused
+    /// call ids paired (TRN-14): the entries were built from the messages as given (so their
+    /// ids, TRN-5, are those of the messages as given); those whose calls or results are paired
+    /// are built again from the paired message, with the same id and kind.
     fn new(
         format: TranscriptFormat,
-        entries: Vec<Entry>,
-        adapted: Vec<Arc<Adapted>>,
+        mut entries: Vec<Entry>,
+        mut adapted: Vec<Arc<Adapted>>,
         overrides: BTreeMap<usize, EntryKind>,
-    ) -> Transcript {
+    ) -> Result<Transcript, TranscriptError> {
+        // Anthropic's top-level system is adapted first and holds no call.
+        let offset = usize::from(matches!(
+            adapted.first().map(|a| &a.source),
+            Some(Source::System(_))
+        ));
+        let (paired, originals) = pairing::pair(adapted.iter().map(|a| &a.message), |i| {
+            format!("$.messages[{}]", i.saturating_sub(offset))
+        })?;
+        for (i, message) in paired {
+            let e = &entries[i];
+            entries[i] = Entry::new(e.id().as_str(), e.kind(), message.clone())
+                .map_err(|source| AdaptError::Entry { index: i, source })?;
+            let a = &adapted[i];
+            adapted[i] = Arc::new(Adapted {
+                message,
+                given_id: a.given_id.clone(),
+                source: a.source.clone(),
+            });
+        }
         let positions = entries
             .iter()
             .enumerate()
             .map(|(i, e)| (e.id().clone(), i))
             .collect();
-        Transcript {
+        Ok(Transcript {
             format,
             entries,
             adapted,
             positions,
             overrides,
-        }
+            originals,
+        })
     }
 
     /// The adapted message `entry` is still the message at this position adapted from, if any:
@@ -305,6 +328,48 @@ impl Transcript {
         self.source(entry).map(|(i, _)| i)
     }
 
+    /// `entry` with the caller's call ids where it holds ids the pairing of reused ids made
+    /// (TRN-14); `None` when it holds none.
+    fn restored(&self, entry: &Entry) -> Option<Entry> {
+        let made = |id: &str| self.originals.contains_key(id);
+        let holds = entry.message().parts.iter().any(|p| match p {
+            Part::Call(c) => made(&c.call_id),
+            Part::Result(r) => made(&r.call_id),
+            Part::Text(_) => false,
+        });
+        if !holds {
+            return None;
+        }
+        let message = pairing::restore(&self.originals, entry.message());
+        Entry::new(entry.id().as_str(), entry.kind(), message).ok()
+    }
+
+    /// Messages a reducer returned (`values`, this transcript's format, its `messages` only)
+    /// read as the transcript reads its own (TRN-14): a returned message whose JSON is exactly
+    /// that of one of the transcript's messages is that message as adapted here, its reused
+    /// call ids paired (the first not yet taken of equal ones, in order, as BRG-2 matches);
+    /// any other is read alone ([`parse_messages`]).
+    pub fn read_answer(&self, values: &[Json]) -> Result<Vec<Message>, TranscriptError> {
+        let mut parsed = parse_messages(self.format, values)?;
+        if self.originals.is_empty() {
+            return Ok(parsed);
+        }
+        // Each message's JSON text -> its positions, in order (the next not taken first).
+        let mut by_text: FxHashMap<String, std::collections::VecDeque<usize>> =
+            FxHashMap::default();
+        for (i, a) in self.adapted.iter().enumerate() {
+            if let Source::Message(j) = &a.source {
+                by_text.entry(j.to_string()).or_default().push_back(i);
+            }
+        }
+        for (m, v) in parsed.iter_mut().zip(values) {
+            if let Some(i) = by_text.get_mut(&v.to_string()).and_then(|q| q.pop_front()) {
+                m.clone_from(&self.adapted[i].message);
+            }
+        }
+        Ok(parsed)
+    }
+
     /// Renders `entries` (typically an assembly's final list) as a transcript object of the
     /// same format (SPEC TRN-6): `{"format", "messages"}` plus `system` for anthropic-messages.
     pub fn render(&self, entries: &[Entry]) -> Json {
@@ -316,13 +381,17 @@ impl Transcript {
                     Source::Message(j) => messages.push(j.clone()),
                     Source::System(j) => system.push(j.clone()),
                 },
-                _ => match self.format {
-                    TranscriptFormat::OpenAiChat => openai::render(entry, &mut messages),
-                    TranscriptFormat::AnthropicMessages => {
-                        anthropic::render(entry, &mut messages, &mut system)
+                _ => {
+                    let restored = self.restored(entry);
+                    let entry = restored.as_ref().unwrap_or(entry);
+                    match self.format {
+                        TranscriptFormat::OpenAiChat => openai::render(entry, &mut messages),
+                        TranscriptFormat::AnthropicMessages => {
+                            anthropic::render(entry, &mut messages, &mut system)
+                        }
+                        TranscriptFormat::LangChain => langchain::render(entry, &mut messages),
                     }
-                    TranscriptFormat::LangChain => langchain::render(entry, &mut messages),
-                },
+                }
             }
         }
         let mut out = serde_json::Map::new();

@@ -219,7 +219,7 @@ impl Transcript {
             entries.push(entry);
         }
         let adapted = adaptations.iter().map(|a| a.0.adapted.clone()).collect();
-        Ok(Transcript::new(format, entries, adapted, overrides))
+        Transcript::new(format, entries, adapted, overrides)
     }
 }
 

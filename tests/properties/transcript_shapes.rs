@@ -1,5 +1,6 @@
-//! SPEC TRN-7 .. TRN-13: the message shapes real chat models and LangChain return, mapped
-//! faithfully or refused with their place; nothing dropped silently.
+//! SPEC TRN-7 .. TRN-14: the message shapes real chat models and LangChain return, mapped
+//! faithfully or refused with their place; nothing dropped silently; call ids reused across
+//! turns paired as the provider pairs them.
 
 use hybrid_compaction::model::entry::{Entry, EntryKind};
 use hybrid_compaction::model::error::ErrorKind;
@@ -278,6 +279,127 @@ fn trn_13_overrides_that_cannot_apply_are_refused() {
     )
     .unwrap();
     assert_eq!(ok.entries()[1].kind(), EntryKind::OptionalContext);
+}
+
+/// The ids the call and result parts of `t`'s entries carry, per entry.
+fn call_ids(t: &Transcript) -> Vec<Vec<String>> {
+    t.entries()
+        .iter()
+        .map(|e| {
+            e.message()
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Call(c) => Some(c.call_id.clone()),
+                    Part::Result(r) => Some(r.call_id.clone()),
+                    Part::Text(_) => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// SPEC TRN-14: a call id used again after its call was answered is paired by position: the
+/// second call and its result carry `<id>` U+001F `2`, so the exchanges are two complete groups;
+/// the caller's ids come back when rendering (kept messages verbatim, a new entry's parts mapped
+/// back) and when reading a reducer's answer; a reassembled transcript pairs as a parsed one;
+/// ambiguous reuse is refused at its message.
+#[test]
+fn trn_14_reused_call_ids_are_paired_by_position() {
+    let call = |id: &str, city: &str| {
+        json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": id, "type": "function", "function": {"name": "weather", "arguments": format!("{{\"city\": \"{city}\"}}")}}]})
+    };
+    let result =
+        |id: &str, text: &str| json!({"role": "tool", "tool_call_id": id, "content": text});
+    let ms = json!([{"role": "user", "content": "Paris?"}, call("call_X", "Paris"), result("call_X", "sunny"),
+        {"role": "user", "content": "Köln?"}, call("call_X", "Köln"), result("call_X", "rain")]);
+    let t = parse("openai-chat", ms.clone()).unwrap();
+    let x2 = "call_X\u{1f}2".to_owned();
+    let none: Vec<String> = Vec::new();
+    assert_eq!(
+        call_ids(&t),
+        [
+            none.clone(),
+            vec!["call_X".into()],
+            vec!["call_X".into()],
+            none,
+            vec![x2.clone()],
+            vec![x2.clone()]
+        ]
+    );
+    let analysis = hybrid_compaction::engine::exchange::analyze(t.entries());
+    assert!(analysis.is_sequence_valid(), "{analysis:?}");
+    assert_eq!(analysis.groups.len(), 2);
+    // Rendered back: the caller's JSON, verbatim.
+    assert_eq!(t.render(t.entries())["messages"], ms);
+    // A new entry (a reducer's) with a paired id renders with the caller's id.
+    let new = Entry::new(
+        "n",
+        EntryKind::ToolExchange,
+        Message::new(
+            "tool",
+            vec![Part::result(x2.clone(), Value::String("rain".into()))],
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        t.render(&[new])["messages"],
+        json!([result("call_X", "rain")])
+    );
+    // A reducer's answer holding the second exchange alone is read with its paired ids.
+    let answer = t.read_answer(&[ms[4].clone(), ms[5].clone()]).unwrap();
+    assert_eq!(
+        answer,
+        [
+            t.entries()[4].message().clone(),
+            t.entries()[5].message().clone()
+        ]
+    );
+    assert_eq!(
+        parse_messages(TranscriptFormat::OpenAiChat, &[ms[4].clone()]).unwrap()[0],
+        {
+            let mut m = t.entries()[4].message().clone();
+            if let Part::Call(c) = &mut m.parts[0] {
+                c.call_id = "call_X".into();
+            }
+            m
+        }
+    );
+    // Reassembled from per-message adaptations: the same entries.
+    let adaptations: Vec<_> = ms
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            hybrid_compaction::transcript::reuse::Adaptation::message(
+                TranscriptFormat::OpenAiChat,
+                i,
+                m,
+            )
+            .unwrap()
+        })
+        .collect();
+    let again =
+        Transcript::reassemble(TranscriptFormat::OpenAiChat, &adaptations, None, None).unwrap();
+    assert_eq!(again.entries(), t.entries());
+    // Ambiguous: reused before the earlier call has a result; one id for two calls of a message.
+    let early = json!([call("c", "a"), call("c", "b"), result("c", "x")]);
+    let (kind, text) = refused(parse("openai-chat", early));
+    assert_eq!(kind, ErrorKind::InvalidArgument);
+    assert!(
+        text.starts_with("$.messages[1]: the call id \"c\" is used again"),
+        "{text}"
+    );
+    let twice = json!([{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "f", "input": {}}, {"type": "tool_use", "id": "t", "name": "g", "input": {}}]}]);
+    let (kind, text) = refused(parse("anthropic-messages", twice));
+    assert_eq!(kind, ErrorKind::InvalidArgument);
+    assert!(
+        text.starts_with("$.messages[0]: the call id \"t\" names two calls"),
+        "{text}"
+    );
 }
 
 /// The node's view of a transcript: its messages adapted with its classifier are its entries;
