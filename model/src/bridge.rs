@@ -92,10 +92,11 @@ impl<U: UpstreamReducer, M: BridgeMatcher> Reducer for Bridge<U, M> {
                 out.push(entries[i].clone());
                 continue;
             }
-            // SPEC BRG-3: an unmatched message with call/result parts is fabricated tool content.
+            // SPEC BRG-3: an unmatched message with call/result parts, or with a block only the
+            // provider makes (ENT-8), is fabricated tool or provider content.
             let fabricated =
                 ReducerError::Contract(ContractViolation::FabricatedToolContent { index });
-            if message.has_call() || message.has_result() {
+            if message.has_call() || message.has_result() || message.has_provider_block() {
                 return Err(fabricated);
             }
             // SPEC BRG-3: otherwise a Summary entry with a minted id.

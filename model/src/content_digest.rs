@@ -3,7 +3,8 @@
 //! A [`ContentDigest`] is the SHA-256 of an unambiguous encoding of **everything an estimator can
 //! read** from an entry: id, kind, role, author, every part with every field (call ids, names,
 //! argument maps, the informational flag, result values with their exact variant, float bits,
-//! decimal mantissa *and* scale, raw JSON text) and the recovered segment's reference. Every
+//! decimal mantissa *and* scale, raw JSON text; a block's kind, type, JSON and token count) and
+//! the recovered segment's reference. Every
 //! variable-length field is length-prefixed and every variant tagged, so distinct entries give
 //! distinct byte strings, and equal digests mean entries no estimator can tell apart.
 //!
@@ -65,6 +66,19 @@ impl ContentDigest {
                     h.update([b'r']);
                     bytes(&mut h, r.call_id.as_bytes());
                     value(&mut h, &r.value);
+                }
+                Part::Block(b) => {
+                    h.update([b'b']);
+                    bytes(&mut h, b.kind.name().as_bytes());
+                    bytes(&mut h, b.block_type.as_bytes());
+                    bytes(&mut h, b.json.as_bytes());
+                    match b.tokens {
+                        None => h.update([0]),
+                        Some(t) => {
+                            h.update([1]);
+                            h.update(t.to_le_bytes());
+                        }
+                    }
                 }
             }
         }

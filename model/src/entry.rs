@@ -378,7 +378,7 @@ fn message_holds_nan(message: &Message) -> bool {
         }
     }
     message.parts.iter().any(|p| match p {
-        Part::Text(_) => false,
+        Part::Text(_) | Part::Block(_) => false,
         Part::Call(c) => c.arguments.as_ref().is_some_and(|m| m.values().any(value)),
         Part::Result(r) => value(&r.value),
     })

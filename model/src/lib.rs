@@ -85,7 +85,7 @@ pub use diagnostics::{Category, CompactionOutcome, Contribution, Diagnostics, St
 pub use entry::{Entry, EntryError, EntryId, EntryKind, RecoverableSegment};
 pub use error::{ErrorKind, TypedError};
 pub use estimator::{ConstantEstimator, Estimator, MeasurementUnit, TableEstimator};
-pub use message::{FunctionCall, FunctionResult, Message, Part};
+pub use message::{Block, BlockKind, FunctionCall, FunctionResult, Message, Part};
 pub use names::Named;
 pub use policy::{Policy, PolicyError, PolicyField, PolicySpec, TriggerEvaluation};
 pub use selection::PreservationSelection;

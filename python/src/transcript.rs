@@ -8,9 +8,8 @@
 //! kind (ERR-1), the JSON path of the offending value and what was expected there.
 
 use hybrid_compaction::model::entry::Entry;
-use hybrid_compaction::model::message::Part;
 use hybrid_compaction::transcript::{Transcript, TranscriptError};
-use hybrid_compaction_trace::write::value_json;
+use hybrid_compaction_trace::write::part;
 use pyo3::prelude::*;
 use serde_json::{json, Map, Value as Json};
 
@@ -62,28 +61,7 @@ pub fn entry_json(e: &Entry) -> Json {
     let parts: Vec<Json> = m
         .parts
         .iter()
-        .map(|p| match p {
-            Part::Text(t) => json!({ "text": t }),
-            Part::Call(c) => {
-                let mut call = Map::new();
-                call.insert("callId".into(), json!(c.call_id));
-                call.insert("name".into(), json!(c.name));
-                if let Some(args) = &c.arguments {
-                    let args: Map<String, Json> = args
-                        .iter()
-                        .map(|(k, v)| (k.clone(), value_json(v)))
-                        .collect();
-                    call.insert("arguments".into(), Json::Object(args));
-                }
-                if c.informational_only {
-                    call.insert("informationalOnly".into(), json!(true));
-                }
-                json!({ "call": call })
-            }
-            Part::Result(r) => {
-                json!({"result": {"callId": r.call_id, "value": value_json(&r.value)}})
-            }
-        })
+        .map(|p| serde_json::to_value(part(p)).unwrap_or(Json::Null))
         .collect();
     out.insert("parts".into(), Json::Array(parts));
     Json::Object(out)

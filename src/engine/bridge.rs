@@ -29,7 +29,8 @@ use super::hash::{map_with_capacity, FxHashMap, FxHasher};
 pub type Bridge<U> = hybrid_compaction_model::bridge::Bridge<U, HashBuckets>;
 
 /// Bridge equality (SPEC BRG-2): role, author, part count, and per part the same shape with equal
-/// text / call id + name + arguments / call id + value; the informational flag is not compared.
+/// text / call id + name + arguments / call id + value / block; the informational flag is not
+/// compared.
 pub fn bridge_equal(a: &Message, b: &Message) -> bool {
     a.role == b.role
         && a.author == b.author
@@ -40,6 +41,7 @@ pub fn bridge_equal(a: &Message, b: &Message) -> bool {
                 x.call_id == y.call_id && x.name == y.name && x.arguments == y.arguments
             }
             (Part::Result(x), Part::Result(y)) => x.call_id == y.call_id && x.value == y.value,
+            (Part::Block(x), Part::Block(y)) => x == y,
             _ => false,
         })
 }
@@ -64,6 +66,10 @@ fn bridge_hash(m: &Message) -> u64 {
             Part::Result(r) => {
                 2u8.hash(&mut h);
                 r.call_id.hash(&mut h);
+            }
+            Part::Block(b) => {
+                3u8.hash(&mut h);
+                b.json.hash(&mut h);
             }
         }
     }

@@ -133,7 +133,8 @@ impl Classifier for ContentHashClassifier {
 }
 
 /// SHA-256 of the canonical rendering (SPEC CLS-2), streamed: role, U+001F, then per part
-/// `text:`+text | `call:`+id+`:`+name | `result:`+id+`:`+value text, each followed by U+001E.
+/// `text:`+text | `call:`+id+`:`+name | `result:`+id+`:`+value text | `block:`+type+`:`+JSON,
+/// each followed by U+001E.
 fn rendering_digest(message: &Message) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(message.role.as_bytes());
@@ -155,6 +156,12 @@ fn rendering_digest(message: &Message) -> [u8; 32] {
                 h.update(r.call_id.as_bytes());
                 h.update(b":");
                 value_text(&r.value, &mut h);
+            }
+            Part::Block(b) => {
+                h.update(b"block:");
+                h.update(b.block_type.as_bytes());
+                h.update(b":");
+                h.update(b.json.as_bytes());
             }
         }
         h.update("\u{1E}".as_bytes());

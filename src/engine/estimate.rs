@@ -83,6 +83,8 @@ pub(crate) fn context_size(entry: &Entry) -> i32 {
                     .wrapping_add(r.call_id.len())
                     .wrapping_add(value_len(&r.value));
             }
+            // SPEC EST-2: the bytes of the block's JSON.
+            Part::Block(b) => total = total.wrapping_add(b.json.len()),
         }
     }
     #[allow(

@@ -475,7 +475,7 @@ impl<'a> AnalysisBuilder<'a> {
                     };
                     self.push_result(at, result.call_id.as_str());
                 }
-                Part::Text(_) => {}
+                Part::Text(_) | Part::Block(_) => {}
             }
         }
         self.tool.push(ToolEntry {
@@ -497,7 +497,7 @@ impl<'a> AnalysisBuilder<'a> {
         let (mut has_calls, mut has_results) = (false, false);
         let mut next = recs.iter();
         for (pi, part) in entry.message().parts.iter().enumerate() {
-            if matches!(part, Part::Text(_)) {
+            if matches!(part, Part::Text(_) | Part::Block(_)) {
                 continue;
             }
             let r = *next.next().expect("one record per call or result part");

@@ -244,8 +244,8 @@ fn check_required(orig: &Original<'_>, proposed: &[Entry], inv: &[u32], f: &mut 
     }
 }
 
-/// Checks 2 and 3 of SPEC VER-1 in one pass over the proposal: a new entry of a structural kind
-/// is forged (check 2); a retained entry whose kind changed, or whose content changed while not
+/// Checks 2 and 3 of SPEC VER-1 in one pass over the proposal: a new entry of a structural kind,
+/// or holding a block only the provider makes (ENT-8), is forged (check 2); a retained entry whose kind changed, or whose content changed while not
 /// required, is mutated (check 3). The reasons are added in check order after the pass (each
 /// once), so the record is the one two separate passes give.
 fn check_forged_and_retained(
@@ -261,7 +261,8 @@ fn check_forged_and_retained(
             if !matches!(
                 e.kind(),
                 EntryKind::ConversationalMessage | EntryKind::Summary
-            ) {
+            ) || e.message().has_provider_block()
+            {
                 forged = true;
                 f.invalid.insert(e.id().clone());
             }

@@ -196,8 +196,9 @@ impl TokenEstimator {
     }
 
     /// Calls `counted` with every text SPEC EST-6 counts in `message`, in order (role, author,
-    /// message text, then per call part its name and argument JSON and per result part its
-    /// text; empty texts included), and returns the fixed overhead tokens (3, +1 with an author,
+    /// message text, then per call part its name and argument JSON, per result part its text and
+    /// per block without a token count its JSON; empty texts included), and returns the fixed
+    /// overhead tokens (the blocks' given counts, and 3, +1 with an author,
     /// +1 per call part): the chat count is the overhead plus `T` of each text.
     pub fn texts(message: &Message, mut counted: impl FnMut(&str)) -> usize {
         let mut overhead = TOKENS_PER_MESSAGE;
@@ -227,6 +228,12 @@ impl TokenEstimator {
                         write_json(other, &mut json);
                         counted(&json);
                     }
+                },
+                // SPEC EST-6: the tokens its provider charges, where the adapter gave them; else
+                // the tokens of its JSON.
+                Part::Block(block) => match block.tokens {
+                    Some(t) => overhead += t as usize,
+                    None => counted(&block.json),
                 },
             }
         }

@@ -13,7 +13,7 @@ use hybrid_compaction_model::message::{FunctionCall, Message, Part, ROLE_SYSTEM,
 use serde_json::{json, Value as Json};
 
 use super::json::{
-    arguments_json, object_arguments, result_string, string, text_blocks, text_of,
+    arguments_json, block_json, object_arguments, result_string, string, text_blocks, text_of,
     tool_result_value,
 };
 use super::{malformed, Adapted, Source, TranscriptError};
@@ -142,6 +142,7 @@ pub(crate) fn render(entry: &Entry, messages: &mut Vec<Json>, system: &mut Vec<J
                 "input": arguments_json(c.arguments.as_ref())}),
             Part::Result(r) => json!({"type": "tool_result", "tool_use_id": r.call_id,
                 "content": result_string(&r.value)}),
+            Part::Block(b) => block_json(b),
         })
         .collect();
     messages.push(json!({"role": role, "content": blocks}));

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use hybrid_compaction_model::message::{Message, Part};
+use hybrid_compaction_model::message::{Block, Message, Part};
 use hybrid_compaction_model::value::{RawJson, Value, ValueMap};
 use serde_json::value::RawValue;
 use serde_json::Value as Json;
@@ -182,6 +182,32 @@ pub fn tool_result_value(text: String, error: bool) -> Value {
 /// The text parts of a message, concatenated (ENT-3).
 pub fn text_of(message: &Message) -> String {
     message.text_content()
+}
+
+/// A block's JSON as a value (its text is one JSON value, ENT-8); `null` if it is not.
+pub fn block_json(block: &Block) -> Json {
+    serde_json::from_str(&block.json).unwrap_or(Json::Null)
+}
+
+/// Whether the message has any block part.
+pub fn has_block(message: &Message) -> bool {
+    message.parts.iter().any(|p| matches!(p, Part::Block(_)))
+}
+
+/// A message's text and block parts as content parts, in order: `{"type": "text", "text"}` per
+/// text part, each block's JSON as given (what a message with blocks renders its content as).
+pub fn content_parts(message: &Message) -> Json {
+    Json::Array(
+        message
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text(t) => Some(serde_json::json!({"type": "text", "text": t})),
+                Part::Block(b) => Some(block_json(b)),
+                _ => None,
+            })
+            .collect(),
+    )
 }
 
 /// Whether the message has any text part.

@@ -27,8 +27,8 @@ use hybrid_compaction_model::value::{Value, ValueMap};
 use serde_json::{json, Map, Value as Json};
 
 use super::json::{
-    arguments_json, object_arguments, opt_string, result_string, string, text_block, text_blocks,
-    text_of, tool_result_value,
+    arguments_json, content_parts, has_block, object_arguments, opt_string, result_string, string,
+    text_block, text_blocks, text_of, tool_result_value,
 };
 use super::{malformed, Adapted, Source, TranscriptError};
 
@@ -314,6 +314,9 @@ pub(crate) fn render(entry: &Entry, out: &mut Vec<Json>) {
             if error {
                 msg.insert("status".into(), json!("error"));
             }
+        }
+        None if has_block(m) => {
+            msg.insert("content".into(), content_parts(m));
         }
         None => {
             msg.insert("content".into(), json!(text_of(m)));

@@ -335,7 +335,7 @@ impl Transcript {
         let holds = entry.message().parts.iter().any(|p| match p {
             Part::Call(c) => made(&c.call_id),
             Part::Result(r) => made(&r.call_id),
-            Part::Text(_) => false,
+            Part::Text(_) | Part::Block(_) => false,
         });
         if !holds {
             return None;

@@ -20,8 +20,8 @@ use hybrid_compaction_model::value::Value;
 use serde_json::{json, Value as Json};
 
 use super::json::{
-    arguments_text, has_text, opt_string, parse_arguments, result_string, string, text_blocks,
-    text_of,
+    arguments_text, content_parts, has_block, has_text, opt_string, parse_arguments, result_string,
+    string, text_blocks, text_of,
 };
 use super::{malformed, Adapted, TranscriptError};
 
@@ -146,7 +146,9 @@ pub(crate) fn render(entry: &Entry, out: &mut Vec<Json>) {
             _ => None,
         })
         .collect();
-    let content = if has_text(m) || calls.is_empty() {
+    let content = if has_block(m) {
+        content_parts(m)
+    } else if has_text(m) || calls.is_empty() {
         json!(text_of(m))
     } else {
         Json::Null

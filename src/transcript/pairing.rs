@@ -83,7 +83,7 @@ pub(crate) fn pair<'m>(
                 let slot = match part {
                     Part::Call(c) => &mut c.call_id,
                     Part::Result(r) => &mut r.call_id,
-                    Part::Text(_) => continue,
+                    Part::Text(_) | Part::Block(_) => continue,
                 };
                 originals.insert(id.clone(), std::mem::replace(slot, id));
             }
@@ -122,7 +122,7 @@ pub(crate) fn restore(originals: &FxHashMap<String, String>, message: &Message) 
         let slot = match part {
             Part::Call(c) => &mut c.call_id,
             Part::Result(r) => &mut r.call_id,
-            Part::Text(_) => continue,
+            Part::Text(_) | Part::Block(_) => continue,
         };
         if let Some(o) = originals.get(slot.as_str()) {
             slot.clone_from(o);
@@ -150,7 +150,7 @@ mod tests {
             .filter_map(|p| match p {
                 Part::Call(c) => Some(c.call_id.as_str()),
                 Part::Result(r) => Some(r.call_id.as_str()),
-                Part::Text(_) => None,
+                Part::Text(_) | Part::Block(_) => None,
             })
             .collect()
     }

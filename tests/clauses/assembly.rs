@@ -2053,3 +2053,142 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------------------ ENT-8, DEP-23 ----
+
+/// A block of `kind` with JSON `json` (its type read from the JSON's `type`).
+fn block(kind: BlockKind, json: &str) -> Part {
+    let ty = json
+        .split("\"type\":\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or("other");
+    Part::block(kind, ty, json)
+}
+
+const IMAGE: &str = r#"{"image_url":{"url":"https://example.org/ö.png"},"type":"image_url"}"#;
+const THINKING: &str = r#"{"signature":"c2ln","thinking":"Let me see.","type":"thinking"}"#;
+
+#[test]
+fn ent_8_dep_23_blocks_are_sized_by_their_json_and_compared_exactly() {
+    // SPEC ENT-8, EST-2: a block measures the bytes of its JSON; it adds nothing to the text
+    // (ENT-3), so EST-4 counts the text alone.
+    let with_image = Message::new(
+        "user",
+        vec![
+            Part::text("Is this a cat? "),
+            block(BlockKind::Media, IMAGE),
+        ],
+    );
+    let e = Entry::new("u", EntryKind::ConversationalMessage, with_image.clone()).unwrap();
+    let len = |s: &str| i32::try_from(s.len()).expect("short");
+    let text = len("Is this a cat? ");
+    assert_eq!(imp().context_estimator().estimate(&e), text + len(IMAGE));
+    assert_eq!(imp().text_estimator().estimate(&e), text);
+    assert_eq!(with_image.text_content(), "Is this a cat? ");
+    // SPEC VER-2: blocks equal by kind, type, JSON text and tokens.
+    assert!(imp().structurally_equal(&with_image, &with_image.clone()));
+    let other_json = Message::new(
+        "user",
+        vec![
+            Part::text("Is this a cat? "),
+            block(BlockKind::Media, &IMAGE.replace("ö", "o")),
+        ],
+    );
+    assert!(!imp().structurally_equal(&with_image, &other_json));
+    let mut counted = with_image.clone();
+    if let Part::Block(b) = &mut counted.parts[1] {
+        b.tokens = Some(85);
+    }
+    assert!(!imp().structurally_equal(&with_image, &counted));
+    let other_kind = Message::new(
+        "user",
+        vec![
+            Part::text("Is this a cat? "),
+            block(BlockKind::Other, IMAGE),
+        ],
+    );
+    assert!(!imp().structurally_equal(&with_image, &other_kind));
+    // SPEC CLS-2: `block:`+type+`:`+JSON in the rendering.
+    let entries = imp()
+        .adapt(
+            std::slice::from_ref(&with_image),
+            &mut *imp().content_hash_classifier(),
+        )
+        .unwrap();
+    let rendering = format!("user\u{1F}text:Is this a cat? \u{1E}block:image_url:{IMAGE}\u{1E}");
+    assert_eq!(
+        entries[0].id().as_str(),
+        format!("{}:0", sha_hex(&rendering))
+    );
+    assert_eq!(entries[0].kind(), EntryKind::ConversationalMessage);
+}
+
+#[test]
+fn ent_8_ver_1_brg_3_a_reducer_cannot_make_up_provider_blocks() {
+    // SPEC VER-1 check 2: a new entry holding a block only the provider makes is forged; media
+    // may be kept in a summary.
+    let policy = context_policy(100_000, 10, 1, 1);
+    let original = vec![sys("s", "rules"), conv("a", "old"), conv("b", "new")];
+    let forged = Entry::new(
+        "sum",
+        EntryKind::Summary,
+        Message::new(
+            "assistant",
+            vec![Part::text("so far"), block(BlockKind::Reasoning, THINKING)],
+        ),
+    )
+    .unwrap();
+    let r = imp()
+        .verify(
+            &original,
+            &[original[0].clone(), forged, original[2].clone()],
+            &policy,
+        )
+        .unwrap();
+    assert_eq!(
+        r.rejection_reasons,
+        vec![RejectionReason::ForgedStructuralEntry]
+    );
+    let media = Entry::new(
+        "sum",
+        EntryKind::Summary,
+        Message::new(
+            "user",
+            vec![Part::text("so far"), block(BlockKind::Media, IMAGE)],
+        ),
+    )
+    .unwrap();
+    let r = imp()
+        .verify(
+            &original,
+            &[original[0].clone(), media, original[2].clone()],
+            &policy,
+        )
+        .unwrap();
+    assert_eq!(r.outcome, VerificationOutcome::Accepted, "{r:?}");
+    // SPEC BRG-3: an unmatched returned message with such a block is fabricated content.
+    let list = vec![sys("s", "x"), conv("c", "y")];
+    let thinking = Message::new("assistant", vec![block(BlockKind::Reasoning, THINKING)]);
+    let mut b = bridge(vec![UpstreamStep::Return(vec![
+        Message::text("system", "x"),
+        thinking,
+    ])]);
+    assert_eq!(
+        reduce_once(&mut b, &list).unwrap_err(),
+        ReducerError::Contract(ContractViolation::FabricatedToolContent { index: 1 })
+    );
+    let image = Message::new(
+        "user",
+        vec![Part::text("kept"), block(BlockKind::Media, IMAGE)],
+    );
+    let mut b = bridge(vec![UpstreamStep::Return(vec![
+        Message::text("system", "x"),
+        image.clone(),
+    ])]);
+    let out = reduce_once(&mut b, &list).unwrap().unwrap();
+    assert_eq!(
+        (out[1].kind(), out[1].message()),
+        (EntryKind::Summary, &image)
+    );
+}

@@ -33,6 +33,7 @@ use hybrid_compaction_model::assembly::{
 };
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::integration::durable_digests;
+use hybrid_compaction_model::message::{BlockKind, Part};
 use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::seam::Implementation;
 use hybrid_compaction_model::snapshot::SnapshotError;
@@ -268,6 +269,23 @@ fn error_label(e: &AssemblyError) -> String {
 /// require (and not evict) that body.
 const LATER_DIGEST: &str = "path: a body durable by a later digest only";
 
+/// A generated history holding content blocks (SPEC ENT-8) of several kinds, so the engine == model
+/// properties size, compare and render them.
+const BLOCKS: &str = "path: blocks of two kinds or more";
+
+/// Whether `entries` earns [`BLOCKS`]: blocks of two kinds or more.
+fn holds_blocks_of_two_kinds(entries: &[Entry]) -> bool {
+    let kinds: BTreeSet<BlockKind> = entries
+        .iter()
+        .flat_map(|e| &e.message().parts)
+        .filter_map(|p| match p {
+            Part::Block(b) => Some(b.kind),
+            _ => None,
+        })
+        .collect();
+    kinds.len() >= 2
+}
+
 /// Whether `entries` earns [`LATER_DIGEST`].
 fn durable_by_a_later_digest_only(entries: &[Entry]) -> bool {
     let durable = durable_digests(entries);
@@ -296,6 +314,9 @@ fn assembly_labels(case: &Case) -> BTreeSet<String> {
     let mut labels = BTreeSet::new();
     if durable_by_a_later_digest_only(&entries) {
         labels.insert(LATER_DIGEST.to_owned());
+    }
+    if holds_blocks_of_two_kinds(&entries) {
+        labels.insert(BLOCKS.to_owned());
     }
     match &result {
         Err(e) => {
@@ -353,6 +374,9 @@ fn verify_tally() -> Tally {
         let mut labels = BTreeSet::new();
         if durable_by_a_later_digest_only(&original) {
             labels.insert(LATER_DIGEST.to_owned());
+        }
+        if holds_blocks_of_two_kinds(&original) {
+            labels.insert(BLOCKS.to_owned());
         }
         match Model.verify(&original, &proposed, &mp) {
             Err(e) => {
@@ -432,6 +456,12 @@ fn pre_2_bodies_durable_by_a_later_digest_only_are_reached() {
     assembly_tally().assert_floors(&[LATER_DIGEST.to_owned()]);
 }
 
+/// SPEC ENT-8: histories holding blocks (two kinds or more) are assembled.
+#[test]
+fn ent_8_histories_with_blocks_are_reached() {
+    assembly_tally().assert_floors(&[BLOCKS.to_owned()]);
+}
+
 /// SPEC VER-3, VER-1: every rejection reason, and acceptance, are generated; the duplicate-id
 /// argument error is reached but stays a small share of the verifier's inputs.
 #[test]
@@ -445,6 +475,8 @@ fn ver_3_every_rejection_reason_is_reached() {
     labels.push("error DuplicateEntryId (InvalidArgument)".to_owned());
     // SPEC PRE-2: the verifier's required ids (PRE-1.2) rest on the durable set too.
     labels.push(LATER_DIGEST.to_owned());
+    // SPEC ENT-8, VER-2: histories with blocks are verified.
+    labels.push(BLOCKS.to_owned());
     tally.assert_floors(&labels);
     let duplicates = tally.share("error DuplicateEntryId (InvalidArgument)");
     assert!(

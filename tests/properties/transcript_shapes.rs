@@ -292,7 +292,7 @@ fn call_ids(t: &Transcript) -> Vec<Vec<String>> {
                 .filter_map(|p| match p {
                     Part::Call(c) => Some(c.call_id.clone()),
                     Part::Result(r) => Some(r.call_id.clone()),
-                    Part::Text(_) => None,
+                    Part::Text(_) | Part::Block(_) => None,
                 })
                 .collect()
         })

@@ -55,7 +55,7 @@ use hybrid_compaction_model::assembly::{
 use hybrid_compaction_model::cancel::CancellationToken;
 use hybrid_compaction_model::entry::{Entry, EntryId, EntryKind, RecoverableSegment};
 use hybrid_compaction_model::estimator::{ConstantEstimator, Estimator, TableEstimator};
-use hybrid_compaction_model::message::{FunctionCall, Message, Part};
+use hybrid_compaction_model::message::{Block, BlockKind, FunctionCall, Message, Part};
 use hybrid_compaction_model::policy::{Policy, PolicySpec};
 use hybrid_compaction_model::reducers::{ProposalItem, ScriptStep, ScriptedReducer, UpstreamError};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
@@ -288,6 +288,25 @@ pub fn segs_strategy(max: usize) -> impl Strategy<Value = Vec<Seg>> {
     prop::collection::vec(seg_strategy(), 0..max)
 }
 
+/// A content block (SPEC ENT-8) beside the text of a plain entry of every fifth length: each
+/// kind in turn, its JSON holding text of the entry's script (non-ASCII too), every other one
+/// with a token count; `None` for the other lengths.
+fn block(len: usize, script: Script, salt: usize) -> Option<Part> {
+    if len % 5 != 3 {
+        return None;
+    }
+    let kind = BlockKind::ALL[(len / 5) % BlockKind::ALL.len()];
+    let body = serde_json::to_string(&text(len / 2, script, salt)).expect("a string");
+    let ty = format!("t{}", len % 7);
+    let json = format!("{{\"data\":{body},\"type\":\"{ty}\"}}");
+    Some(Part::Block(Block {
+        kind,
+        block_type: ty,
+        json,
+        tokens: (len % 10 == 3).then_some(u32::try_from(len).expect("small")),
+    }))
+}
+
 fn text(len: usize, script: Script, salt: usize) -> String {
     let unit = match script {
         Script::Ascii => "ab",
@@ -355,7 +374,9 @@ impl Builder {
                 };
                 let id = self.id();
                 let t = text(*len, *script, self.next);
-                out.push(Entry::new(id, kind, Message::text(role, t)).expect("plain entry"));
+                let mut parts = vec![Part::text(t)];
+                parts.extend(block(*len, *script, self.next));
+                out.push(Entry::new(id, kind, Message::new(role, parts)).expect("plain entry"));
             }
             Seg::ArtRef { digest } => {
                 let id = self.id();

@@ -81,7 +81,8 @@ impl Classifier for ContentHashClassifier {
 }
 
 /// The canonical rendering of SPEC CLS-2: role + U+001F, then per part `text:`+text |
-/// `call:`+callId+`:`+name | `result:`+callId+`:`+value text, each part followed by U+001E.
+/// `call:`+callId+`:`+name | `result:`+callId+`:`+value text | `block:`+type+`:`+JSON, each part
+/// followed by U+001E.
 /// Author and metadata are ignored; call arguments are excluded.
 pub fn canonical_rendering(message: &Message) -> String {
     let mut out = String::new();
@@ -104,6 +105,12 @@ pub fn canonical_rendering(message: &Message) -> String {
                 out.push_str(&result.call_id);
                 out.push(':');
                 out.push_str(&render_value(&result.value));
+            }
+            Part::Block(block) => {
+                out.push_str("block:");
+                out.push_str(&block.block_type);
+                out.push(':');
+                out.push_str(&block.json);
             }
         }
         out.push('\u{1E}');

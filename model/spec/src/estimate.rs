@@ -47,6 +47,8 @@ impl Estimator for Utf8ContextEstimator {
                 Part::Result(result) => {
                     utf8_len(&result.call_id).wrapping_add(value_size(&result.value))
                 }
+                // SPEC EST-2: a block measures the bytes of its JSON (what it puts in the request).
+                Part::Block(block) => utf8_len(&block.json),
             };
             total = total.wrapping_add(part_size);
         }

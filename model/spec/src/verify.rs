@@ -45,6 +45,8 @@ pub(crate) fn parts_equal(p: &Part, q: &Part, compare_informational: bool) -> bo
         (Part::Result(x), Part::Result(y)) => {
             x.call_id == y.call_id && values_equal(&x.value, &y.value)
         }
+        // Blocks: kind, type, JSON text and tokens (ENT-8).
+        (Part::Block(x), Part::Block(y)) => x == y,
         // Different shapes are unequal.
         _ => false,
     }
@@ -222,14 +224,14 @@ fn check_required(
 }
 
 /// Check 2 of SPEC VER-1: forged structural entries (new ids of kinds other than
-/// `ConversationalMessage` / `Summary`).
+/// `ConversationalMessage` / `Summary`, or holding a block only the provider makes, ENT-8).
 fn check_forged(original: &[Entry], proposed: &[Entry], findings: &mut Findings) {
     for entry in proposed {
         if find(original, entry.id()).is_none()
-            && !matches!(
+            && (!matches!(
                 entry.kind(),
                 EntryKind::ConversationalMessage | EntryKind::Summary
-            )
+            ) || entry.message().has_provider_block())
         {
             findings.reject(RejectionReason::ForgedStructuralEntry, entry.id());
         }

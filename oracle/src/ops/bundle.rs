@@ -159,7 +159,7 @@ fn messages(ms: &[Message]) -> Vec<LoopMessageOutput> {
                 .filter_map(|p| match p {
                     Part::Call(c) => Some(c.call_id.clone()),
                     Part::Result(r) => Some(r.call_id.clone()),
-                    Part::Text(_) => None,
+                    Part::Text(_) | Part::Block(_) => None,
                 })
                 .collect(),
         })

@@ -22,7 +22,8 @@ use hybrid_compaction_model::entry::{Entry, EntryError, EntryId, EntryKind, Reco
 use hybrid_compaction_model::error::ErrorKind;
 use hybrid_compaction_model::estimator::{ConstantEstimator, Estimator, TableEstimator};
 use hybrid_compaction_model::message::{
-    FunctionCall, FunctionResult, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL, ROLE_USER,
+    Block, FunctionCall, FunctionResult, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL,
+    ROLE_USER,
 };
 use hybrid_compaction_model::policy::{Policy, PolicyError, PolicySpec};
 use hybrid_compaction_model::reducers::{
@@ -35,8 +36,8 @@ use serde_json::Value as Json;
 
 use super::error::{answer, wire, CaseError, ErrorOutput, WireError};
 use super::input::{
-    EncodingInput, EntryInput, EstimatorInput, KindInput, MessageInput, PartInput, PolicyInput,
-    ProposalItemInput, ReducerInput, ScriptedReducerInput, StepInput, TranscriptInput,
+    BlockInput, EncodingInput, EntryInput, EstimatorInput, KindInput, MessageInput, PartInput,
+    PolicyInput, ProposalItemInput, ReducerInput, ScriptedReducerInput, StepInput, TranscriptInput,
     UpstreamReducerInput, UpstreamStepInput,
 };
 use super::strict::key_segment;
@@ -148,6 +149,22 @@ pub(crate) fn kind(k: KindInput) -> EntryKind {
     k.0
 }
 
+/// A block part (SPEC ENT-8): its JSON written compactly; an empty type is refused at `path`.
+fn block(b: &BlockInput, path: &str) -> Result<Part, CaseError> {
+    if b.block_type.is_empty() {
+        return wire(
+            path,
+            "a block's type names what the provider calls it: not empty",
+        );
+    }
+    Ok(Part::Block(Block {
+        kind: b.kind.0,
+        block_type: b.block_type.clone(),
+        json: b.json.to_string(),
+        tokens: b.tokens,
+    }))
+}
+
 /// Converts `text`/`parts` into message parts. `Unsupported` parts yield a `NotSupported`
 /// answer naming `entry_id` (SPEC ENT-3, DEP-19).
 fn parts(
@@ -192,6 +209,7 @@ fn parts(
                             ),
                         )))
                     }
+                    PartInput::Block(b) => block(b, &format!("{pp}.block.type"))?,
                 });
             }
             Ok(out)

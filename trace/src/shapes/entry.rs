@@ -6,6 +6,9 @@
 use std::collections::BTreeMap;
 
 use hybrid_compaction_model::entry::EntryKind;
+use hybrid_compaction_model::message::BlockKind;
+
+use super::names::Name;
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -77,6 +80,27 @@ pub enum PartInput {
     /// A content shape outside the closed model, named by its type; constructing it is a
     /// `NotSupported` error (SPEC ENT-3, DEP-19).
     Unsupported(String),
+    /// A content block carried verbatim (SPEC ENT-8, DEP-23).
+    Block(BlockInput),
+}
+
+/// A content block (SPEC ENT-8): what it is to the rules, the provider's type of it, its JSON as
+/// given (any JSON value; the vocabulary holds it written compactly, object members in code
+/// point order), and the tokens its provider charges for it, where known (EST-6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BlockInput {
+    /// `Media`, `Reasoning`, `ServerTool`, `ProviderCompaction` or `Other`.
+    pub kind: Name<BlockKind>,
+    /// The provider's type of the block (`image_url`, `thinking`, ...); not empty.
+    #[serde(rename = "type")]
+    pub block_type: String,
+    /// The block, as given.
+    pub json: serde_json::Value,
+    /// The tokens its provider charges for it (absent: the token estimator counts its JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u32>,
 }
 
 /// A function call part.

@@ -18,7 +18,7 @@ pub mod result;
 
 #[cfg(feature = "schema")]
 pub use entry::WireValueSchema;
-pub use entry::{CallInput, KindInput, PartInput, ResultInput, SegmentInput};
+pub use entry::{BlockInput, CallInput, KindInput, PartInput, ResultInput, SegmentInput};
 pub use names::{Id, Name};
 pub use policy::{
     ConstantEstimatorInput, EncodingInput, EstimatorInput, MemoEstimatorInput, NoParameters,

@@ -45,8 +45,8 @@ use crate::format::{
     TraceProposalItem, TraceResult, TraceSnapshot, TraceVerification, TRACE_VERSION,
 };
 use crate::shapes::{
-    assembly_output, diagnostics_output, CallInput, EstimatorInput, Id, KindInput, Name, PartInput,
-    PolicyInput, RecordedEstimatorInput, ResultInput, SegmentInput,
+    assembly_output, diagnostics_output, BlockInput, CallInput, EstimatorInput, Id, KindInput,
+    Name, PartInput, PolicyInput, RecordedEstimatorInput, ResultInput, SegmentInput,
 };
 
 /// An observer that keeps every record in memory (tests, small hosts).
@@ -574,7 +574,8 @@ impl Writer {
     }
 }
 
-fn part(p: &Part) -> PartInput {
+/// A message part in the wire's part shape (`docs/WIRE.md`, "Parts"), exact for every value.
+pub fn part(p: &Part) -> PartInput {
     match p {
         Part::Text(t) => PartInput::Text(t.clone()),
         Part::Call(c) => PartInput::Call(CallInput {
@@ -590,6 +591,12 @@ fn part(p: &Part) -> PartInput {
         Part::Result(r) => PartInput::Result(ResultInput {
             call_id: r.call_id.clone(),
             value: value_json(&r.value),
+        }),
+        Part::Block(b) => PartInput::Block(BlockInput {
+            kind: Name(b.kind),
+            block_type: b.block_type.clone(),
+            json: serde_json::from_str(&b.json).unwrap_or(Json::Null),
+            tokens: b.tokens,
         }),
     }
 }
