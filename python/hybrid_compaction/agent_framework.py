@@ -47,6 +47,19 @@ _SINK: "contextvars.ContextVar[Optional[_Sent]]" = contextvars.ContextVar("hc_se
 _METADATA = ("usage",)
 
 
+def _block(c: Any) -> Dict[str, Json]:
+    """A content that is neither text nor a call, as a LangChain content block carrying all of it
+    (SPEC TRN-15): a URI or inline data of a media type as LangChain's standard ``image``,
+    ``audio`` or ``file`` block; anything else as the content's own dict."""
+    media = getattr(c, "media_type", None)
+    if c.type in ("uri", "data") and isinstance(media, str):
+        kind = media.split("/", 1)[0]
+        block = {"image": "image", "audio": "audio"}.get(kind, "file")
+        return {"type": block, "url": c.uri, "mime_type": media}
+    d: Dict[str, Json] = c.to_dict()
+    return d
+
+
 def _role(m: Any) -> str:
     role = getattr(m.role, "value", m.role)
     return str(role)
@@ -101,7 +114,7 @@ def to_langchain(
             continue
         texts = [c for c in contents if c.type == "text"]
         calls = [c for c in contents if c.type == "function_call"]
-        rest = [{"type": c.type} for c in contents if c.type not in ("text", "function_call")]
+        rest = [_block(c) for c in contents if c.type not in ("text", "function_call")]
         d = {"type": kinds.get(role, role)}
         if rest:
             d["content"] = [{"type": "text", "text": c.text} for c in texts] + rest

@@ -118,10 +118,13 @@ def test_framework_messages_map_to_the_converters_shapes():
                                            "ToolExchange", "ToolExchange", "ToolExchange"]
 
 
-def test_content_the_converter_cannot_hold_is_refused_by_place():
+def test_an_image_is_carried_as_a_media_block():
+    # SPEC TRN-15: content beyond text is a block, carried as given (no refusal).
     image = Message("user", [Content.from_uri("https://example.com/a.png", media_type="image/png")])
-    trace = hc.TraceWriter(io.StringIO())
-    written, _ = to_langchain([image])
-    with pytest.raises(hc.UnsupportedContentError) as e:
+    out = io.StringIO()
+    with hc.TraceWriter(out) as trace:
+        written, _ = to_langchain([image])
         trace.observe(written, written)
-    assert e.value.path.startswith("history.messages[0].content[0]")
+    parts = hc.from_langchain(written)[0]["parts"]
+    assert [p["block"]["kind"] for p in parts if "block" in p] == ["Media"]
+    assert hc.check(out.getvalue())["violations"] == []

@@ -166,8 +166,8 @@ def test_the_native_module_raises_the_packages_own_exceptions(demo_policy):
     assert str(e.value) == "messages: expected a whole number from 7 to 1000000, got 3"
     with pytest.raises(hc.UnsupportedContentError) as e:
         _native.transcript_entries({"format": "openai-chat", "messages": [
-            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:,"}}]}]})
-    assert (e.value.kind, e.value.path) == ("NotSupported", "messages[0].content[0]")
+            {"role": "assistant", "content": "", "audio": {"id": "a1"}}]})
+    assert (e.value.kind, e.value.path) == ("NotSupported", "messages[0].audio")
     with pytest.raises(hc.TranscriptError) as e:
         _native.transcript_entries({"format": "openai-chat", "messages": [{"content": "x"}]})
     assert type(e.value) is hc.TranscriptError and e.value.kind == "InvalidArgument"

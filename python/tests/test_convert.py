@@ -146,18 +146,23 @@ def refusal(call, *args, **kwargs):
     return e.value
 
 
-def test_unsupported_content_is_refused_with_its_place():
+def test_content_beyond_text_is_carried_as_blocks_and_the_rest_refused_with_its_place():
+    # SPEC TRN-15: an image is a media block, carried as given (its JSON) with its token bound.
     image = {"role": "user", "content": [{"type": "text", "text": "look"},
                                          {"type": "image_url", "image_url": {"url": "data:,"}}]}
-    e = refusal(hc.from_openai, [TRANSCRIPT[0], image])
-    assert isinstance(e, hc.UnsupportedContentError) and e.kind == "NotSupported"
-    assert e.path == "messages[1].content[1]" and "image_url" in e.reason
+    entries = hc.from_openai([TRANSCRIPT[0], image])
+    block = entries[1]["parts"][1]["block"]
+    assert (block["kind"], block["type"], block["tokens"]) == ("Media", "image_url", 1445)
+    assert block["json"] == image["content"][1]
+    block = hc.from_anthropic([{"role": "user", "content": [{"type": "image", "source": {}}]}])[0]["parts"][0]["block"]
+    assert (block["kind"], block["tokens"]) == ("Media", 1600)
+    # SPEC TRN-11: a spoken reply kept by the provider cannot be sent back as given: refused.
     e = refusal(hc.from_openai, [{"role": "assistant", "content": "", "audio": {"id": "a1"}}])
+    assert isinstance(e, hc.UnsupportedContentError) and e.kind == "NotSupported"
     assert e.path == "messages[0].audio"
+    # SPEC TRN-16: a deprecated function_call is a call; without its arguments it is malformed.
     e = refusal(hc.from_openai, [{"role": "assistant", "content": None, "function_call": {"name": "f"}}])
-    assert e.path == "messages[0]"
-    e = refusal(hc.from_anthropic, [{"role": "user", "content": [{"type": "image", "source": {}}]}])
-    assert e.path == "messages[0].content[0]"
+    assert e.kind == "InvalidArgument" and e.path == "messages[0].function_call.arguments"
 
 
 def test_langchain_shapes_that_cannot_be_held_are_refused_with_their_place():
@@ -168,9 +173,11 @@ def test_langchain_shapes_that_cannot_be_held_are_refused_with_their_place():
         {"name": "f", "args": "{oops", "id": "c1", "error": "bad json", "type": "invalid_tool_call"}])
     e = refusal(hc.from_langchain, [bad])
     assert e.path == "messages[0].invalid_tool_calls[0]"
+    # SPEC TRN-15: a thinking block is a reasoning block, not a refusal.
     thinking = lc.AIMessage(content=[{"type": "thinking", "thinking": "hmm", "signature": "s"},
                                      {"type": "text", "text": "ok"}])
-    assert refusal(hc.from_langchain, [thinking]).path == "messages[0].content[0]"
+    parts = hc.from_langchain([thinking])[0]["parts"]
+    assert parts[0]["block"]["kind"] == "Reasoning" and parts[1] == {"text": "ok"}
     e = refusal(hc.from_langchain, [("critic", "no")])
     assert e.kind == "InvalidArgument" and e.path == "messages[0][0]"
 

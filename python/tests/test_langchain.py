@@ -198,11 +198,13 @@ def test_a_recorder_refuses_a_bad_policy_and_a_message_it_cannot_map_by_place():
     with pytest.raises(hc.SpecError):
         TraceMiddleware(trace=hc.TraceWriter(io.StringIO()), policy={**POLICY, "hardLimit": -1})
     buffer = io.StringIO()
-    image = {"messages": [{"role": "user", "content": [
-        {"type": "text", "text": "what is this?"},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]}
+    # A call whose arguments did not parse cannot be held (TRN-9): refused at its place.
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    broken = {"messages": [HumanMessage("what is this?"), AIMessage(content="", invalid_tool_calls=[
+        {"name": "f", "args": "{oops", "id": "c1", "error": "bad json", "type": "invalid_tool_call"}])]}
     with hc.TraceWriter(buffer) as trace:
         with pytest.raises(hc.UnsupportedContentError) as u:
-            fake_agents.agent([TraceMiddleware(policy=POLICY, trace=trace)], rounds=1).invoke(image)
-    assert u.value.path == "history.messages[1].content[1]", u.value.path
+            fake_agents.agent([TraceMiddleware(policy=POLICY, trace=trace)], rounds=1).invoke(broken)
+    assert u.value.path == "history.messages[2].invalid_tool_calls[0]", u.value.path
     assert len(buffer.getvalue().splitlines()) == 1, "nothing half-written: the header only"

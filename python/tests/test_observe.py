@@ -167,10 +167,10 @@ def test_bad_input_is_refused_by_place_and_nothing_is_written(tmp_path):
     assert e.value.path.endswith("trace.jsonl") and "No such file" in e.value.reason
     buffer = io.StringIO()
     trace = hc.TraceWriter(buffer)
-    image = HumanMessage(content=[{"type": "image_url", "image_url": {"url": "data:,"}}], id="i")
+    removal = lc.RemoveMessage(id="i")
     with pytest.raises(hc.UnsupportedContentError) as u:
-        trace.observe(history(0), [SYSTEM, image])
-    assert u.value.path == "sent.messages[1].content[0]"
+        trace.observe(history(0), [SYSTEM, removal])
+    assert u.value.path == "sent.messages[1]"
     with pytest.raises(TypeError):
         trace.observe(history(0), history(0), policy="tight")
     with pytest.raises(hc.InvalidCaseError) as p:

@@ -44,8 +44,8 @@ REALDATA = pathlib.Path(
 ACCEPTED_AT_LEAST = {
     ("tau-bench", "openai-chat"): 200,
     ("mini-swe-agent", "openai-chat"): 38,
-    ("pydantic-ai-requests", "openai-chat"): 41,
-    ("pydantic-ai-requests", "anthropic-messages"): 3,
+    ("pydantic-ai-requests", "openai-chat"): 82,
+    ("pydantic-ai-requests", "anthropic-messages"): 31,
     ("pydantic-ai-requests", "openai-responses"): 0,
 }
 

@@ -6,15 +6,19 @@
 //! | `role` `user` / `assistant`, `content` string or `text` blocks | that role, text parts |
 //! | `tool_use` block `{id, name, input}` | a call part (`input` is the argument object) |
 //! | a `user` message with `tool_result` blocks `{tool_use_id, content}` | role `tool`; one result part per block, the content text as a string value; `is_error: true`: the value `{content, status}` (TRN-10) |
-//! | `image`, `document`, `thinking`, `redacted_thinking`, other blocks | `UnsupportedContent` |
+//! | `role` `system` inside `messages` | a system message (TRN-3) |
+//! | `image`, `document`, `thinking`, `redacted_thinking`, `server_tool_use` and `*_tool_result`, `compaction`, any other block | a block of its kind, carried as given; an image costs Anthropic's pixel rule at most (TRN-15) |
+//! | a `tool_result` whose content holds blocks (image, document, `tool_reference`) | its value is the content as raw JSON (TRN-15) |
 
 use hybrid_compaction_model::entry::Entry;
-use hybrid_compaction_model::message::{FunctionCall, Message, Part, ROLE_SYSTEM, ROLE_TOOL};
+use hybrid_compaction_model::message::{
+    BlockKind, FunctionCall, Message, Part, ROLE_SYSTEM, ROLE_TOOL,
+};
 use serde_json::{json, Value as Json};
 
 use super::json::{
-    arguments_json, block_json, object_arguments, result_string, string, text_blocks, text_of,
-    tool_result_value,
+    arguments_json, block_json, content_parts_of, content_value, object_arguments, result_string,
+    string, text_blocks, text_of, tool_result_value, BlockRule,
 };
 use super::{malformed, Adapted, Source, TranscriptError};
 
@@ -48,12 +52,33 @@ pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> 
     Adapted::without_id(i, m, message)
 }
 
+/// The blocks of Anthropic content (TRN-15): images and documents are media (an image costs what
+/// Anthropic's pixel rule charges at most for one image); thinking is reasoning; the tools
+/// Anthropic runs (`server_tool_use`, `mcp_tool_use` and their `*_tool_result` blocks) are
+/// server tools; `compaction` is its own compaction; any other type is carried as `Other`.
+pub(crate) const BLOCKS: BlockRule = BlockRule {
+    kind: |ty| match ty {
+        "image" | "document" | "search_result" => BlockKind::Media,
+        "thinking" | "redacted_thinking" => BlockKind::Reasoning,
+        "server_tool_use" | "mcp_tool_use" => BlockKind::ServerTool,
+        "compaction" => BlockKind::ProviderCompaction,
+        t if t.ends_with("_tool_result") => BlockKind::ServerTool,
+        _ => BlockKind::Other,
+    },
+    image_tokens: |ty, _| (ty == "image").then_some(ANTHROPIC_IMAGE),
+};
+
+/// Anthropic's pixel rule at most, for one image (TRN-15): about width x height / 750 tokens, an
+/// image over 1568 px on its long edge or over about 1,600 tokens scaled down first.
+pub(crate) const ANTHROPIC_IMAGE: u32 = 1600;
+
 fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
     let role = string(m, "role", path)?;
-    if role != "user" && role != "assistant" {
+    // SPEC TRN-3: `system` inside `messages` (which the API accepts) is a system message.
+    if !["user", "assistant", "system"].contains(&role) {
         return Err(malformed(
             format!("{path}.role"),
-            "expected \"user\" or \"assistant\"",
+            "expected \"user\", \"assistant\" or \"system\"",
         ));
     }
     let content_path = format!("{path}.content");
@@ -87,33 +112,40 @@ fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
             })),
             "tool_result" => {
                 results = true;
-                let texts = text_blocks(
-                    b.get("content").unwrap_or(&Json::Null),
-                    &format!("{p}.content"),
-                    &[],
-                )?;
-                let error = match b.get("is_error") {
-                    None | Some(Json::Null) => false,
-                    Some(Json::Bool(e)) => *e,
-                    Some(_) => {
-                        return Err(malformed(format!("{p}.is_error"), "expected a boolean"))
-                    }
-                };
-                parts.push(Part::result(
-                    string(b, "tool_use_id", &p)?,
-                    tool_result_value(texts.concat(), error),
-                ));
+                parts.push(tool_result(b, &p)?);
             }
-            other => {
-                return Err(TranscriptError::UnsupportedContent {
-                    path: p,
-                    part_type: other.to_owned(),
-                })
+            "" => {
+                return Err(malformed(
+                    format!("{p}.type"),
+                    "expected a block type, not empty",
+                ))
             }
+            other => parts.push(BLOCKS.part(other, b)),
         }
     }
     let role = if results { ROLE_TOOL } else { role };
     Ok(Message::new(role, parts))
+}
+
+/// A `tool_result` block: a result part answering `tool_use_id`, its value the content's text as
+/// a string, or the content itself as raw JSON when it holds blocks (an image, a document, a
+/// `tool_reference`, TRN-15); `is_error: true` the error value (TRN-10).
+fn tool_result(b: &Json, path: &str) -> Result<Part, TranscriptError> {
+    let content = content_parts_of(
+        b.get("content").unwrap_or(&Json::Null),
+        &format!("{path}.content"),
+        &[],
+        &BLOCKS,
+    )?;
+    let error = match b.get("is_error") {
+        None | Some(Json::Null) => false,
+        Some(Json::Bool(e)) => *e,
+        Some(_) => return Err(malformed(format!("{path}.is_error"), "expected a boolean")),
+    };
+    Ok(Part::result(
+        string(b, "tool_use_id", path)?,
+        tool_result_value(content_value(&content), error),
+    ))
 }
 
 /// Renders an entry the assembly created (TRN-6).

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use hybrid_compaction_model::message::{Block, Message, Part};
+use hybrid_compaction_model::message::{Block, BlockKind, Message, Part};
 use hybrid_compaction_model::value::{RawJson, Value, ValueMap};
 use serde_json::value::RawValue;
 use serde_json::Value as Json;
@@ -166,15 +166,88 @@ pub fn text_block(b: &Json, path: &str, also: &[(&str, &str)]) -> Result<String,
     string(b, member, path).map(str::to_owned)
 }
 
+/// How a format's content blocks become block parts (SPEC TRN-15): the kind of each block type,
+/// and the tokens its provider charges for an image block (the other blocks have none given: the
+/// token estimator counts their JSON, EST-6).
+#[derive(Clone, Copy)]
+pub struct BlockRule {
+    /// The kind of a block of this type.
+    pub kind: fn(&str) -> BlockKind,
+    /// The tokens of a block of this type, if it is an image (its JSON at hand).
+    pub image_tokens: fn(&str, &Json) -> Option<u32>,
+}
+
+impl BlockRule {
+    /// The block `b` of type `ty` as a block part: its JSON written compactly (ENT-8).
+    pub fn part(&self, ty: &str, b: &Json) -> Part {
+        Part::Block(Block {
+            kind: (self.kind)(ty),
+            block_type: ty.to_owned(),
+            json: b.to_string(),
+            tokens: (self.image_tokens)(ty, b),
+        })
+    }
+}
+
+/// Content as parts (SPEC TRN-15): a string is one text part, `null` none; in an array, a string
+/// or a text(-like) block (see [`text_block`]) is a text part and any other block, with a
+/// `type`, a block part by `rule`, in order.
+pub fn content_parts_of(
+    content: &Json,
+    path: &str,
+    also: &[(&str, &str)],
+    rule: &BlockRule,
+) -> Result<Vec<Part>, TranscriptError> {
+    let blocks = match content {
+        Json::Null => return Ok(Vec::new()),
+        Json::String(s) => return Ok(vec![Part::Text(s.clone())]),
+        Json::Array(blocks) => blocks,
+        _ => {
+            return Err(malformed(
+                path,
+                "expected a string or an array of content blocks",
+            ))
+        }
+    };
+    blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| content_part(b, &format!("{path}[{i}]"), also, rule))
+        .collect()
+}
+
+/// One content block at `path` as a part (see [`content_parts_of`]).
+pub fn content_part(
+    b: &Json,
+    path: &str,
+    also: &[(&str, &str)],
+    rule: &BlockRule,
+) -> Result<Part, TranscriptError> {
+    if b.is_string() {
+        return text_block(b, path, also).map(Part::Text);
+    }
+    let ty = string(b, "type", path)?;
+    if ty == "text" || also.iter().any(|(t, _)| *t == ty) {
+        return text_block(b, path, also).map(Part::Text);
+    }
+    if ty.is_empty() {
+        return Err(malformed(
+            format!("{path}.type"),
+            "expected a block type, not empty",
+        ));
+    }
+    Ok(rule.part(ty, b))
+}
+
 /// A tool result's value (SPEC TRN-10): the content text, or for a result the tool reported as
 /// failed (LangChain `status: "error"`, Anthropic `is_error: true`) the map
 /// `{"content": text, "status": "error"}`, so that the flag is content the verifier compares.
-pub fn tool_result_value(text: String, error: bool) -> Value {
+pub fn tool_result_value(content: Value, error: bool) -> Value {
     if !error {
-        return Value::String(text);
+        return content;
     }
     let mut m = ValueMap::new();
-    m.insert("content".into(), Value::String(text));
+    m.insert("content".into(), content);
     m.insert("status".into(), Value::String("error".into()));
     Value::Map(m)
 }
@@ -197,9 +270,13 @@ pub fn has_block(message: &Message) -> bool {
 /// A message's text and block parts as content parts, in order: `{"type": "text", "text"}` per
 /// text part, each block's JSON as given (what a message with blocks renders its content as).
 pub fn content_parts(message: &Message) -> Json {
+    parts_json(&message.parts)
+}
+
+/// Text and block parts as content parts (see [`content_parts`]).
+pub fn parts_json(parts: &[Part]) -> Json {
     Json::Array(
-        message
-            .parts
+        parts
             .iter()
             .filter_map(|p| match p {
                 Part::Text(t) => Some(serde_json::json!({"type": "text", "text": t})),
@@ -208,6 +285,31 @@ pub fn content_parts(message: &Message) -> Json {
             })
             .collect(),
     )
+}
+
+/// A tool result's content value: its text as a string when it is text only, else the content
+/// itself as raw JSON ([`blocks_value`], TRN-15).
+pub fn content_value(parts: &[Part]) -> Value {
+    if parts.iter().all(|p| matches!(p, Part::Text(_))) {
+        let mut text = String::new();
+        for p in parts {
+            if let Part::Text(t) = p {
+                text.push_str(t);
+            }
+        }
+        Value::String(text)
+    } else {
+        blocks_value(parts)
+    }
+}
+
+/// A tool result's content that holds blocks (TRN-15): the content itself, as raw JSON (exact:
+/// sized by its text, compared by its text).
+pub fn blocks_value(parts: &[Part]) -> Value {
+    match RawJson::new(parts_json(parts).to_string()) {
+        Ok(raw) => Value::RawJson(raw),
+        Err(_) => Value::Null,
+    }
 }
 
 /// Whether the message has any text part.

@@ -14,7 +14,8 @@
 //! | `tool` with `tool_call_id` | one result part, the content text as a string value; `status` `error`: the value `{content, status}` (TRN-10) |
 //! | `id` (non-blank string) | the entry id (TRN-5) |
 //! | `name` | the author |
-//! | image / audio / file / thinking blocks, `function` and `remove` messages | `UnsupportedContent` |
+//! | image / audio / file / reasoning / server-tool / other blocks (standard or a provider's) | blocks of their kind, carried as given (TRN-15) |
+//! | `function` and `remove` messages | `UnsupportedContent` |
 //!
 //! The shapes of TRN-7 are first *normalized* to a type name and a field object (`normalize`);
 //! the mapping onto parts then reads fields only, whatever shape they came in.
@@ -22,13 +23,15 @@
 use std::borrow::Cow;
 
 use hybrid_compaction_model::entry::Entry;
-use hybrid_compaction_model::message::{FunctionCall, Message, Part, ROLE_SYSTEM, ROLE_TOOL};
+use hybrid_compaction_model::message::{
+    BlockKind, FunctionCall, Message, Part, ROLE_SYSTEM, ROLE_TOOL,
+};
 use hybrid_compaction_model::value::{Value, ValueMap};
 use serde_json::{json, Map, Value as Json};
 
 use super::json::{
-    arguments_json, content_parts, has_block, object_arguments, opt_string, result_string, string,
-    text_block, text_blocks, text_of, tool_result_value,
+    arguments_json, content_part, content_parts, content_parts_of, content_value, has_block,
+    object_arguments, opt_string, result_string, string, text_of, tool_result_value, BlockRule,
 };
 use super::{malformed, Adapted, Source, TranscriptError};
 
@@ -179,7 +182,7 @@ fn message(ty: &str, d: &Json, path: &str, dpath: &str) -> Result<Message, Trans
     let content_path = format!("{dpath}.content");
     let author = opt_string(d, "name", dpath)?;
     if role == ROLE_TOOL {
-        let texts = text_blocks(content, &content_path, &[])?;
+        let content = content_parts_of(content, &content_path, &[], &BLOCKS)?;
         let call_id = string(d, "tool_call_id", dpath)?;
         let error = match d.get("status") {
             None | Some(Json::Null) => false,
@@ -194,7 +197,7 @@ fn message(ty: &str, d: &Json, path: &str, dpath: &str) -> Result<Message, Trans
         };
         let parts = vec![Part::result(
             call_id,
-            tool_result_value(texts.concat(), error),
+            tool_result_value(content_value(&content), error),
         )];
         return Ok(Message {
             role,
@@ -213,12 +216,14 @@ fn message(ty: &str, d: &Json, path: &str, dpath: &str) -> Result<Message, Trans
         });
     }
     let calls = tool_calls(d, dpath)?;
-    let (texts, blocks) = if role == "assistant" {
+    let (mut parts, blocks) = if role == "assistant" {
         ai_content(content, &content_path)?
     } else {
-        (text_blocks(content, &content_path, &[])?, Vec::new())
+        (
+            content_parts_of(content, &content_path, &[], &BLOCKS)?,
+            Vec::new(),
+        )
     };
-    let mut parts: Vec<Part> = texts.into_iter().map(Part::Text).collect();
     // SPEC TRN-8: a tool_use block naming a call of `tool_calls` is that call.
     let named: Vec<&str> = calls.iter().map(|c| c.call_id.as_str()).collect();
     parts.extend(calls.iter().cloned().map(Part::Call));
@@ -266,26 +271,51 @@ fn call(c: &Json, args: &str, p: &str) -> Result<FunctionCall, TranscriptError> 
     })
 }
 
-/// An AI message's content: its texts and its `tool_use` / `tool_call` blocks (TRN-8), in order.
+/// An AI message's content: its text and blocks as parts, and its `tool_use` / `tool_call`
+/// blocks as calls (TRN-8, TRN-15), each in order.
 fn ai_content(
     content: &Json,
     path: &str,
-) -> Result<(Vec<String>, Vec<FunctionCall>), TranscriptError> {
+) -> Result<(Vec<Part>, Vec<FunctionCall>), TranscriptError> {
     let Json::Array(blocks) = content else {
-        return Ok((text_blocks(content, path, &[])?, Vec::new()));
+        return Ok((content_parts_of(content, path, &[], &BLOCKS)?, Vec::new()));
     };
-    let mut texts = Vec::new();
+    let mut parts = Vec::new();
     let mut calls = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
         let p = format!("{path}[{i}]");
         match b.get("type").and_then(Json::as_str) {
             Some("tool_use") => calls.push(call(b, "input", &p)?),
             Some("tool_call") => calls.push(call(b, "args", &p)?),
-            _ => texts.push(text_block(b, &p, &[])?),
+            _ => parts.push(content_part(b, &p, &[], &BLOCKS)?),
         }
     }
-    Ok((texts, calls))
+    Ok((parts, calls))
 }
+
+/// The blocks of LangChain content (TRN-15): its standard blocks (`image`, `audio`, `video`,
+/// `file`, `text-plain`: media; `reasoning`: reasoning; `server_tool_call`,
+/// `server_tool_result`: server tools; `non_standard`) and the provider blocks a chat model
+/// passes through (`image_url`, Anthropic's `thinking`, ...); an image costs at most what either
+/// provider's rule charges for one image.
+pub(crate) const BLOCKS: BlockRule = BlockRule {
+    kind: |ty| match ty {
+        "image" | "image_url" | "audio" | "video" | "file" | "text-plain" | "document"
+        | "input_audio" => BlockKind::Media,
+        "reasoning" | "thinking" | "redacted_thinking" => BlockKind::Reasoning,
+        "server_tool_call"
+        | "server_tool_call_chunk"
+        | "server_tool_result"
+        | "server_tool_use" => BlockKind::ServerTool,
+        t if t.ends_with("_tool_result") => BlockKind::ServerTool,
+        "compaction" => BlockKind::ProviderCompaction,
+        _ => BlockKind::Other,
+    },
+    image_tokens: |ty, _| {
+        matches!(ty, "image" | "image_url")
+            .then_some(super::openai::OPENAI_IMAGE.max(super::anthropic::ANTHROPIC_IMAGE))
+    },
+};
 
 /// Renders an entry the assembly created (TRN-6), in the `model_dump()` shape, with its id.
 pub(crate) fn render(entry: &Entry, out: &mut Vec<Json>) {

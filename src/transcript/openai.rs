@@ -6,22 +6,24 @@
 //! | `role` `user` / `assistant` | that role |
 //! | `content` string / text parts (`text`, `refusal`) | text parts, in order |
 //! | `refusal` (a string, what a model returns instead of content) | a text part after the content's (TRN-11) |
-//! | `content` `image_url` / `input_audio` / `file` / other parts, a non-null `audio` | `UnsupportedContent` (TRN-11 for `audio`) |
+//! | `content` `image_url` / `input_audio` / `file` parts | media blocks; an image costs OpenAI's tile rule at most (TRN-15) |
+//! | any other `content` part | a block of kind `Other`, carried as given (TRN-15) |
+//! | a non-null `audio` | `UnsupportedContent` (TRN-11) |
 //! | `name` | the author |
 //! | `tool_calls[]` `{id, function: {name, arguments}}` | call parts; `arguments` is a JSON string holding an object (`""` = absent), integers beyond 64 bits exact (TRN-12) |
-//! | `role` `tool` with `tool_call_id` | role `tool`, one result part: the content text as a string value |
-//! | `function_call`, `role` `function` (deprecated) | `UnsupportedContent` |
+//! | `role` `tool` with `tool_call_id` | role `tool`, one result part: the content text as a string value (the content as raw JSON when it holds blocks) |
+//! | `function_call` and `role` `function` (deprecated) | a call part and the result answering it, paired by the function's name and position (TRN-16) |
+//! | `reasoning_content`, any other member this format does not define (non-null) | a block (`Reasoning`, else `Other`) `{"member": value}`, so it is sized and kept (TRN-16) |
 
 use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::message::{
-    FunctionCall, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL,
+    Block, BlockKind, FunctionCall, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL,
 };
-use hybrid_compaction_model::value::Value;
 use serde_json::{json, Value as Json};
 
 use super::json::{
-    arguments_text, content_parts, has_block, has_text, opt_string, parse_arguments, result_string,
-    string, text_blocks, text_of,
+    arguments_text, content_parts, content_parts_of, content_value, has_block, has_text,
+    opt_string, parse_arguments, result_string, string, text_of, BlockRule,
 };
 use super::{malformed, Adapted, TranscriptError};
 
@@ -39,17 +41,57 @@ pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> 
     Adapted::without_id(i, m, message)
 }
 
+/// The members OpenAI chat defines for a message (TRN-2, TRN-11); any other non-null member is
+/// carried as a block (TRN-16).
+const MEMBERS: &[&str] = &[
+    "role",
+    "content",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "refusal",
+    "audio",
+    "function_call",
+];
+
+/// The blocks of OpenAI chat content (TRN-15): images, audio and files are media; an image
+/// costs what OpenAI's tile rule charges at most for one image (85 at `detail: "low"`).
+pub(crate) const BLOCKS: BlockRule = BlockRule {
+    kind: |ty| match ty {
+        "image_url" | "input_audio" | "file" | "input_image" | "input_file" | "document_url" => {
+            BlockKind::Media
+        }
+        _ => BlockKind::Other,
+    },
+    image_tokens: |ty, b| {
+        let detail = |member: &str| {
+            b.get(member)
+                .and_then(|i| i.get("detail"))
+                .or_else(|| b.get("detail"))
+                .and_then(Json::as_str)
+        };
+        match ty {
+            "image_url" if detail("image_url") == Some("low") => Some(OPENAI_IMAGE_LOW),
+            "input_image" if detail("input_image") == Some("low") => Some(OPENAI_IMAGE_LOW),
+            "image_url" | "input_image" => Some(OPENAI_IMAGE),
+            _ => None,
+        }
+    },
+};
+
+/// OpenAI's tile rule at most, for one image (TRN-15): scaled to fit 2048 x 2048, then its
+/// shortest side to 768, 170 tokens per 512 px tile plus 85; the most tiles an image can need is
+/// 2 x 4, so 85 + 8 x 170.
+pub(crate) const OPENAI_IMAGE: u32 = 85 + 8 * 170;
+
+/// An image at `detail: "low"` (TRN-15): 85 tokens, whatever its size.
+pub(crate) const OPENAI_IMAGE_LOW: u32 = 85;
+
 fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
     if !m.is_object() {
         return Err(malformed(path, "expected a message object"));
     }
     let role = string(m, "role", path)?;
-    if role == "function" || m.get("function_call").is_some_and(|f| !f.is_null()) {
-        return Err(TranscriptError::UnsupportedContent {
-            path: path.to_owned(),
-            part_type: "function_call".into(),
-        });
-    }
     if m.get("audio").is_some_and(|a| !a.is_null()) {
         // SPEC TRN-11: a spoken reply (`{"id"}` of audio the provider keeps) has no text here.
         return Err(TranscriptError::UnsupportedContent {
@@ -58,70 +100,148 @@ fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
         });
     }
     let content_path = format!("{path}.content");
-    let mut texts = text_blocks(
+    let mut content = content_parts_of(
         m.get("content").unwrap_or(&Json::Null),
         &content_path,
         &[("refusal", "refusal")],
+        &BLOCKS,
     )?;
     // SPEC TRN-11: the message-level refusal is text the provider sent and will be sent back.
     if let Some(refusal) = opt_string(m, "refusal", path)? {
-        texts.push(refusal);
+        content.push(Part::Text(refusal));
     }
     let author = opt_string(m, "name", path)?;
-    let mut parts = Vec::new();
+    let members = other_members(m);
     let role = match role {
         "developer" | "system" => ROLE_SYSTEM.to_owned(),
         "tool" => {
             let call_id = string(m, "tool_call_id", path)?;
-            parts.push(Part::result(call_id, Value::String(texts.concat())));
-            return Ok(Message {
-                role: ROLE_TOOL.into(),
-                author,
-                parts,
-            });
+            return Ok(result_message(call_id, content, author, members));
+        }
+        // SPEC TRN-16: the deprecated function message answers the `function_call` of its name.
+        "function" => {
+            let name = string(m, "name", path)?;
+            return Ok(result_message(
+                &legacy_call_id(name),
+                content,
+                None,
+                members,
+            ));
         }
         other => other.to_owned(),
     };
-    parts.extend(texts.into_iter().map(Part::Text));
-    if let Some(calls) = m.get("tool_calls").filter(|c| !c.is_null()) {
-        let calls = calls
-            .as_array()
-            .ok_or_else(|| malformed(format!("{path}.tool_calls"), "expected an array"))?;
-        for (k, c) in calls.iter().enumerate() {
-            let p = format!("{path}.tool_calls[{k}]");
-            if let Some(ty) = c
-                .get("type")
-                .and_then(Json::as_str)
-                .filter(|t| *t != "function")
-            {
-                return Err(TranscriptError::UnsupportedContent {
-                    path: p,
-                    part_type: ty.into(),
-                });
-            }
-            let f = c
-                .get("function")
-                .ok_or_else(|| malformed(format!("{p}.function"), "expected an object"))?;
-            let fp = format!("{p}.function");
-            let args = string(f, "arguments", &fp)?;
-            let arguments = if args.trim().is_empty() {
-                None
-            } else {
-                Some(parse_arguments(args, &format!("{fp}.arguments"))?)
-            };
-            parts.push(Part::Call(FunctionCall {
-                call_id: string(c, "id", &p)?.to_owned(),
-                name: string(f, "name", &fp)?.to_owned(),
-                arguments,
-                informational_only: false,
-            }));
-        }
-    }
+    let mut parts = content;
+    calls(m, path, &mut parts)?;
+    parts.extend(members);
     Ok(Message {
         role,
         author,
         parts,
     })
+}
+
+/// A tool message: one result part answering `call_id` (its content's text as a string, or the
+/// content itself as raw JSON when it holds blocks, TRN-15), then the members as blocks.
+fn result_message(
+    call_id: &str,
+    content: Vec<Part>,
+    author: Option<String>,
+    members: Vec<Part>,
+) -> Message {
+    let mut parts = vec![Part::result(call_id, content_value(&content))];
+    parts.extend(members);
+    Message {
+        role: ROLE_TOOL.into(),
+        author,
+        parts,
+    }
+}
+
+/// The call id of a deprecated `function_call` of function `name` and of the `function` message
+/// that answers it (TRN-16): calls of one name are paired by position as reused ids are (TRN-14).
+fn legacy_call_id(name: &str) -> String {
+    format!("function_call:{name}")
+}
+
+/// The members of `m` OpenAI chat does not define, each non-null one a block (TRN-16):
+/// `reasoning_content` (what OpenAI-compatible servers and LiteLLM return) is reasoning, any
+/// other (`provider_specific_fields`, ...) a block of kind `Other`; the block's JSON is
+/// `{"member": value}`, its type the member's name.
+fn other_members(m: &Json) -> Vec<Part> {
+    let Some(obj) = m.as_object() else {
+        return Vec::new();
+    };
+    obj.iter()
+        .filter(|(k, v)| !MEMBERS.contains(&k.as_str()) && !v.is_null())
+        .map(|(k, v)| {
+            let kind = if k == "reasoning_content" {
+                BlockKind::Reasoning
+            } else {
+                BlockKind::Other
+            };
+            let mut one = serde_json::Map::new();
+            one.insert(k.clone(), v.clone());
+            Part::Block(Block {
+                kind,
+                block_type: k.clone(),
+                json: Json::Object(one).to_string(),
+                tokens: None,
+            })
+        })
+        .collect()
+}
+
+/// The call parts of an assistant message: its `tool_calls`, and a deprecated `function_call`
+/// (TRN-16).
+fn calls(m: &Json, path: &str, parts: &mut Vec<Part>) -> Result<(), TranscriptError> {
+    if let Some(f) = m.get("function_call").filter(|f| !f.is_null()) {
+        let fp = format!("{path}.function_call");
+        let name = string(f, "name", &fp)?;
+        parts.push(call_part(legacy_call_id(name), name, f, &fp)?);
+    }
+    let Some(calls) = m.get("tool_calls").filter(|c| !c.is_null()) else {
+        return Ok(());
+    };
+    let calls = calls
+        .as_array()
+        .ok_or_else(|| malformed(format!("{path}.tool_calls"), "expected an array"))?;
+    for (k, c) in calls.iter().enumerate() {
+        let p = format!("{path}.tool_calls[{k}]");
+        if let Some(ty) = c
+            .get("type")
+            .and_then(Json::as_str)
+            .filter(|t| *t != "function")
+        {
+            return Err(TranscriptError::UnsupportedContent {
+                path: p,
+                part_type: ty.into(),
+            });
+        }
+        let f = c
+            .get("function")
+            .ok_or_else(|| malformed(format!("{p}.function"), "expected an object"))?;
+        let fp = format!("{p}.function");
+        let call_id = string(c, "id", &p)?.to_owned();
+        parts.push(call_part(call_id, string(f, "name", &fp)?, f, &fp)?);
+    }
+    Ok(())
+}
+
+/// One call part: `call_id`, the function `name` and the arguments of `f` (`f.arguments`, JSON
+/// text holding an object; blank: absent) at `path`.
+fn call_part(call_id: String, name: &str, f: &Json, path: &str) -> Result<Part, TranscriptError> {
+    let args = string(f, "arguments", path)?;
+    let arguments = if args.trim().is_empty() {
+        None
+    } else {
+        Some(parse_arguments(args, &format!("{path}.arguments"))?)
+    };
+    Ok(Part::Call(FunctionCall {
+        call_id,
+        name: name.to_owned(),
+        arguments,
+        informational_only: false,
+    }))
 }
 
 /// Renders an entry the assembly created (TRN-6): one message, or one `tool` message per result.

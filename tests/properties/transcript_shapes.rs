@@ -4,7 +4,7 @@
 
 use hybrid_compaction::model::entry::{Entry, EntryKind};
 use hybrid_compaction::model::error::ErrorKind;
-use hybrid_compaction::model::message::{FunctionCall, Message, Part};
+use hybrid_compaction::model::message::{BlockKind, FunctionCall, Message, Part};
 use hybrid_compaction::model::value::{RawJson, Value, ValueMap};
 use hybrid_compaction::transcript::{
     parse_messages, Transcript, TranscriptError, TranscriptFormat,
@@ -130,12 +130,22 @@ fn trn_8_tool_use_blocks_beside_tool_calls_are_those_calls() {
             call("c3", "g", json!({}))
         ]
     );
-    // Thinking blocks are not text: refused at their place.
+    // A thinking block is not text: a reasoning block after the text, carried as given (TRN-15).
     let thinking = json!({"type": "ai", "content": [{"type": "text", "text": "a"},
         {"type": "thinking", "thinking": "hmm", "signature": "x"}]});
-    let (kind, text) = refused(parse("langchain", json!([thinking])));
-    assert_eq!(kind, ErrorKind::NotSupported);
-    assert!(text.starts_with("$.messages[0].content[1]:"), "{text}");
+    let t = parse("langchain", json!([thinking.clone()])).unwrap();
+    assert_eq!(
+        messages(&t)[0].parts,
+        [
+            Part::text("a"),
+            Part::block(
+                BlockKind::Reasoning,
+                "thinking",
+                r#"{"signature":"x","thinking":"hmm","type":"thinking"}"#
+            )
+        ]
+    );
+    assert_eq!(t.render(t.entries())["messages"], json!([thinking]));
 }
 
 /// SPEC TRN-9: `invalid_tool_calls` are refused at their place, never an empty message.
@@ -420,4 +430,45 @@ fn trn_5_classifier_replays_ids_and_kinds() {
     assert_eq!(answer[0], t.entries()[2].message().clone());
     let kept: &Entry = &t.entries()[2];
     assert_eq!(t.position(kept), Some(2));
+}
+
+/// SPEC TRN-16: OpenAI's deprecated `function_call` and the `function` message answering it are
+/// one exchange (paired by name and position, TRN-14); members the format does not define are
+/// blocks (`reasoning_content` reasoning, any other `Other`), so they are sized and kept.
+#[test]
+fn trn_16_deprecated_function_calls_and_undefined_members_are_kept() {
+    let ms = json!([
+        {"role": "assistant", "content": null, "function_call": {"name": "f", "arguments": "{\"a\": 1}"}},
+        {"role": "function", "name": "f", "content": "one"},
+        {"role": "assistant", "content": null, "function_call": {"name": "f", "arguments": "{}"}},
+        {"role": "function", "name": "f", "content": "two"},
+        {"role": "assistant", "content": "ok", "reasoning_content": "think", "provider_specific_fields": null, "x": [1]}
+    ]);
+    let t = parse("openai-chat", ms.clone()).unwrap();
+    let analysis = hybrid_compaction::engine::exchange::analyze(t.entries());
+    assert!(analysis.is_sequence_valid(), "{analysis:?}");
+    assert_eq!(analysis.groups.len(), 2);
+    assert_eq!(
+        call_ids(&t)[..4],
+        [
+            vec!["function_call:f".to_owned()],
+            vec!["function_call:f".to_owned()],
+            vec!["function_call:f\u{1f}2".to_owned()],
+            vec!["function_call:f\u{1f}2".to_owned()]
+        ]
+    );
+    assert_eq!(t.entries()[1].message().role, "tool");
+    assert_eq!(
+        messages(&t)[4].parts,
+        [
+            Part::text("ok"),
+            Part::block(
+                BlockKind::Reasoning,
+                "reasoning_content",
+                r#"{"reasoning_content":"think"}"#
+            ),
+            Part::block(BlockKind::Other, "x", r#"{"x":[1]}"#),
+        ]
+    );
+    assert_eq!(t.render(t.entries())["messages"], ms);
 }

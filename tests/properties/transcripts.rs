@@ -9,12 +9,12 @@ use hybrid_compaction::model::assembly::Outcome;
 use hybrid_compaction::model::cancel::CancellationToken;
 use hybrid_compaction::model::entry::{Entry, EntryKind};
 use hybrid_compaction::model::error::ErrorKind;
-use hybrid_compaction::model::message::{Message, Part};
+use hybrid_compaction::model::message::{BlockKind, Message, Part};
 use hybrid_compaction::model::policy::{Policy, PolicySpec};
 use hybrid_compaction::model::reducers::{ProposalItem, ScriptStep, ScriptedReducer};
 use hybrid_compaction::model::snapshot::StaticProvider;
 use hybrid_compaction::model::value::Value;
-use hybrid_compaction::transcript::{Transcript, TranscriptError};
+use hybrid_compaction::transcript::Transcript;
 use serde_json::{json, Value as Json};
 
 fn kinds(t: &Transcript) -> Vec<EntryKind> {
@@ -164,25 +164,41 @@ fn trn_1_cls_1_overrides_reclassify_and_forbidden_ones_fail() {
     assert_eq!(e.kind(), ErrorKind::InvalidOperation);
 }
 
-/// SPEC TRN-1: images, audio and other non-text parts are NotSupported errors naming the path.
+/// SPEC TRN-15: images, audio and other non-text parts are media blocks, carried verbatim; an
+/// image costs its provider's rule at most (OpenAI 85 + 8 x 170, Anthropic 1600, either in
+/// LangChain); malformed input is still InvalidArgument.
 #[test]
-fn trn_1_non_text_parts_are_typed_errors() {
+fn trn_15_non_text_parts_are_blocks_carried_verbatim() {
     let cases = [
-        json!({"format": "openai-chat", "messages": [{"role": "user", "content": [
+        (
+            json!({"format": "openai-chat", "messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]}),
-        json!({"format": "anthropic-messages", "messages": [{"role": "user", "content": [
+            Some(1445),
+        ),
+        (
+            json!({"format": "openai-chat", "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "https://x/y.png", "detail": "low"}}]}]}),
+            Some(85),
+        ),
+        (
+            json!({"format": "anthropic-messages", "messages": [{"role": "user", "content": [
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]}]}),
-        json!({"format": "langchain", "messages": [{"type": "human", "content": [
+            Some(1600),
+        ),
+        (
+            json!({"format": "langchain", "messages": [{"type": "human", "content": [
             {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}]}]}),
+            None,
+        ),
     ];
-    for c in cases {
-        match Transcript::parse(&c) {
-            Err(e @ TranscriptError::UnsupportedContent { .. }) => {
-                assert_eq!(e.kind(), ErrorKind::NotSupported);
-                assert!(e.to_string().starts_with("$.messages[0].content[0]"), "{e}");
-            }
-            other => panic!("expected UnsupportedContent, got {other:?}"),
-        }
+    for (c, tokens) in cases {
+        let t = Transcript::parse(&c).unwrap();
+        let Part::Block(b) = &t.entries()[0].message().parts[0] else {
+            panic!("a block: {t:?}")
+        };
+        assert_eq!((b.kind, b.tokens), (BlockKind::Media, tokens), "{c}");
+        assert_eq!(b.json, c["messages"][0]["content"][0].to_string());
+        assert_eq!(t.render(t.entries())["messages"], c["messages"]);
     }
     let bad = json!({"format": "openai-chat", "messages": [{"role": "assistant", "content": null,
         "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "[1]"}}]}]});

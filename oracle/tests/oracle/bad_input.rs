@@ -224,11 +224,11 @@ fn table() -> Vec<Bad> {
         bad("segment reference a number", entry(json!({"id": "a", "kind": "RecoverableContextSegment", "segment": {"body": "x", "reference": 1}})), "$.entries[0].segment.reference", "expected a string", Rejects),
         // ---- parts
         bad("parts an object", parts(json!({"text": "x"})), "$.entries[0].parts", "expected an array, got an object", Rejects),
-        bad("part a string", parts(json!(["hi"])), "$.entries[0].parts[0]", "unknown message part `hi`, expected one of `text`, `call`, `result`, `unsupported`", Rejects),
+        bad("part a string", parts(json!(["hi"])), "$.entries[0].parts[0]", "unknown message part `hi`, expected one of `text`, `call`, `result`, `unsupported`, `block`", Rejects),
         bad("unknown part key", parts(json!([{"image": "x"}])), "$.entries[0].parts[0]", "unknown message part `image`", Rejects),
         bad("part with two keys", parts(json!([{"text": "x", "call": {"callId": "c", "name": "f"}}])), "$.entries[0].parts[0]", "exactly one key", Rejects),
         bad("empty part", parts(json!([{}])), "$.entries[0].parts[0]", "exactly one key, got an empty object", Rejects),
-        bad("part a number", parts(json!([5])), "$.entries[0].parts[0]", "expected a message part: `text`, `call`, `result` or `unsupported`, as a name or as the one key of an object, got the number 5", Rejects),
+        bad("part a number", parts(json!([5])), "$.entries[0].parts[0]", "expected a message part: `text`, `call`, `result`, `unsupported` or `block`, as a name or as the one key of an object, got the number 5", Rejects),
         bad("text part a number", parts(json!([{"text": 5}])), "$.entries[0].parts[0].text", "expected a string", Rejects),
         bad("call without callId", parts(json!([{"call": {"name": "f"}}])), "$.entries[0].parts[0].call", "missing member `callId`", Rejects),
         bad("call arguments an array", parts(json!([{"call": {"callId": "c", "name": "f", "arguments": [1]}}])), "$.entries[0].parts[0].call.arguments", "expected an object, got an array", Rejects),
