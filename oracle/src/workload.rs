@@ -464,7 +464,64 @@ impl Conversation {
             TranscriptFormat::OpenAiChat => self.openai(),
             TranscriptFormat::AnthropicMessages => self.anthropic(),
             TranscriptFormat::LangChain => self.langchain(),
+            TranscriptFormat::OpenAiResponses => self.responses(),
         }
+    }
+
+    /// OpenAI Responses: the system prompt as the top-level `instructions` (the transcript's
+    /// `system`), each call its own `function_call` item (parallel calls consecutive), each
+    /// result a `function_call_output`; an assistant turn's text an `output_text` message. Ids:
+    /// `m{i}` for a turn's first item, `m{i}.{k}` for its `k`-th further call.
+    fn responses(&self) -> Json {
+        let mut system = None;
+        let mut items: Vec<Json> = Vec::new();
+        let mut ids: Vec<String> = Vec::new();
+        let mut overrides = Map::new();
+        for (i, t) in self.turns.iter().enumerate() {
+            let id = Conversation::id(i);
+            match t {
+                Turn::System(s) => {
+                    system = Some(s.clone());
+                    ids.push(id);
+                    continue;
+                }
+                Turn::User(s) => items.push(json!({"role": "user", "content": s})),
+                Turn::Summary(s) => {
+                    overrides.insert(ids.len().to_string(), json!("Summary"));
+                    items.push(json!({"role": "assistant", "content": s}));
+                }
+                Turn::Assistant { text, calls } => {
+                    let mut first = true;
+                    if !text.is_empty() || calls.is_empty() {
+                        items.push(json!({"type": "message", "role": "assistant",
+                            "content": [{"type": "output_text", "text": text}]}));
+                        ids.push(id.clone());
+                        first = false;
+                    }
+                    for (k, c) in calls.iter().enumerate() {
+                        items.push(json!({"type": "function_call", "call_id": c.id,
+                            "name": c.name, "arguments": c.arguments.to_string()}));
+                        ids.push(if first {
+                            id.clone()
+                        } else {
+                            format!("{id}.{}", k + 1)
+                        });
+                        first = false;
+                    }
+                    continue;
+                }
+                Turn::Tool { call_id, text } => items.push(
+                    json!({"type": "function_call_output", "call_id": call_id, "output": text}),
+                ),
+            }
+            ids.push(id);
+        }
+        let mut out = json!({"format": "openai-responses", "messages": items, "ids": ids,
+                             "overrides": overrides});
+        if let Some(s) = system {
+            out["system"] = json!(s);
+        }
+        out
     }
 
     fn summaries(&self) -> Map<String, Json> {

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: The transcript formats (SPEC TRN-1) a workload is exported in.
-TRANSCRIPT_FORMATS = ("openai-chat", "anthropic-messages", "langchain")
+TRANSCRIPT_FORMATS = ("openai-chat", "anthropic-messages", "langchain", "openai-responses")
 
 #: The shapes of a workload's last message, in the order seeds cycle through them.
 ENDINGS = ("user-question", "tool-results", "pending-call", "final-answer")
@@ -301,11 +301,13 @@ def workload(
 
     A system message, user turns, assistant turns with 1-3 parallel tool calls and their results
     (some 2-20 KB, non-ASCII included), summaries (kind override ``Summary``); every message has
-    the stable id ``m{i}``. ``format`` is one of :data:`TRANSCRIPT_FORMATS` (``"openai"`` and
-    ``"anthropic"`` are accepted too); ``ending`` one of :data:`ENDINGS` (default: by seed, seed %
+    the stable id ``m{i}`` (Responses: a turn's further call items ``m{i}.{k}``). ``format`` is one
+    of :data:`TRANSCRIPT_FORMATS` (``"openai"``, ``"anthropic"`` and ``"responses"`` are accepted
+    too); ``ending`` one of :data:`ENDINGS` (default: by seed, seed %
     4). Raises :class:`InvalidCaseError` naming the argument for a bad one.
     """
-    format = {"openai": "openai-chat", "anthropic": "anthropic-messages"}.get(format, format)
+    aliases = {"openai": "openai-chat", "anthropic": "anthropic-messages", "responses": "openai-responses"}
+    format = aliases.get(format, format)
     if isinstance(messages, bool) or not isinstance(messages, int) or messages < 0:
         raise InvalidCaseError("messages", f"expected a whole number, got {messages!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:

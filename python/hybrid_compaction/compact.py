@@ -42,7 +42,14 @@ from ._core import (
     estimator_object,
 )
 from ._types import Assembly, Diagnostics, Event, Outcome
-from .convert import _LANGCHAIN_FIELDS, _format, _langchain_json, serialize, transcript
+from .convert import (
+    _LANGCHAIN_FIELDS,
+    SYSTEM_FORMATS,
+    _format,
+    _langchain_json,
+    serialize,
+    transcript,
+)
 
 __all__ = ["Compaction", "Compactor", "TraceWriter", "compact", "Reducer"]
 
@@ -57,7 +64,8 @@ class Compaction:
     ``PreservationFallback``).
 
     ``messages`` is what to send, in the format and types the history was given in;
-    ``system`` is Anthropic's top-level system prompt (``None`` for the other formats);
+    ``system`` is the top-level system prompt, Anthropic's ``system`` or the Responses
+    ``instructions``, as given (``None`` for the other formats);
     ``outcome`` the assembly outcome; ``diagnostics`` the privacy-safe record (SPEC DIA-1, the
     wire's diagnostics dict); ``events`` the progress events (``Started``, ``Completed``,
     ``Composed``, SPEC EVT-2); ``assembly`` the assembler's result (stages, sizes, attempts).
@@ -284,14 +292,43 @@ def _pydantic_getattr() -> Any:
     return getattr(pydantic, "BaseModel").__dict__.get("__getattr__")
 
 
-def _detect(messages: Sequence[Any]) -> str:
-    """``langchain`` for message objects, strings, tuples and ``type`` dicts; else OpenAI chat."""
+#: The ``type`` of a Responses item that is not a call or an output (TRN-17); every type ending in
+#: ``_call`` or ``_output`` is one too. A dict of any other ``type`` is read as LangChain's.
+_RESPONSES_ITEMS = frozenset(
+    ["message", "reasoning", "compaction", "item_reference", "mcp_list_tools",
+     "mcp_approval_request", "mcp_approval_response"]
+)
+
+#: Content part types only the Responses API uses.
+_RESPONSES_PARTS = frozenset(["input_text", "output_text", "input_image", "input_file"])
+
+
+def _detect(messages: Sequence[Any], system: Any = None) -> str:
+    """The format of ``messages``: ``openai-responses`` when a dict is a Responses item (a
+    Responses item ``type``, a ``call_id``, or ``input_text`` / ``output_text`` /
+    ``input_image`` / ``input_file`` content); ``langchain`` for message objects, strings,
+    tuples and dicts of any other ``type``; else ``anthropic-messages`` when a ``system`` is
+    given apart, and OpenAI chat."""
     for m in messages:
         if not isinstance(m, Mapping):
             return "langchain"
+        kind = m.get("type")
+        if (
+            kind in _RESPONSES_ITEMS
+            or (isinstance(kind, str) and kind.endswith(("_call", "_output")))
+            or "call_id" in m
+            or _responses_content(m.get("content"))
+        ):
+            return "openai-responses"
         if "type" in m and "role" not in m:
             return "langchain"
-    return "openai-chat"
+    return "anthropic-messages" if system is not None else "openai-chat"
+
+
+def _responses_content(content: Any) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(p, Mapping) and p.get("type") in _RESPONSES_PARTS for p in content
+    )
 
 
 def _serialize_answer(answer: Any, format: str) -> Any:
@@ -320,8 +357,10 @@ class Compactor:
     estimator (a name as the CLI spells it, ``"tokens:o200k_base"``, or an object); ``reducer``
     is the agent's reducer (absent: none, so a history over the trigger goes to the
     preservation-only fallback); ``trace`` a :class:`TraceWriter`; ``format`` the messages'
-    format (``"openai-chat"``, ``"anthropic-messages"``, ``"langchain"``; by default detected:
-    LangChain objects, strings, tuples and ``type`` dicts are LangChain, role dicts OpenAI).
+    format (``"openai-chat"``, ``"anthropic-messages"``, ``"langchain"``,
+    ``"openai-responses"``; by default detected: Responses items (their ``type``s, ``call_id``,
+    ``input_text`` content) are Responses, LangChain objects, strings, tuples and other ``type``
+    dicts LangChain, role dicts Anthropic when a ``system`` is given apart, else OpenAI chat).
     Calls of one compactor are serialized (the run's gate, SPEC NODE-2).
     """
 
@@ -421,7 +460,7 @@ class Compactor:
     ) -> Compaction:
         _require_list(messages, "messages")
         objects = list(messages)
-        format = self._format or ("anthropic-messages" if system is not None else _detect(objects))
+        format = self._format or _detect(objects, system)
         with self._lock:
             answer = None
             # Whether the native session answered (the node ran, or the transcript was refused):
@@ -430,7 +469,7 @@ class Compactor:
             # its answer's TranscriptError, as the cause) itself.
             answered = False
             try:
-                if self._reuse and (system is None or format == "anthropic-messages"):
+                if self._reuse and (system is None or format in SYSTEM_FORMATS):
                     # Only the messages not provably unchanged since the last call are converted
                     # (docs/PYTHON.md, "Repeat calls"); a refusal is raised by the whole
                     # conversion.
@@ -474,7 +513,7 @@ class Compactor:
         for source in payload["final"]:
             if source[0] == "o":  # a run of the caller's own messages: position, count
                 i, k = source[1], source[2]
-                if i < offset:  # Anthropic's system, then the objects
+                if i < offset:  # the top-level system, then the objects
                     kept_system = system
                     i, k = i + 1, k - 1
                 out.extend(objects[i - offset : i - offset + k])
@@ -502,7 +541,8 @@ def compact(
 ) -> Compaction:
     """Compacts one provider call's ``messages`` against ``policy`` with ``reducer``: the
     library's per-call path (see the module docs and :meth:`Compactor.compact`). ``system`` is
-    Anthropic's top-level system prompt (the format is then ``anthropic-messages``); the reducer
+    the top-level system prompt, Anthropic's ``system`` or the Responses ``instructions`` (the
+    format is then ``anthropic-messages`` unless the messages are Responses items); the reducer
     is given the messages without it, and the system is kept (it is required content, PRE-1)."""
     return Compactor(
         policy,

@@ -1,20 +1,22 @@
 """Transcripts to wire entries, through the library's one converter (``src/transcript/``).
 
-The mapping of every format is the library's (SPEC TRN-1 .. TRN-13), reached through the native
+The mapping of every format is the library's (SPEC TRN-1 .. TRN-17), reached through the native
 module: this file only *writes* what the caller holds as the converter's JSON input (a
 LangChain message object as its fields, a tuple as a list) and turns the converter's refusals
 into exceptions. So the entries here are the entries ``hybrid-compaction run`` gives for the
 same transcript (``python/tests/test_convert.py`` checks it over the workload generator).
 
-* :func:`from_openai`, :func:`from_anthropic`, :func:`from_langchain`: a transcript as wire
+* :func:`from_openai`, :func:`from_anthropic`, :func:`from_langchain`,
+  :func:`from_openai_responses`: a transcript as wire
   entries (``{"id", "kind", "role", "author"?, "parts"}``) with the ids of TRN-5 and the kinds
   of CLS-1, for ``verify``, ``evaluate`` and ``assemble``.
 * :func:`openai_messages`, :func:`anthropic_messages`, :func:`langchain_messages`: the same as
   wire messages (without ``id`` and ``kind``).
 * :func:`entries_from_messages`: wire messages adapted by the default classifier (CLS-1, CLS-2).
 
-Anything the closed content model cannot hold raises :class:`UnsupportedContentError`, anything
-malformed :class:`TranscriptError`, both ``ValueError`` subclasses with ``.path``
+Content a message cannot carry back as given (an OpenAI ``audio`` reply, LangChain's
+``RemoveMessage``) raises :class:`UnsupportedContentError`, anything malformed
+:class:`TranscriptError`, both ``ValueError`` subclasses with ``.path``
 (``messages[3].content[1]``) and ``.reason``.
 """
 
@@ -33,6 +35,7 @@ __all__ = [
     "from_openai",
     "from_anthropic",
     "from_langchain",
+    "from_openai_responses",
     "openai_messages",
     "anthropic_messages",
     "langchain_messages",
@@ -51,7 +54,13 @@ FORMATS = {
     "anthropic-messages": "anthropic-messages",
     "anthropic": "anthropic-messages",
     "langchain": "langchain",
+    "openai-responses": "openai-responses",
+    "responses": "openai-responses",
 }
+
+#: The formats with a top-level system prompt beside their messages (``system=``): Anthropic's
+#: ``system`` and the Responses ``instructions`` (SPEC TRN-1).
+SYSTEM_FORMATS = ("anthropic-messages", "openai-responses")
 
 #: The LangChain message fields the converter reads (TRN-4, TRN-7 .. TRN-10); the rest
 #: (``additional_kwargs``, ``response_metadata``, ``usage_metadata``, ``artifact``, ...) is
@@ -109,7 +118,8 @@ def _format(format: str) -> str:
         return FORMATS[format]
     except KeyError:
         raise ValueError(
-            f"format must be 'openai-chat', 'anthropic-messages' or 'langchain', got {format!r}"
+            "format must be 'openai-chat', 'anthropic-messages', 'langchain' or "
+            f"'openai-responses', got {format!r}"
         ) from None
 
 
@@ -133,13 +143,16 @@ def transcript(
 ) -> Dict[str, Json]:
     """The transcript object (SPEC TRN-1) of ``messages`` in ``format``, as the converter reads
     it: ``{"format", "messages", "system"?, "ids"?, "overrides"?}``. ``ids`` has one id per
-    adapted message (Anthropic's system first); ``None`` items take TRN-5's id."""
+    adapted message (a top-level system first); ``None`` items take TRN-5's id."""
     format = _format(format)
     _, written = serialize(messages, format)
     t: Dict[str, Json] = {"format": format, "messages": written}
     if system is not None:
-        if format != "anthropic-messages":
-            raise ValueError("system= is Anthropic's top-level system prompt (format 'anthropic-messages')")
+        if format not in SYSTEM_FORMATS:
+            raise ValueError(
+                "system= is Anthropic's top-level system prompt or the Responses instructions "
+                f"(format 'anthropic-messages' or 'openai-responses'), not a member of {format!r}"
+            )
         t["system"] = system
     member = _overrides_member(overrides)
     if member is not None:
@@ -158,7 +171,7 @@ def _entries(t: Dict[str, Json]) -> List[Entry]:
     if given is not None:
         if len(given) != len(entries):
             raise ValueError(
-                f"ids: {len(given)} ids for {len(entries)} messages (Anthropic's system counts as the first)"
+                f"ids: {len(given)} ids for {len(entries)} messages (a top-level system counts as the first)"
             )
         for e, i in zip(entries, given):
             if i is not None:
@@ -187,6 +200,22 @@ def from_anthropic(
     string or text blocks) is the first entry, a ``SystemInstruction``."""
     return _entries(
         transcript(messages, "anthropic-messages", system=system, ids=ids, overrides=overrides)
+    )
+
+
+def from_openai_responses(
+    items: Iterable[Mapping[str, Json]],
+    instructions: Optional[Json] = None,
+    *,
+    ids: Optional[Sequence[Optional[str]]] = None,
+    overrides: Optional[Mapping[int, str]] = None,
+) -> List[Entry]:
+    """OpenAI Responses input items as wire entries (SPEC TRN-17): ``instructions`` (a string or
+    ``input_text`` parts) is the first entry, a ``SystemInstruction``; each item one entry (a
+    ``*_call`` item a call, its ``*_output`` the result, reasoning and provider-run tools
+    blocks)."""
+    return _entries(
+        transcript(items, "openai-responses", system=instructions, ids=ids, overrides=overrides)
     )
 
 

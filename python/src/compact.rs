@@ -125,7 +125,7 @@ struct PyReducer<'t> {
     transcript: &'t Transcript,
     /// Writes the reducer's answer as the converter's JSON (the package's `_serialize`).
     serialize: Py<PyAny>,
-    /// Anthropic's top-level system: not the reducer's, put back before its answer.
+    /// The top-level system (Anthropic's, the Responses instructions): not the reducer's, put back before its answer.
     system: Option<Message>,
     /// The request of the next attempt, as messages and as the caller's objects.
     expected: (Expected, Py<PyList>),
@@ -347,8 +347,7 @@ impl Session {
     ) -> PyResult<Compacted> {
         let t = transcript::read(transcript)
             .map_err(|(kind, path, reason)| errors::transcript(kind, path, reason))?;
-        let system = t.format() == TranscriptFormat::AnthropicMessages
-            && t.entries().len() > objects.bind(py).len();
+        let system = t.format().has_system() && t.entries().len() > objects.bind(py).len();
         self.run(py, &t, system, objects, reducer, serialize)
     }
 

@@ -254,11 +254,9 @@ fn workload_json(
     ending: Option<String>,
 ) -> PyResult<String> {
     let Some(format) = TranscriptFormat::from_name(&format) else {
-        return Err(Failure::invalid(
-            "format",
-            "expected \"openai-chat\", \"anthropic-messages\" or \"langchain\"",
-        )
-        .into());
+        return Err(
+            Failure::invalid("format", format!("expected {}", TranscriptFormat::EXPECTED)).into(),
+        );
     };
     let ending = match ending.as_deref().map(Ending::from_name) {
         None => None,

@@ -54,7 +54,7 @@ pub struct Inputs<'a, 'py> {
     pub format: TranscriptFormat,
     /// The caller's messages.
     pub objects: &'a Bound<'py, PyList>,
-    /// Anthropic's top-level system, if given.
+    /// The top-level system (Anthropic's, the Responses instructions), if given.
     pub system: Option<&'a Bound<'py, PyAny>>,
     /// The overrides as the transcript object's member (`{"3": "Summary"}`), if any.
     pub overrides: Option<&'a Bound<'py, PyAny>>,
@@ -101,7 +101,7 @@ impl Cache {
     fn adaptations(&mut self, inputs: &Inputs<'_, '_>, call: u64) -> Option<Vec<Adaptation>> {
         let mut out = Vec::with_capacity(inputs.objects.len() + 1);
         if let Some(s) = inputs.system {
-            out.push(Adaptation::system(&json_at(s, 1)?).ok()?);
+            out.push(Adaptation::system(inputs.format, &json_at(s, 1)?).ok()?);
         }
         for (i, m) in inputs.objects.iter().enumerate() {
             let key = m.as_ptr() as usize;

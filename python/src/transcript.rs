@@ -33,7 +33,7 @@ pub fn refusal(e: &TranscriptError) -> Refusal {
         TranscriptError::Malformed { path, message } => (path.clone(), message.clone()),
         TranscriptError::UnsupportedContent { path, part_type } => (
             path.clone(),
-            format!("content of type {part_type:?} cannot be compacted here (text, tool calls and tool results only)"),
+            format!("content of type {part_type:?} cannot be carried back as it was given"),
         ),
         other => ("$".to_owned(), other.to_string()),
     };

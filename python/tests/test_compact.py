@@ -167,6 +167,54 @@ def test_anthropic_with_a_system_prompt_keeps_it():
     assert r.outcome == "Reduced" and r.system == "Be brief." and r.messages == [ms[-1]]
 
 
+def responses_items():
+    """A Responses input (TRN-17): a question, reasoning, a function call and its large output,
+    the answer, the next question."""
+    return [
+        {"role": "user", "content": "Weather in Zürich?"},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA" * 20},
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "weather",
+         "arguments": '{"city": "Zürich"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "Zürich: 12 °C. " * 20},
+        {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "12 °C.", "annotations": []}]},
+        {"role": "user", "content": [{"type": "input_text", "text": "And tomorrow?"}]},
+    ]
+
+
+def test_responses_items_with_instructions_are_detected_kept_and_compacted():
+    items = responses_items()
+    whole = hc.compact(items, policy(10**6), system="Be brief.")
+    assert whole.format == "openai-responses" and whole.outcome == "WithinLimit"
+    assert all(a is b for a, b in zip(whole.messages, items)) and whole.system == "Be brief."
+    seen = []
+
+    def keep_last(messages):
+        seen.append(messages)
+        return messages[-1:]
+
+    r = hc.compact(items, policy(200), reducer=keep_last, system="Be brief.")
+    assert seen[0] == items  # the reducer sees the items, the instructions are the node's
+    assert r.outcome == "Reduced" and r.system == "Be brief." and r.messages == [items[-1]]
+    # a call without its output is refused (EXC): the fallback answers instead
+    broken = hc.compact(items, policy(200), reducer=lambda ms: ms[1:3] + ms[-1:], system="Be brief.")
+    assert broken.outcome == "PreservationFallback" and broken.messages == [items[-1]]
+    assert broken.assembly["stages"].count("ReducerAttempt") == 1
+    # a compactor's repeat calls (kept conversions, TRN-17 instructions included) answer the same
+    with hc.Compactor(policy(200), reducer=keep_last) as c:
+        for _ in range(2):
+            again = c.compact(items, system="Be brief.")
+            assert again.messages == r.messages and again.system == "Be brief."
+        assert c.compact(items, system="Be briefer.").system == "Be briefer."
+
+
+def test_a_system_prompt_only_where_the_format_has_one():
+    with pytest.raises(ValueError, match="openai-responses"):
+        hc.compact([{"role": "user", "content": "hi"}], policy(100), system="x", format="openai-chat")
+    with pytest.raises(ValueError, match="openai-responses"):
+        hc.compact([{"role": "user", "content": "hi"}], policy(100), format="responses-api")
+
+
 def test_tokens_estimator_by_the_cli_spelling():
     r = hc.compact(history(), policy(1000, estimator="tokens:o200k_base"))
     assert r.diagnostics["measurementUnit"] == "EstimatedTokens"

@@ -75,6 +75,8 @@ def test_the_same_transcript_gives_the_same_entries_as_the_cli(fmt, seed, demo_p
         entries = hc.from_openai(t["messages"], ids=t.get("ids"), overrides=overrides)
     elif fmt == "anthropic-messages":
         entries = hc.from_anthropic(t["messages"], t.get("system"), ids=t.get("ids"), overrides=overrides)
+    elif fmt == "openai-responses":
+        entries = hc.from_openai_responses(t["messages"], t.get("system"), ids=t.get("ids"), overrides=overrides)
     else:
         entries = hc.from_langchain(t["messages"], ids=t.get("ids"), overrides=overrides)
     wire = cli({"op": "entry", "transcript": t})["entries"]

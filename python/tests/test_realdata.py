@@ -46,7 +46,7 @@ ACCEPTED_AT_LEAST = {
     ("mini-swe-agent", "openai-chat"): 38,
     ("pydantic-ai-requests", "openai-chat"): 82,
     ("pydantic-ai-requests", "anthropic-messages"): 31,
-    ("pydantic-ai-requests", "openai-responses"): 0,
+    ("pydantic-ai-requests", "openai-responses"): 76,
 }
 
 

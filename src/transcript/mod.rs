@@ -1,18 +1,21 @@
-//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-13).
+//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-17).
 //!
 //! A host holds its conversation in its provider's or framework's message format. [`Transcript::parse`]
-//! turns such a transcript (`openai-chat`, `anthropic-messages` or `langchain`, as JSON) into
-//! messages (TRN-2 .. TRN-4), gives each a stable id (TRN-5) and classifies it onto an entry kind
-//! by the adaptation of SPEC CLS-1, with per-index overrides. [`Transcript::render`] turns the
-//! bounded entry list an assembly returns back into the same format: every entry that is still
-//! the message it was adapted from is emitted as the **original JSON, verbatim** (unknown members,
-//! cache-control markers, `is_error` flags and argument strings included); only entries the
-//! assembly created (summaries) are rendered from their message (TRN-6).
+//! turns such a transcript (`openai-chat`, `anthropic-messages`, `langchain` or
+//! `openai-responses`, as JSON) into messages (TRN-2 .. TRN-4, TRN-17), gives each a stable id
+//! (TRN-5) and classifies it onto an entry kind by the adaptation of SPEC CLS-1, with per-index
+//! overrides. [`Transcript::render`] turns the bounded entry list an assembly returns back into
+//! the same format: every entry that is still the message it was adapted from is emitted as the
+//! **original JSON, verbatim** (unknown members, cache-control markers, `is_error` flags and
+//! argument strings included); only entries the assembly created (summaries) are rendered from
+//! their message (TRN-6).
 //!
-//! Parts the vocabulary cannot represent (images, audio, files, documents, thinking blocks) are a
-//! typed [`TranscriptError::UnsupportedContent`] naming the message and the part type (TRN-1).
+//! Content beyond text, calls and results (images, audio, files, reasoning and thinking,
+//! server tools, a provider's compaction) is carried as blocks (TRN-15, TRN-16); what a message
+//! cannot carry back as given is a typed [`TranscriptError::UnsupportedContent`] naming the
+//! message and the part type (TRN-1).
 //!
-//! Format specifics live in [`openai`], [`anthropic`] and [`langchain`]; the JSON value mapping
+//! Format specifics live in [`openai`], [`anthropic`], [`langchain`] and [`responses`]; the JSON value mapping
 //! and the rendering of new entries in [`json`]. Call ids a transcript reuses across turns are
 //! paired by position where the provider's pairing is unambiguous (TRN-14, `pairing.rs`), so the
 //! rules see distinct exchanges and the caller gets its own ids back.
@@ -25,6 +28,7 @@ pub mod json;
 pub mod langchain;
 pub mod openai;
 mod pairing;
+pub mod responses;
 pub mod reuse;
 
 use std::collections::BTreeMap;
@@ -49,15 +53,22 @@ pub enum TranscriptFormat {
     AnthropicMessages,
     /// LangChain message dicts (`model_dump()` or `messages_to_dict()` shape).
     LangChain,
+    /// OpenAI Responses input items (plus the top-level `instructions`, given as `system`).
+    OpenAiResponses,
 }
 
 impl TranscriptFormat {
     /// Every format.
-    pub const ALL: [TranscriptFormat; 3] = [
+    pub const ALL: [TranscriptFormat; 4] = [
         TranscriptFormat::OpenAiChat,
         TranscriptFormat::AnthropicMessages,
         TranscriptFormat::LangChain,
+        TranscriptFormat::OpenAiResponses,
     ];
+
+    /// What a format name must be, for an error naming the choices.
+    pub const EXPECTED: &'static str =
+        "\"openai-chat\", \"anthropic-messages\", \"langchain\" or \"openai-responses\"";
 
     /// The wire name.
     pub fn name(self) -> &'static str {
@@ -65,12 +76,22 @@ impl TranscriptFormat {
             TranscriptFormat::OpenAiChat => "openai-chat",
             TranscriptFormat::AnthropicMessages => "anthropic-messages",
             TranscriptFormat::LangChain => "langchain",
+            TranscriptFormat::OpenAiResponses => "openai-responses",
         }
     }
 
     /// Parses a wire name.
     pub fn from_name(name: &str) -> Option<TranscriptFormat> {
         TranscriptFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Whether a transcript of this format has a top-level `system` member: Anthropic's
+    /// `system`, and the Responses `instructions`.
+    pub fn has_system(self) -> bool {
+        matches!(
+            self,
+            TranscriptFormat::AnthropicMessages | TranscriptFormat::OpenAiResponses
+        )
     }
 }
 
@@ -194,7 +215,7 @@ impl Transcript {
             .ok_or_else(|| {
                 malformed(
                     "$.format",
-                    "expected \"openai-chat\", \"anthropic-messages\" or \"langchain\"",
+                    format!("expected {}", TranscriptFormat::EXPECTED),
                 )
             })?;
         let messages = obj
@@ -202,16 +223,17 @@ impl Transcript {
             .and_then(Json::as_array)
             .ok_or_else(|| malformed("$.messages", "expected an array of messages"))?;
         let system = obj.get("system").filter(|s| !s.is_null());
-        if system.is_some() && format != TranscriptFormat::AnthropicMessages {
+        if system.is_some() && !format.has_system() {
             return Err(malformed(
                 "$.system",
-                "`system` is only a member of anthropic-messages transcripts",
+                "`system` is only a member of anthropic-messages transcripts (Anthropic's system) and openai-responses ones (the `instructions`)",
             ));
         }
         let adapted = match format {
             TranscriptFormat::OpenAiChat => openai::adapt(messages)?,
             TranscriptFormat::AnthropicMessages => anthropic::adapt(system, messages)?,
             TranscriptFormat::LangChain => langchain::adapt(messages)?,
+            TranscriptFormat::OpenAiResponses => responses::adapt(system, messages)?,
         };
         let ids = parse_ids(obj.get("ids"), adapted.len())?;
         let overrides = parse_overrides(obj.get("overrides"), adapted.len())?;
@@ -250,7 +272,7 @@ impl Transcript {
         mut adapted: Vec<Arc<Adapted>>,
         overrides: BTreeMap<usize, EntryKind>,
     ) -> Result<Transcript, TranscriptError> {
-        // Anthropic's top-level system is adapted first and holds no call.
+        // A top-level system (Anthropic's, the Responses instructions) is adapted first and holds no call.
         let offset = usize::from(matches!(
             adapted.first().map(|a| &a.source),
             Some(Source::System(_))
@@ -390,13 +412,16 @@ impl Transcript {
                             anthropic::render(entry, &mut messages, &mut system)
                         }
                         TranscriptFormat::LangChain => langchain::render(entry, &mut messages),
+                        TranscriptFormat::OpenAiResponses => {
+                            responses::render(entry, &mut messages, &mut system)
+                        }
                     }
                 }
             }
         }
         let mut out = serde_json::Map::new();
         out.insert("format".into(), Json::String(self.format.name().into()));
-        if self.format == TranscriptFormat::AnthropicMessages && !system.is_empty() {
+        if self.format.has_system() && !system.is_empty() {
             out.insert("system".into(), anthropic::join_system(system));
         }
         out.insert("messages".into(), Json::Array(messages));
@@ -461,6 +486,7 @@ pub fn parse_messages(
         TranscriptFormat::OpenAiChat => openai::adapt(messages)?,
         TranscriptFormat::AnthropicMessages => anthropic::adapt(None, messages)?,
         TranscriptFormat::LangChain => langchain::adapt(messages)?,
+        TranscriptFormat::OpenAiResponses => responses::adapt(None, messages)?,
     };
     Ok(adapted.into_iter().map(|a| a.message).collect())
 }

@@ -38,8 +38,8 @@ use rustc_hash::FxHashMap;
 use serde_json::Value as Json;
 
 use super::{
-    anthropic, langchain, openai, parse_ids, parse_overrides, refuse_inapplicable, Adapted,
-    Transcript, TranscriptError, TranscriptFormat,
+    anthropic, langchain, openai, parse_ids, parse_overrides, refuse_inapplicable, responses,
+    Adapted, Transcript, TranscriptError, TranscriptFormat,
 };
 use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
 
@@ -79,13 +79,18 @@ impl Adaptation {
             TranscriptFormat::OpenAiChat => openai::adapt_one(index, message)?,
             TranscriptFormat::AnthropicMessages => anthropic::adapt_one(index, message)?,
             TranscriptFormat::LangChain => langchain::adapt_one(index, message)?,
+            TranscriptFormat::OpenAiResponses => responses::adapt_one(index, message)?,
         };
         Ok(Adaptation::new(adapted))
     }
 
-    /// Anthropic's top-level `system` adapted (TRN-3): the first entry of its transcript.
-    pub fn system(system: &Json) -> Result<Adaptation, TranscriptError> {
-        Ok(Adaptation::new(anthropic::adapt_system(system)?))
+    /// A `format` transcript's top-level `system` adapted (Anthropic's `system`, TRN-3; the
+    /// Responses `instructions`, TRN-17): the first entry of its transcript.
+    pub fn system(format: TranscriptFormat, system: &Json) -> Result<Adaptation, TranscriptError> {
+        Ok(Adaptation::new(match format {
+            TranscriptFormat::OpenAiResponses => responses::adapt_instructions(system)?,
+            _ => anthropic::adapt_system(system)?,
+        }))
     }
 
     fn new(adapted: Adapted) -> Adaptation {
@@ -238,7 +243,7 @@ mod tests {
         let format = TranscriptFormat::from_name(t["format"].as_str().unwrap()).unwrap();
         let mut out = Vec::new();
         if let Some(s) = t.get("system") {
-            out.push(Adaptation::system(s)?);
+            out.push(Adaptation::system(format, s)?);
         }
         for (i, m) in t["messages"].as_array().unwrap().iter().enumerate() {
             let a = match cache.iter().find(|(j, _)| j == m) {

@@ -1,5 +1,5 @@
-//! SPEC TRN-1 .. TRN-6: transcripts (OpenAI chat, Anthropic messages, LangChain) to entries and
-//! back, and a bounded request rendered in the host's own format.
+//! SPEC TRN-1 .. TRN-6, TRN-15, TRN-17: transcripts (OpenAI chat, Anthropic messages, LangChain,
+//! OpenAI Responses) to entries and back, and a bounded request rendered in the host's own format.
 
 use std::sync::Arc;
 
@@ -52,7 +52,18 @@ fn langchain() -> Json {
     ]})
 }
 
-/// SPEC TRN-1, TRN-2, TRN-3, TRN-4: roles, multi-part content, tool calls and results map onto
+fn responses() -> Json {
+    json!({"format": "openai-responses", "system": "Be brief.", "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\": \"Paris\"}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
+        {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "It is sunny.", "annotations": []}]}
+    ]})
+}
+
+/// SPEC TRN-1, TRN-2, TRN-3, TRN-4, TRN-17: roles, multi-part content, tool calls and results map onto
 /// the kinds of CLS-1; TRN-6: rendering the unchanged list gives the transcript back verbatim.
 #[test]
 fn trn_1_trn_4_trn_6_each_format_adapts_and_renders_back_verbatim() {
@@ -85,6 +96,17 @@ fn trn_1_trn_4_trn_6_each_format_adapts_and_renders_back_verbatim() {
                 EntryKind::ToolExchange,
                 EntryKind::ToolExchange,
                 EntryKind::SystemInstruction,
+            ],
+        ),
+        (
+            responses(),
+            vec![
+                EntryKind::SystemInstruction,
+                EntryKind::ConversationalMessage,
+                EntryKind::ConversationalMessage,
+                EntryKind::ToolExchange,
+                EntryKind::ToolExchange,
+                EntryKind::ConversationalMessage,
             ],
         ),
     ] {
@@ -208,6 +230,110 @@ fn trn_15_non_text_parts_are_blocks_carried_verbatim() {
     );
 }
 
+/// SPEC TRN-17: each Responses item is one message: `instructions` and `developer` are system,
+/// a client-run call item (any `*_call` with a `call_id`) is a call, its `*_output` the result,
+/// reasoning and compaction items are blocks of their kind, a provider-run tool a server-tool
+/// block; a malformed item is InvalidArgument naming its path.
+#[test]
+fn trn_17_responses_items_are_messages_calls_results_and_blocks() {
+    let input = json!({"format": "openai-responses", "system": [{"type": "input_text", "text": "Be brief."}],
+        "messages": [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Use metric."}]},
+        {"role": "user", "content": [{"type": "input_text", "text": "Plot "}, {"type": "input_image", "image_url": "data:image/png;base64,AAAA"}]},
+        {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "*** Begin Patch"},
+        {"type": "custom_tool_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "done"}]},
+        {"type": "local_shell_call", "call_id": "c2", "action": {"type": "exec", "command": ["ls"]}, "status": "completed"},
+        {"type": "local_shell_call_output", "call_id": "c2", "output": "a.txt"},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "weather"}},
+        {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAA"},
+        {"type": "item_reference", "id": "msg_0"},
+        {"type": "mcp_approval_request", "id": "mcpr_1", "name": "deploy", "arguments": "{}", "server_label": "ops"},
+        {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": true}
+    ]});
+    let t = Transcript::parse(&input).unwrap();
+    let e = t.entries();
+    assert_eq!(
+        (e[0].message().role.as_str(), e[1].message().role.as_str()),
+        ("system", "system")
+    );
+    assert_eq!(e[0].message().text_content(), "Be brief.");
+    assert!(
+        matches!(&e[2].message().parts[1], Part::Block(b) if b.kind == BlockKind::Media && b.tokens == Some(1445))
+    );
+    let call = |i: usize| match &e[i].message().parts[0] {
+        Part::Call(c) => (
+            c.call_id.clone(),
+            c.name.clone(),
+            c.arguments
+                .as_ref()
+                .map(|a| a.keys().cloned().collect::<Vec<_>>()),
+        ),
+        other => panic!("a call at {i}: {other:?}"),
+    };
+    assert_eq!(
+        call(3),
+        (
+            "c1".into(),
+            "apply_patch".into(),
+            Some(vec!["input".into()])
+        )
+    );
+    assert_eq!(
+        call(5),
+        (
+            "c2".into(),
+            "local_shell_call".into(),
+            Some(vec!["action".into()])
+        )
+    );
+    assert_eq!(call(10), ("mcpr_1".into(), "deploy".into(), Some(vec![])));
+    for i in [4, 6, 11] {
+        assert!(
+            e[i].message().has_result() && e[i].kind() == EntryKind::ToolExchange,
+            "{i}"
+        );
+    }
+    let block = |i: usize| match &e[i].message().parts[0] {
+        Part::Block(b) => (b.kind, b.block_type.clone()),
+        other => panic!("a block at {i}: {other:?}"),
+    };
+    assert_eq!(block(7), (BlockKind::ServerTool, "web_search_call".into()));
+    assert_eq!(
+        block(8),
+        (BlockKind::ProviderCompaction, "compaction".into())
+    );
+    assert_eq!(block(9), (BlockKind::Other, "item_reference".into()));
+    assert_eq!(t.render(e), input);
+    // a call the provider runs itself is its tool's block, not a call awaiting an output
+    let server = json!({"format": "openai-responses", "messages": [
+        {"type": "tool_search_call", "call_id": "ts_1", "execution": "server", "arguments": {"query": "x"}},
+        {"type": "tool_search_output", "call_id": "ts_1", "execution": "server", "tools": []}]});
+    let t = Transcript::parse(&server).unwrap();
+    for e in t.entries() {
+        assert!(
+            matches!(&e.message().parts[0], Part::Block(b) if b.kind == BlockKind::ServerTool),
+            "{e:?}"
+        );
+    }
+    for (bad, path) in [
+        (
+            json!({"role": "tool", "content": "x"}),
+            "$.messages[0].role",
+        ),
+        (
+            json!({"type": "function_call", "call_id": "c", "name": "f", "arguments": "[1]"}),
+            "$.messages[0].arguments",
+        ),
+        (json!("text"), "$.messages[0]"),
+        (json!({"type": 3}), "$.messages[0].type"),
+    ] {
+        let e = Transcript::parse(&json!({"format": "openai-responses", "messages": [bad]}))
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{bad}");
+        assert!(e.to_string().contains(path), "{e} names {path}");
+    }
+}
+
 fn policy(hard: i32) -> Policy {
     Policy::new(PolicySpec {
         hard_limit: hard,
@@ -227,7 +353,7 @@ fn policy(hard: i32) -> Policy {
 /// verbatim, a reducer's summary in the format's own shape, tool exchanges whole.
 #[test]
 fn trn_6_a_reduced_assembly_renders_in_the_same_format() {
-    for input in [openai(), anthropic(), langchain()] {
+    for input in [openai(), anthropic(), langchain(), responses()] {
         let mut long = input.clone();
         let filler = "lorem ipsum dolor sit amet ".repeat(40);
         let user = match input["format"].as_str().unwrap() {
@@ -369,6 +495,41 @@ mod generated {
         ]
     }
 
+    /// One Responses turn: a message item (with or without `type`), a reasoning item, or
+    /// parallel function calls (consecutive items) and then their outputs.
+    fn responses_turn() -> impl Strategy<Value = Vec<Json>> {
+        prop_oneof![
+            (
+                prop::sample::select(vec!["system", "developer", "user", "assistant"]),
+                text(),
+                any::<bool>()
+            )
+                .prop_map(|(role, t, typed)| {
+                    vec![if typed {
+                        let part = if role == "assistant" { "output_text" } else { "input_text" };
+                        json!({"type": "message", "role": role, "content": [{"type": part, "text": t}]})
+                    } else {
+                        json!({"role": role, "content": t})
+                    }]
+                }),
+            "[a-zA-Z0-9]{0,8}".prop_map(|e| vec![json!({"type": "reasoning", "id": format!("rs_{e}"), "summary": [], "encrypted_content": e})]),
+            (
+                prop::collection::vec(("[a-z_]{1,8}", args()), 1..3),
+                any::<u16>()
+            )
+                .prop_map(|(calls, salt)| {
+                    let ids: Vec<String> = (0..calls.len()).map(|k| format!("call_{salt}_{k}")).collect();
+                    let mut out: Vec<Json> = calls
+                        .iter()
+                        .zip(&ids)
+                        .map(|((name, a), id)| json!({"type": "function_call", "call_id": id, "name": name, "arguments": a.to_string()}))
+                        .collect();
+                    out.extend(ids.iter().map(|id| json!({"type": "function_call_output", "call_id": id, "output": "ok"})));
+                    out
+                }),
+        ]
+    }
+
     fn check(input: &Json) -> Result<(), TestCaseError> {
         let t = Transcript::parse(input).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for e in t.entries() {
@@ -407,7 +568,7 @@ mod generated {
         let format = TranscriptFormat::from_name(input["format"].as_str().unwrap()).unwrap();
         let mut adaptations = Vec::new();
         if let Some(s) = input.get("system") {
-            adaptations.push(Adaptation::system(s).unwrap());
+            adaptations.push(Adaptation::system(format, s).unwrap());
         }
         for (i, m) in input["messages"].as_array().unwrap().iter().enumerate() {
             let a = match cache.iter().find(|(j, _)| j == m) {
@@ -478,6 +639,20 @@ mod generated {
         fn trn_2_trn_6_openai_transcripts_round_trip(turns in prop::collection::vec(openai_turn(), 0..8)) {
             let messages: Vec<Json> = turns.into_iter().flatten().collect();
             check(&json!({"format": "openai-chat", "messages": messages}))?;
+        }
+
+        #[test]
+        fn trn_17_trn_6_responses_transcripts_round_trip_and_reassemble(
+            turns in prop::collection::vec(responses_turn(), 0..8),
+            instructions in prop::option::of("[a-z ]{1,10}"),
+        ) {
+            let messages: Vec<Json> = turns.into_iter().flatten().collect();
+            let mut input = json!({"format": "openai-responses", "messages": messages});
+            if let Some(s) = instructions {
+                input["system"] = json!(s);
+            }
+            check(&input)?;
+            check_reuse(&input, &mut Vec::new())?;
         }
 
         #[test]

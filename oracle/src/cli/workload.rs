@@ -12,7 +12,8 @@ pub(super) const WORKLOAD_EXAMPLE: &str = r#"Examples:
   hybrid-compaction workload --messages 10000 --seed 1 --format langchain --ending pending-call
   hybrid-compaction bench conv.json            # what estimation, verification, assembly cost
 
-Formats: openai-chat (alias openai), anthropic-messages (anthropic), langchain.
+Formats: openai-chat (alias openai), anthropic-messages (anthropic), langchain,
+openai-responses (responses: the system prompt as `system`, each call its own item).
 Endings (the last message; default: by seed, seed % 4 in this order): user-question,
 tool-results, pending-call, final-answer. The same messages and seed give the same bytes."#;
 
@@ -42,15 +43,15 @@ fn messages_count(text: &str) -> Result<usize, Expected> {
     }
 }
 
-/// A transcript format by wire name or short alias (`openai`, `anthropic`).
+/// A transcript format by wire name or short alias (`openai`, `anthropic`, `responses`).
 pub(super) fn format_name(text: &str) -> Result<TranscriptFormat, Expected> {
     let name = match text {
         "openai" => "openai-chat",
         "anthropic" => "anthropic-messages",
+        "responses" => "openai-responses",
         other => other,
     };
-    TranscriptFormat::from_name(name)
-        .ok_or_else(|| Expected::new("openai-chat, anthropic-messages or langchain"))
+    TranscriptFormat::from_name(name).ok_or_else(|| Expected::new(TranscriptFormat::EXPECTED))
 }
 
 fn ending_name(text: &str) -> Result<Ending, Expected> {

@@ -252,7 +252,8 @@ pub struct TranscriptInput {
     pub format: TranscriptFormatInput,
     /// The messages, in the format's JSON.
     pub messages: Vec<serde_json::Value>,
-    /// Anthropic's top-level `system` (string or text blocks).
+    /// The top-level system prompt: Anthropic's `system`, the Responses `instructions` (a string
+    /// or text blocks); no other format has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<serde_json::Value>,
     /// Entry ids, one per adapted message (SPEC TRN-5); absent: given or content-hash ids.
@@ -327,4 +328,7 @@ pub enum TranscriptFormatInput {
     /// LangChain message dicts (SPEC TRN-4).
     #[serde(rename = "langchain")]
     LangChain,
+    /// OpenAI Responses input items, `system` the top-level `instructions` (SPEC TRN-17).
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
 }

@@ -135,22 +135,35 @@ fn every_format_round_trips_through_the_transcript_parser_trn_1_to_6() {
             let t = c.transcript(f);
             let parsed = Transcript::parse(&t).unwrap_or_else(|e| panic!("{f}: {e}"));
             let entries = parsed.entries();
-            // TRN-5: the given ids, in order; Anthropic merges parallel results.
+            // TRN-5: the given ids, in order; Anthropic merges parallel results, Responses
+            // splits an assistant turn into its text and one item per call (`m{i}.{k}`).
             let ids: Vec<&str> = entries.iter().map(|e| e.id().as_str()).collect();
             if f == TranscriptFormat::AnthropicMessages {
                 assert!(ids.len() < c.turns.len());
+            } else if f == TranscriptFormat::OpenAiResponses {
+                let turns: Vec<String> = ids.iter().map(|id| turn_id(id).to_owned()).collect();
+                let mut distinct = turns.clone();
+                distinct.dedup();
+                let want: Vec<String> = (0..c.turns.len()).map(Conversation::id).collect();
+                assert_eq!(distinct, want, "{f}");
+                assert!(ids.len() > c.turns.len(), "{f}: parallel calls are items");
             } else {
                 let want: Vec<String> = (0..c.turns.len()).map(Conversation::id).collect();
                 assert_eq!(ids, want, "{f}");
             }
             // CLS-1: kinds follow the turn shapes, summaries by override.
             for e in entries {
-                let i: usize = e.id().as_str()[1..].parse().expect("m{i}");
+                let i: usize = turn_id(e.id().as_str())[1..].parse().expect("m{i}");
                 let want = match &c.turns[i] {
                     Turn::System(_) => EntryKind::SystemInstruction,
                     Turn::Summary(_) => EntryKind::Summary,
                     Turn::User(_) => EntryKind::ConversationalMessage,
                     Turn::Assistant { calls, .. } if calls.is_empty() => {
+                        EntryKind::ConversationalMessage
+                    }
+                    // a Responses turn's text is an item of its own
+                    Turn::Assistant { .. } if !e.message().has_call() => {
+                        assert_eq!(f, TranscriptFormat::OpenAiResponses);
                         EntryKind::ConversationalMessage
                     }
                     _ => EntryKind::ToolExchange,
@@ -160,11 +173,16 @@ fn every_format_round_trips_through_the_transcript_parser_trn_1_to_6() {
             // TRN-6: rendering the whole list gives the messages back verbatim.
             let back = parsed.render(entries);
             assert_eq!(back["messages"], t["messages"], "{f}");
-            if f == TranscriptFormat::AnthropicMessages {
-                assert_eq!(back["system"], t["system"]);
+            if f.has_system() {
+                assert_eq!(back["system"], t["system"], "{f}");
             }
         }
     }
+}
+
+/// The turn an entry id names: `m{i}`, of `m{i}` or `m{i}.{k}`.
+fn turn_id(id: &str) -> &str {
+    id.split('.').next().unwrap_or(id)
 }
 
 #[test]
