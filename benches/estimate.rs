@@ -15,6 +15,10 @@
 //!   `bpe-openai`'s `Tokenizer::count`, and ours (`TokenEncoding::count`: the same BPE with
 //!   tiktoken's single-token shortcut in front). All three give the same total (asserted).
 //!
+//! * `Image/header_10kB` and `Image/header_10MB`: the tokens of an inline PNG image block (SPEC
+//!   TRN-19), 1920 x 1080 by its header, its data 10 kB or 10 MB: the header is read, the image
+//!   is not decoded, so the two cost the same.
+//!
 //! The history is a realistic chat mix: user / assistant turns of 40-600 bytes (English prose,
 //! code, some CJK and emoji), and every fifth step a tool call with a JSON argument map and its
 //! result. Measurement is short (10 samples, 1 s warm-up, 3 s measurement).
@@ -29,6 +33,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use hybrid_compaction::engine;
 use hybrid_compaction::estimators::{MemoEstimator, TokenEncoding, TokenEstimator};
+use hybrid_compaction::transcript::image::ImageRule;
 use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::estimator::Estimator;
 use hybrid_compaction_model::message::{FunctionCall, Message, Part};
@@ -219,6 +224,34 @@ fn counter(c: &mut Criterion) {
     }
 }
 
+/// An inline PNG image block of `bytes` bytes (a real header for 1920 x 1080, then data), as an
+/// OpenAI chat `image_url` part holding a `data:` URL.
+fn png_block(bytes: usize) -> serde_json::Value {
+    use base64::Engine;
+    let mut png = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
+    png.extend_from_slice(b"IHDR");
+    png.extend_from_slice(&1920u32.to_be_bytes());
+    png.extend_from_slice(&1080u32.to_be_bytes());
+    png.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    png.resize(bytes, 0x5a);
+    let data = base64::engine::general_purpose::STANDARD.encode(png);
+    serde_json::json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{data}")}})
+}
+
+/// SPEC TRN-19: an inline image is sized from its header; a 10 MB image costs what a 10 kB one
+/// does (the ratio of the two medians is the claim, not either time).
+fn image(c: &mut Criterion) {
+    let mut g = c.benchmark_group("Image");
+    for (name, bytes) in [("header_10kB", 10_000), ("header_10MB", 10_000_000)] {
+        let block = png_block(bytes);
+        assert_eq!(ImageRule::OpenAi.tokens(&block, None), 85 + 6 * 170);
+        g.bench_function(name, |b| {
+            b.iter(|| black_box(ImageRule::OpenAi.tokens(black_box(&block), None)))
+        });
+    }
+    g.finish();
+}
+
 /// The criterion group (in a private module: `criterion_group!` declares a public function).
 mod group {
     use super::*;
@@ -228,7 +261,7 @@ mod group {
             .sample_size(10)
             .warm_up_time(Duration::from_secs(1))
             .measurement_time(Duration::from_secs(3));
-        targets = memo, throughput, counter
+        targets = memo, throughput, counter, image
     }
 }
 criterion_main!(group::benches);

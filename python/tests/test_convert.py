@@ -157,7 +157,7 @@ def test_content_beyond_text_is_carried_as_blocks_and_the_rest_refused_with_its_
     assert (block["kind"], block["type"], block["tokens"]) == ("Media", "image_url", 1445)
     assert block["json"] == image["content"][1]
     block = hc.from_anthropic([{"role": "user", "content": [{"type": "image", "source": {}}]}])[0]["parts"][0]["block"]
-    assert (block["kind"], block["tokens"]) == ("Media", 1600)
+    assert (block["kind"], block["tokens"]) == ("Media", 1640)
     # SPEC TRN-11: a spoken reply kept by the provider cannot be sent back as given: refused.
     e = refusal(hc.from_openai, [{"role": "assistant", "content": "", "audio": {"id": "a1"}}])
     assert isinstance(e, hc.UnsupportedContentError) and e.kind == "NotSupported"
@@ -167,13 +167,39 @@ def test_content_beyond_text_is_carried_as_blocks_and_the_rest_refused_with_its_
     assert e.kind == "InvalidArgument" and e.path == "messages[0].function_call.arguments"
 
 
+def test_arguments_given_as_text_are_carried_and_sent_back_as_given(demo_policy):
+    # SPEC TRN-18: arguments a model cut off, a free-form custom tool's input, a Responses call
+    # whose arguments are not JSON: providers accept them in history, so they pass through.
+    chat = [
+        {"role": "user", "content": "Patch it"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "edit", "arguments": '{"path": "sr'}},
+            {"id": "b", "type": "custom", "custom": {"name": "apply_patch", "input": "*** Begin Patch"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "invalid JSON"},
+        {"role": "tool", "tool_call_id": "b", "content": "Done"},
+    ]
+    calls = [p["call"] for p in hc.from_openai(chat)[1]["parts"]]
+    assert calls == [{"callId": "a", "name": "edit", "arguments": {"arguments": '{"path": "sr'}},
+                     {"callId": "b", "name": "apply_patch", "arguments": {"input": "*** Begin Patch"}}]
+    assert hc.compact(chat, demo_policy).messages == chat
+    items = [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "naïve text"},
+             {"type": "function_call_output", "call_id": "c", "output": "ok"}]
+    assert hc.from_openai_responses(items)[0]["parts"][0]["call"]["arguments"] == {"arguments": "naïve text"}
+
+
 def test_langchain_shapes_that_cannot_be_held_are_refused_with_their_place():
     lc = langchain()
     e = refusal(hc.from_langchain, [lc.HumanMessage("hi"), lc.RemoveMessage(id="m1")])
     assert isinstance(e, hc.UnsupportedContentError) and e.path == "messages[1]"
-    bad = lc.AIMessage(content="", invalid_tool_calls=[
+    # SPEC TRN-9, TRN-18: a call whose arguments did not parse is a call holding its text...
+    invalid = lc.AIMessage(content="", invalid_tool_calls=[
         {"name": "f", "args": "{oops", "id": "c1", "error": "bad json", "type": "invalid_tool_call"}])
-    e = refusal(hc.from_langchain, [bad])
+    parts = hc.from_langchain([invalid])[0]["parts"]
+    assert parts[-1] == {"call": {"callId": "c1", "name": "f", "arguments": {"arguments": "{oops"}}}
+    # ...but one without an id cannot be answered: refused at its place.
+    anonymous = lc.AIMessage(content="", invalid_tool_calls=[
+        {"name": "f", "args": "{oops", "id": None, "error": "bad json", "type": "invalid_tool_call"}])
+    e = refusal(hc.from_langchain, [anonymous])
     assert e.path == "messages[0].invalid_tool_calls[0]"
     # SPEC TRN-15: a thinking block is a reasoning block, not a refusal.
     thinking = lc.AIMessage(content=[{"type": "thinking", "thinking": "hmm", "signature": "s"},

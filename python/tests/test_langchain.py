@@ -198,11 +198,11 @@ def test_a_recorder_refuses_a_bad_policy_and_a_message_it_cannot_map_by_place():
     with pytest.raises(hc.SpecError):
         TraceMiddleware(trace=hc.TraceWriter(io.StringIO()), policy={**POLICY, "hardLimit": -1})
     buffer = io.StringIO()
-    # A call whose arguments did not parse cannot be held (TRN-9): refused at its place.
+    # A call without an id cannot be answered (TRN-9): refused at its place.
     from langchain_core.messages import AIMessage, HumanMessage
 
     broken = {"messages": [HumanMessage("what is this?"), AIMessage(content="", invalid_tool_calls=[
-        {"name": "f", "args": "{oops", "id": "c1", "error": "bad json", "type": "invalid_tool_call"}])]}
+        {"name": "f", "args": "{oops", "id": None, "error": "bad json", "type": "invalid_tool_call"}])]}
     with hc.TraceWriter(buffer) as trace:
         with pytest.raises(hc.UnsupportedContentError) as u:
             fake_agents.agent([TraceMiddleware(policy=POLICY, trace=trace)], rounds=1).invoke(broken)

@@ -7,7 +7,7 @@
 //! | `tool_use` block `{id, name, input}` | a call part (`input` is the argument object) |
 //! | a `user` message with `tool_result` blocks `{tool_use_id, content}` | role `tool`; one result part per block, the content text as a string value; `is_error: true`: the value `{content, status}` (TRN-10) |
 //! | `role` `system` inside `messages` | a system message (TRN-3) |
-//! | `image`, `document`, `thinking`, `redacted_thinking`, `server_tool_use` and `*_tool_result`, `compaction`, any other block | a block of its kind, carried as given; an image costs Anthropic's pixel rule at most (TRN-15) |
+//! | `image`, `document`, `thinking`, `redacted_thinking`, `server_tool_use` and `*_tool_result`, `compaction`, any other block | a block of its kind, carried as given; an image costs what Anthropic's pixel rule charges for it (TRN-19) |
 //! | a `tool_result` whose content holds blocks (image, document, `tool_reference`) | its value is the content as raw JSON (TRN-15) |
 
 use hybrid_compaction_model::entry::Entry;
@@ -16,6 +16,7 @@ use hybrid_compaction_model::message::{
 };
 use serde_json::{json, Value as Json};
 
+use super::image::ImageRule;
 use super::json::{
     arguments_json, block_json, content_parts_of, content_value, object_arguments, result_string,
     string, text_blocks, text_of, tool_result_value, BlockRule,
@@ -53,7 +54,7 @@ pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> 
 }
 
 /// The blocks of Anthropic content (TRN-15): images and documents are media (an image costs what
-/// Anthropic's pixel rule charges at most for one image); thinking is reasoning; the tools
+/// Anthropic's pixel rule charges for it, TRN-19); thinking is reasoning; the tools
 /// Anthropic runs (`server_tool_use`, `mcp_tool_use` and their `*_tool_result` blocks) are
 /// server tools; `compaction` is its own compaction; any other type is carried as `Other`.
 pub(crate) const BLOCKS: BlockRule = BlockRule {
@@ -65,12 +66,8 @@ pub(crate) const BLOCKS: BlockRule = BlockRule {
         t if t.ends_with("_tool_result") => BlockKind::ServerTool,
         _ => BlockKind::Other,
     },
-    image_tokens: |ty, _| (ty == "image").then_some(ANTHROPIC_IMAGE),
+    image_tokens: |ty, b| (ty == "image").then(|| ImageRule::Anthropic.tokens(b, None)),
 };
-
-/// Anthropic's pixel rule at most, for one image (TRN-15): about width x height / 750 tokens, an
-/// image over 1568 px on its long edge or over about 1,600 tokens scaled down first.
-pub(crate) const ANTHROPIC_IMAGE: u32 = 1600;
 
 fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
     let role = string(m, "role", path)?;

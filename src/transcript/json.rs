@@ -73,6 +73,20 @@ pub fn parse_arguments(text: &str, path: &str) -> Result<ValueMap, TranscriptErr
         .collect()
 }
 
+/// The arguments of a call given as text (`member` holds it, at `path`): blank → absent; JSON
+/// text holding an object → its argument map (TRN-12); any other text (not JSON, or JSON that
+/// is not an object: what models produce and providers accept in history) → the one-entry map
+/// `{member: text}`, the text as given (SPEC TRN-18).
+pub fn text_arguments(text: &str, member: &str, path: &str) -> Option<ValueMap> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    Some(
+        parse_arguments(text, path)
+            .unwrap_or_else(|_| ValueMap::from([(member.to_owned(), Value::String(text.into()))])),
+    )
+}
+
 /// One JSON value read from its text (SPEC TRN-1, TRN-12).
 fn exact_value(raw: &RawValue) -> Result<Value, serde_json::Error> {
     let text = raw.get();

@@ -10,7 +10,7 @@
 //! | `content` string / `text` blocks | text parts |
 //! | `ai` `tool_calls[]` `{id, name, args}` | call parts (`args` is the argument object) |
 //! | `ai` `tool_use` / `tool_call` content blocks (ChatAnthropic, standard blocks) | the call of `tool_calls` with that id, else a call part after them (TRN-8) |
-//! | non-empty `invalid_tool_calls` | `UnsupportedContent` (TRN-9) |
+//! | `ai` `invalid_tool_calls[]` `{id, name, args}` | call parts after those of `tool_calls`, `args` text as TRN-18 says; one without a string `id` and `name`: `UnsupportedContent` (TRN-9) |
 //! | `tool` with `tool_call_id` | one result part, the content text as a string value; `status` `error`: the value `{content, status}` (TRN-10) |
 //! | `id` (non-blank string) | the entry id (TRN-5) |
 //! | `name` | the author |
@@ -29,9 +29,11 @@ use hybrid_compaction_model::message::{
 use hybrid_compaction_model::value::{Value, ValueMap};
 use serde_json::{json, Map, Value as Json};
 
+use super::image::ImageRule;
 use super::json::{
     arguments_json, content_part, content_parts, content_parts_of, content_value, has_block,
-    object_arguments, opt_string, result_string, string, text_of, tool_result_value, BlockRule,
+    object_arguments, opt_string, result_string, string, text_arguments, text_of,
+    tool_result_value, BlockRule,
 };
 use super::{malformed, Adapted, Source, TranscriptError};
 
@@ -205,17 +207,8 @@ fn message(ty: &str, d: &Json, path: &str, dpath: &str) -> Result<Message, Trans
             parts,
         });
     }
-    if d.get("invalid_tool_calls")
-        .and_then(Json::as_array)
-        .is_some_and(|a| !a.is_empty())
-    {
-        // SPEC TRN-9: a call whose arguments did not parse has no argument map to verify.
-        return Err(TranscriptError::UnsupportedContent {
-            path: format!("{dpath}.invalid_tool_calls[0]"),
-            part_type: "invalid_tool_call".into(),
-        });
-    }
-    let calls = tool_calls(d, dpath)?;
+    let mut calls = tool_calls(d, dpath)?;
+    calls.extend(invalid_tool_calls(d, dpath)?);
     let (mut parts, blocks) = if role == "assistant" {
         ai_content(content, &content_path)?
     } else {
@@ -258,6 +251,47 @@ fn tool_calls(d: &Json, dpath: &str) -> Result<Vec<FunctionCall>, TranscriptErro
         .collect()
 }
 
+/// The call parts of `invalid_tool_calls` (TRN-9): each `{id, name, args}` whose `args` text
+/// did not parse is a call with that text as its arguments (TRN-18), as LangChain's chat models
+/// send it; one without a string `id` and `name` cannot be paired and is not supported.
+fn invalid_tool_calls(d: &Json, dpath: &str) -> Result<Vec<FunctionCall>, TranscriptError> {
+    let Some(calls) = d.get("invalid_tool_calls").filter(|c| !c.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let calls = calls
+        .as_array()
+        .ok_or_else(|| malformed(format!("{dpath}.invalid_tool_calls"), "expected an array"))?;
+    calls
+        .iter()
+        .enumerate()
+        .map(|(k, c)| invalid_call(c, &format!("{dpath}.invalid_tool_calls[{k}]")))
+        .collect()
+}
+
+/// One invalid tool call (TRN-9, TRN-18).
+fn invalid_call(c: &Json, p: &str) -> Result<FunctionCall, TranscriptError> {
+    let (Some(id), Some(name)) = (
+        c.get("id").and_then(Json::as_str),
+        c.get("name").and_then(Json::as_str),
+    ) else {
+        return Err(TranscriptError::UnsupportedContent {
+            path: p.to_owned(),
+            part_type: "invalid_tool_call".into(),
+        });
+    };
+    let arguments = match c.get("args") {
+        None | Some(Json::Null) => None,
+        Some(Json::String(text)) => text_arguments(text, "arguments", &format!("{p}.args")),
+        Some(_) => return Err(malformed(format!("{p}.args"), "expected a string or null")),
+    };
+    Ok(FunctionCall {
+        call_id: id.to_owned(),
+        name: name.to_owned(),
+        arguments,
+        informational_only: false,
+    })
+}
+
 /// A call from `{id, name, <args member>}`.
 fn call(c: &Json, args: &str, p: &str) -> Result<FunctionCall, TranscriptError> {
     Ok(FunctionCall {
@@ -296,8 +330,8 @@ fn ai_content(
 /// The blocks of LangChain content (TRN-15): its standard blocks (`image`, `audio`, `video`,
 /// `file`, `text-plain`: media; `reasoning`: reasoning; `server_tool_call`,
 /// `server_tool_result`: server tools; `non_standard`) and the provider blocks a chat model
-/// passes through (`image_url`, Anthropic's `thinking`, ...); an image costs at most what either
-/// provider's rule charges for one image.
+/// passes through (`image_url`, Anthropic's `thinking`, ...); an image costs the larger of what
+/// the two providers' rules charge for it (TRN-19).
 pub(crate) const BLOCKS: BlockRule = BlockRule {
     kind: |ty| match ty {
         "image" | "image_url" | "audio" | "video" | "file" | "text-plain" | "document"
@@ -311,9 +345,13 @@ pub(crate) const BLOCKS: BlockRule = BlockRule {
         "compaction" => BlockKind::ProviderCompaction,
         _ => BlockKind::Other,
     },
-    image_tokens: |ty, _| {
-        matches!(ty, "image" | "image_url")
-            .then_some(super::openai::OPENAI_IMAGE.max(super::anthropic::ANTHROPIC_IMAGE))
+    image_tokens: |ty, b| {
+        let detail = b
+            .get("image_url")
+            .and_then(|i| i.get("detail"))
+            .or_else(|| b.get("detail"))
+            .and_then(Json::as_str);
+        matches!(ty, "image" | "image_url").then(|| ImageRule::Either.tokens(b, detail))
     },
 };
 

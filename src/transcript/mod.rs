@@ -24,6 +24,7 @@
 //! reason this crate depends on `serde_json`.
 
 pub mod anthropic;
+pub mod image;
 pub mod json;
 pub mod langchain;
 pub mod openai;
@@ -114,8 +115,11 @@ pub enum TranscriptError {
         /// What was expected.
         message: String,
     },
-    /// A part the vocabulary cannot represent (image, audio, file, thinking, ...).
-    #[error("{path}: content part type {part_type:?} is not supported (text, tool calls and tool results only)")]
+    /// Content a message cannot carry back to the provider as given (TRN-1: OpenAI's `audio`
+    /// reply, LangChain's `remove`, an invalid tool call without an id, ...).
+    #[error(
+        "{path}: {part_type:?} is not supported: it cannot be sent back to the provider as given"
+    )]
     UnsupportedContent {
         /// Where.
         path: String,

@@ -6,11 +6,12 @@
 //! | `role` `user` / `assistant` | that role |
 //! | `content` string / text parts (`text`, `refusal`) | text parts, in order |
 //! | `refusal` (a string, what a model returns instead of content) | a text part after the content's (TRN-11) |
-//! | `content` `image_url` / `input_audio` / `file` parts | media blocks; an image costs OpenAI's tile rule at most (TRN-15) |
+//! | `content` `image_url` / `input_audio` / `file` parts | media blocks; an image costs what OpenAI's tile rule charges for it (TRN-19) |
 //! | any other `content` part | a block of kind `Other`, carried as given (TRN-15) |
 //! | a non-null `audio` | `UnsupportedContent` (TRN-11) |
 //! | `name` | the author |
-//! | `tool_calls[]` `{id, function: {name, arguments}}` | call parts; `arguments` is a JSON string holding an object (`""` = absent), integers beyond 64 bits exact (TRN-12) |
+//! | `tool_calls[]` `{id, function: {name, arguments}}` | call parts; `arguments` a JSON string holding an object (`""` = absent), integers beyond 64 bits exact (TRN-12); any other text `{"arguments": text}` (TRN-18) |
+//! | `tool_calls[]` `{id, type: "custom", custom: {name, input}}` | a call part, arguments `{"input": input}` (TRN-18) |
 //! | `role` `tool` with `tool_call_id` | role `tool`, one result part: the content text as a string value (the content as raw JSON when it holds blocks) |
 //! | `function_call` and `role` `function` (deprecated) | a call part and the result answering it, paired by the function's name and position (TRN-16) |
 //! | `reasoning_content`, any other member this format does not define (non-null) | a block (`Reasoning`, else `Other`) `{"member": value}`, so it is sized and kept (TRN-16) |
@@ -19,11 +20,13 @@ use hybrid_compaction_model::entry::Entry;
 use hybrid_compaction_model::message::{
     Block, BlockKind, FunctionCall, Message, Part, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL,
 };
+use hybrid_compaction_model::value::{Value, ValueMap};
 use serde_json::{json, Value as Json};
 
+use super::image::ImageRule;
 use super::json::{
     arguments_text, content_parts, content_parts_of, content_value, has_block, has_text,
-    opt_string, parse_arguments, result_string, string, text_of, BlockRule,
+    opt_string, result_string, string, text_arguments, text_of, BlockRule,
 };
 use super::{malformed, Adapted, TranscriptError};
 
@@ -55,7 +58,7 @@ const MEMBERS: &[&str] = &[
 ];
 
 /// The blocks of OpenAI chat content (TRN-15): images, audio and files are media; an image
-/// costs what OpenAI's tile rule charges at most for one image (85 at `detail: "low"`).
+/// costs what OpenAI's tile rule charges for it (TRN-19).
 pub(crate) const BLOCKS: BlockRule = BlockRule {
     kind: |ty| match ty {
         "image_url" | "input_audio" | "file" | "input_image" | "input_file" | "document_url" => {
@@ -71,21 +74,11 @@ pub(crate) const BLOCKS: BlockRule = BlockRule {
                 .and_then(Json::as_str)
         };
         match ty {
-            "image_url" if detail("image_url") == Some("low") => Some(OPENAI_IMAGE_LOW),
-            "input_image" if detail("input_image") == Some("low") => Some(OPENAI_IMAGE_LOW),
-            "image_url" | "input_image" => Some(OPENAI_IMAGE),
+            "image_url" | "input_image" => Some(ImageRule::OpenAi.tokens(b, detail(ty))),
             _ => None,
         }
     },
 };
-
-/// OpenAI's tile rule at most, for one image (TRN-15): scaled to fit 2048 x 2048, then its
-/// shortest side to 768, 170 tokens per 512 px tile plus 85; the most tiles an image can need is
-/// 2 x 4, so 85 + 8 x 170.
-pub(crate) const OPENAI_IMAGE: u32 = 85 + 8 * 170;
-
-/// An image at `detail: "low"` (TRN-15): 85 tokens, whatever its size.
-pub(crate) const OPENAI_IMAGE_LOW: u32 = 85;
 
 fn message(m: &Json, path: &str) -> Result<Message, TranscriptError> {
     if !m.is_object() {
@@ -207,15 +200,18 @@ fn calls(m: &Json, path: &str, parts: &mut Vec<Part>) -> Result<(), TranscriptEr
         .ok_or_else(|| malformed(format!("{path}.tool_calls"), "expected an array"))?;
     for (k, c) in calls.iter().enumerate() {
         let p = format!("{path}.tool_calls[{k}]");
-        if let Some(ty) = c
-            .get("type")
-            .and_then(Json::as_str)
-            .filter(|t| *t != "function")
-        {
-            return Err(TranscriptError::UnsupportedContent {
-                path: p,
-                part_type: ty.into(),
-            });
+        match c.get("type").and_then(Json::as_str) {
+            None | Some("function") => {}
+            Some("custom") => {
+                parts.push(custom_call(c, &p)?);
+                continue;
+            }
+            Some(ty) => {
+                return Err(TranscriptError::UnsupportedContent {
+                    path: p,
+                    part_type: ty.into(),
+                })
+            }
         }
         let f = c
             .get("function")
@@ -227,15 +223,30 @@ fn calls(m: &Json, path: &str, parts: &mut Vec<Part>) -> Result<(), TranscriptEr
     Ok(())
 }
 
+/// A custom tool's call (`type` `custom`): its free-form `custom.input` text is the arguments
+/// `{"input": text}` (TRN-18).
+fn custom_call(c: &Json, path: &str) -> Result<Part, TranscriptError> {
+    let cp = format!("{path}.custom");
+    let custom = c
+        .get("custom")
+        .ok_or_else(|| malformed(&cp, "expected an object"))?;
+    let input = string(custom, "input", &cp)?;
+    Ok(Part::Call(FunctionCall {
+        call_id: string(c, "id", path)?.to_owned(),
+        name: string(custom, "name", &cp)?.to_owned(),
+        arguments: Some(ValueMap::from([(
+            "input".to_owned(),
+            Value::String(input.into()),
+        )])),
+        informational_only: false,
+    }))
+}
+
 /// One call part: `call_id`, the function `name` and the arguments of `f` (`f.arguments`, JSON
-/// text holding an object; blank: absent) at `path`.
+/// text: an object's map, other text as `{"arguments": text}`, blank absent, TRN-18) at `path`.
 fn call_part(call_id: String, name: &str, f: &Json, path: &str) -> Result<Part, TranscriptError> {
     let args = string(f, "arguments", path)?;
-    let arguments = if args.trim().is_empty() {
-        None
-    } else {
-        Some(parse_arguments(args, &format!("{path}.arguments"))?)
-    };
+    let arguments = text_arguments(args, "arguments", &format!("{path}.arguments"));
     Ok(Part::Call(FunctionCall {
         call_id,
         name: name.to_owned(),

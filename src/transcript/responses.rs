@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `instructions` (top-level) | a first message, role `system` |
 //! | a message (`type` `message`, or no `type` and a `role`): `user`, `assistant`, `system`, `developer` | that role (`developer` is `system`); `content` a string or `input_text` / `output_text` / `refusal` parts as text, any other part a block (`input_image`, `input_file`: media) |
-//! | an item with a `call_id` whose type ends in `_call` (`function_call`, `custom_tool_call`, `computer_call`, `local_shell_call`, a client-run `tool_search_call`, ...) | role `assistant`, one call part: call id `call_id`, name `name` (else the type), arguments the object `arguments` holds (JSON text or an object), else `{"input": input}` or `{"action": action}` |
+//! | an item with a `call_id` whose type ends in `_call` (`function_call`, `custom_tool_call`, `computer_call`, `local_shell_call`, a client-run `tool_search_call`, ...) | role `assistant`, one call part: call id `call_id`, name `name` (else the type), arguments the object `arguments` holds (JSON text or an object; other text `{"arguments": text}`, TRN-18), else `{"input": input}` or `{"action": action}` |
 //! | an item with a `call_id` whose type ends in `_output` (not `execution: server`) | role `tool`, one result part answering `call_id`: `output` a string as it is, else as raw JSON |
 //! | `mcp_approval_request` and `mcp_approval_response` | a call (its `id`) and the result answering it (`approval_request_id`): paired as calls are |
 //! | `reasoning` | role `assistant`, a reasoning block |
@@ -22,7 +22,7 @@ use hybrid_compaction_model::value::{RawJson, Value};
 use serde_json::{json, Value as Json};
 
 use super::json::{
-    content_parts, content_parts_of, has_block, object_arguments, parse_arguments, string,
+    content_parts, content_parts_of, has_block, object_arguments, string, text_arguments,
     text_blocks, text_of, BlockRule,
 };
 use super::{malformed, openai, Adapted, Source, TranscriptError};
@@ -146,9 +146,8 @@ fn call_message(call_id: &str, ty: &str, m: &Json, path: &str) -> Result<Message
         None => m.get("server_label").and_then(Json::as_str).unwrap_or(ty),
     };
     let arguments = match (m.get("arguments"), m.get("input"), m.get("action")) {
-        (Some(Json::String(text)), _, _) if text.trim().is_empty() => None,
         (Some(Json::String(text)), _, _) => {
-            Some(parse_arguments(text, &format!("{path}.arguments"))?)
+            text_arguments(text, "arguments", &format!("{path}.arguments"))
         }
         (Some(a @ Json::Object(_)), _, _) => {
             Some(object_arguments(a, &format!("{path}.arguments"))?)

@@ -148,12 +148,39 @@ fn trn_8_tool_use_blocks_beside_tool_calls_are_those_calls() {
     assert_eq!(t.render(t.entries())["messages"], json!([thinking]));
 }
 
-/// SPEC TRN-9: `invalid_tool_calls` are refused at their place, never an empty message.
+/// SPEC TRN-9, TRN-18: `invalid_tool_calls` are calls whose arguments are their text, after the
+/// message's `tool_calls`; one without an id is refused at its place, never an empty message.
 #[test]
-fn trn_9_invalid_tool_calls_are_refused() {
-    let m = json!({"type": "ai", "content": "", "invalid_tool_calls": [
-        {"id": "c1", "name": "f", "args": "{not json", "error": "bad", "type": "invalid_tool_call"}]});
-    let (kind, text) = refused(parse("langchain", json!([m])));
+fn trn_9_invalid_tool_calls_are_calls_with_text_arguments() {
+    let m = json!({"type": "ai", "content": "", "tool_calls": [{"id": "c0", "name": "g", "args": {}}],
+        "invalid_tool_calls": [
+        {"id": "c1", "name": "f", "args": "{not json", "error": "bad", "type": "invalid_tool_call"},
+        {"id": "c2", "name": "f", "args": null, "error": null, "type": "invalid_tool_call"}]});
+    let t = parse("langchain", json!([m])).unwrap();
+    let text = ValueMap::from([("arguments".into(), Value::String("{not json".into()))]);
+    assert_eq!(
+        t.entries()[0].message().parts,
+        vec![
+            Part::text(""),
+            call("c0", "g", json!({})),
+            Part::Call(FunctionCall {
+                call_id: "c1".into(),
+                name: "f".into(),
+                arguments: Some(text),
+                informational_only: false,
+            }),
+            Part::Call(FunctionCall {
+                call_id: "c2".into(),
+                name: "f".into(),
+                arguments: None,
+                informational_only: false,
+            }),
+        ]
+    );
+    assert_eq!(t.render(t.entries())["messages"], json!([m]));
+    let anonymous = json!({"type": "ai", "content": "", "invalid_tool_calls": [
+        {"id": null, "name": "f", "args": "x", "error": "bad", "type": "invalid_tool_call"}]});
+    let (kind, text) = refused(parse("langchain", json!([anonymous])));
     assert_eq!(kind, ErrorKind::NotSupported);
     assert!(
         text.starts_with("$.messages[0].invalid_tool_calls[0]:"),

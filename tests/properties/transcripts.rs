@@ -13,7 +13,7 @@ use hybrid_compaction::model::message::{BlockKind, Message, Part};
 use hybrid_compaction::model::policy::{Policy, PolicySpec};
 use hybrid_compaction::model::reducers::{ProposalItem, ScriptStep, ScriptedReducer};
 use hybrid_compaction::model::snapshot::StaticProvider;
-use hybrid_compaction::model::value::Value;
+use hybrid_compaction::model::value::{Value, ValueMap};
 use hybrid_compaction::transcript::Transcript;
 use serde_json::{json, Value as Json};
 
@@ -187,8 +187,8 @@ fn trn_1_cls_1_overrides_reclassify_and_forbidden_ones_fail() {
 }
 
 /// SPEC TRN-15: images, audio and other non-text parts are media blocks, carried verbatim; an
-/// image costs its provider's rule at most (OpenAI 85 + 8 x 170, Anthropic 1600, either in
-/// LangChain); malformed input is still InvalidArgument.
+/// image whose dimensions are not known costs its provider's most (OpenAI 85 + 8 x 170,
+/// Anthropic 1640, TRN-19); malformed input is still InvalidArgument.
 #[test]
 fn trn_15_non_text_parts_are_blocks_carried_verbatim() {
     let cases = [
@@ -205,7 +205,7 @@ fn trn_15_non_text_parts_are_blocks_carried_verbatim() {
         (
             json!({"format": "anthropic-messages", "messages": [{"role": "user", "content": [
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]}]}),
-            Some(1600),
+            Some(1640),
         ),
         (
             json!({"format": "langchain", "messages": [{"type": "human", "content": [
@@ -223,7 +223,7 @@ fn trn_15_non_text_parts_are_blocks_carried_verbatim() {
         assert_eq!(t.render(t.entries())["messages"], c["messages"]);
     }
     let bad = json!({"format": "openai-chat", "messages": [{"role": "assistant", "content": null,
-        "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "[1]"}}]}]});
+        "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": 3}}]}]});
     assert_eq!(
         Transcript::parse(&bad).unwrap_err().kind(),
         ErrorKind::InvalidArgument
@@ -321,7 +321,7 @@ fn trn_17_responses_items_are_messages_calls_results_and_blocks() {
             "$.messages[0].role",
         ),
         (
-            json!({"type": "function_call", "call_id": "c", "name": "f", "arguments": "[1]"}),
+            json!({"type": "function_call", "call_id": "c", "name": "f", "arguments": [1]}),
             "$.messages[0].arguments",
         ),
         (json!("text"), "$.messages[0]"),
@@ -332,6 +332,188 @@ fn trn_17_responses_items_are_messages_calls_results_and_blocks() {
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{bad}");
         assert!(e.to_string().contains(path), "{e} names {path}");
     }
+}
+
+/// SPEC TRN-18: arguments given as text that is not a JSON object (not JSON at all, or JSON of
+/// another type) are the map `{"arguments": text}`, a custom tool's input `{"input": text}`;
+/// sized and kept, and a kept message renders byte-exact.
+#[test]
+fn trn_18_text_arguments_are_carried_as_text() {
+    let text = |k: &str, v: &str| Some(ValueMap::from([(k.to_owned(), Value::String(v.into()))]));
+    let chat = json!({"format": "openai-chat", "messages": [
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{\"city\": \"Pa"}},
+            {"id": "b", "type": "function", "function": {"name": "f", "arguments": " [1]\n"}},
+            {"id": "c", "type": "custom", "custom": {"name": "patch", "input": "*** Begin Patch\n…"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "x"},
+        {"role": "tool", "tool_call_id": "b", "content": "y"},
+        {"role": "tool", "tool_call_id": "c", "content": "z"}]});
+    let responses = json!({"format": "openai-responses", "messages": [
+        {"type": "function_call", "call_id": "d", "name": "f", "arguments": "ünïcode, not JSON"},
+        {"type": "function_call_output", "call_id": "d", "output": "ok"}]});
+    let expected = [
+        vec![
+            ("a", "f", text("arguments", "{\"city\": \"Pa")),
+            ("b", "f", text("arguments", " [1]\n")),
+            ("c", "patch", text("input", "*** Begin Patch\n…")),
+        ],
+        vec![("d", "f", text("arguments", "ünïcode, not JSON"))],
+    ];
+    for (input, calls) in [chat, responses].into_iter().zip(expected) {
+        let t = Transcript::parse(&input).unwrap();
+        let got: Vec<_> = t.entries()[0]
+            .message()
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::Call(c) => (c.call_id.as_str(), c.name.as_str(), c.arguments.clone()),
+                other => panic!("a call: {other:?}"),
+            })
+            .collect();
+        assert_eq!(got, calls, "{input}");
+        assert_eq!(kinds(&t)[0], EntryKind::ToolExchange);
+        let size = engine::estimate::size(&t.entries()[..1], policy(1000).estimator()).unwrap();
+        assert!(size > 8, "the text is sized: {size}");
+        assert_eq!(t.render(t.entries())["messages"], input["messages"]);
+    }
+}
+
+/// A PNG file's first bytes (signature and IHDR) for a `w` x `h` image, then `tail` bytes of
+/// image data, as base64 (what a `data:` URL or an Anthropic `source.data` holds).
+fn png_base64(w: u32, h: u32, tail: usize) -> String {
+    use base64::Engine;
+    let mut b = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
+    b.extend_from_slice(b"IHDR");
+    b.extend_from_slice(&w.to_be_bytes());
+    b.extend_from_slice(&h.to_be_bytes());
+    b.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    b.resize(b.len() + tail, 0x5a);
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+/// The image block's tokens, adapted from one user message of `format` holding `block`.
+fn image_tokens(format: &str, block: Json) -> Option<u32> {
+    let message = if format == "langchain" {
+        json!({"type": "human", "content": [block]})
+    } else {
+        json!({"role": "user", "content": [block]})
+    };
+    let t = Transcript::parse(&json!({"format": format, "messages": [message]})).unwrap();
+    match &t.entries()[0].message().parts[0] {
+        Part::Block(b) => b.tokens,
+        other => panic!("a block: {other:?}"),
+    }
+}
+
+/// The provider's rules computed in floating point, sides rounded down: what ours (sides
+/// rounded up) must never be below.
+fn openai_reference(w: f64, h: f64) -> u32 {
+    let s = (2048.0 / w.max(h)).min(1.0);
+    let (w, h) = ((w * s).floor(), (h * s).floor());
+    let s = (768.0 / w.min(h)).min(1.0);
+    let (w, h) = ((w * s).floor(), (h * s).floor());
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "tile counts are small"
+    )]
+    let tiles = ((w / 512.0).ceil() * (h / 512.0).ceil()) as u32;
+    85 + 170 * tiles
+}
+
+proptest::proptest! {
+    /// SPEC TRN-19: an inline image costs its provider's rule on the dimensions in its header,
+    /// never below the rule and never above the rule's most for one image; the data after the
+    /// header does not matter (it is never decoded); LangChain takes the larger rule.
+    #[test]
+    fn trn_19_inline_images_cost_their_providers_rule(
+        w in 1u32..20_000, h in 1u32..20_000, tail in 0usize..4096, low in proptest::bool::ANY,
+    ) {
+        let data = png_base64(w, h, tail);
+        let url = format!("data:image/png;base64,{data}");
+        let detail = if low { "low" } else { "auto" };
+        let openai = image_tokens("openai-chat",
+            json!({"type": "image_url", "image_url": {"url": url, "detail": detail}})).unwrap();
+        let responses = image_tokens("openai-responses",
+            json!({"type": "input_image", "image_url": url, "detail": detail})).unwrap();
+        let anthropic = image_tokens("anthropic-messages", json!({"type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": data}})).unwrap();
+        let langchain = image_tokens("langchain",
+            json!({"type": "image", "base64": data, "mime_type": "image/png"})).unwrap();
+        proptest::prop_assert_eq!(openai, responses);
+        if low {
+            proptest::prop_assert_eq!(openai, 85);
+        } else {
+            proptest::prop_assert!(openai >= openai_reference(f64::from(w), f64::from(h)));
+            proptest::prop_assert!(openai <= 1445);
+        }
+        let (sw, sh) = {
+            let s = (1568.0 / f64::from(w.max(h))).min(1.0);
+            ((f64::from(w) * s).floor(), (f64::from(h) * s).floor())
+        };
+        proptest::prop_assert!(f64::from(anthropic) >= (sw * sh / 750.0).min(1600.0), "{anthropic}");
+        proptest::prop_assert!(anthropic <= 1640);
+        proptest::prop_assert_eq!(langchain, image_tokens("openai-chat",
+            json!({"type": "image_url", "image_url": {"url": url}})).unwrap().max(anthropic));
+        proptest::prop_assert_eq!(png_base64(w, h, 0).len() <= data.len(), true);
+        let bare = image_tokens("openai-chat", json!({"type": "image_url",
+            "image_url": {"url": format!("data:image/png;base64,{}", png_base64(w, h, 0)), "detail": detail}}));
+        proptest::prop_assert_eq!(bare, Some(openai), "the data after the header does not count");
+    }
+}
+
+/// SPEC TRN-19: where the dimensions cannot be known (a URL, a file id, data that is no image
+/// header) each rule gives its most for one image.
+#[test]
+fn trn_19_unknown_dimensions_cost_the_rules_most() {
+    let openai = |image_url: Json| {
+        image_tokens(
+            "openai-chat",
+            json!({"type": "image_url", "image_url": image_url}),
+        )
+    };
+    assert_eq!(
+        openai(json!({"url": "https://example.org/cat.png"})),
+        Some(1445)
+    );
+    assert_eq!(
+        openai(json!({"url": "data:image/png;base64,bm90IGFuIGltYWdl"})),
+        Some(1445)
+    );
+    assert_eq!(
+        openai(json!({"url": "data:image/png;base64,%%%"})),
+        Some(1445)
+    );
+    assert_eq!(
+        openai(json!({"url": format!("data:image/png;base64,{}", png_base64(1024, 1024, 9))})),
+        Some(765)
+    );
+    let responses = image_tokens(
+        "openai-responses",
+        json!({"type": "input_image", "file_id": "file-1"}),
+    );
+    assert_eq!(responses, Some(1445));
+    let anthropic = image_tokens(
+        "anthropic-messages",
+        json!({"type": "image",
+        "source": {"type": "url", "url": "https://example.org/cat.png"}}),
+    );
+    assert_eq!(anthropic, Some(1640));
+    let anthropic = image_tokens(
+        "anthropic-messages",
+        json!({"type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": png_base64(200, 200, 0)}}),
+    );
+    assert_eq!(
+        anthropic,
+        Some(54),
+        "Anthropic's own example: 200 x 200 is about 54 tokens"
+    );
+    let langchain = image_tokens(
+        "langchain",
+        json!({"type": "image", "url": "https://example.org/cat.png"}),
+    );
+    assert_eq!(langchain, Some(1640));
 }
 
 fn policy(hard: i32) -> Policy {
@@ -437,6 +619,20 @@ mod generated {
             .prop_map(|m| Json::Object(m.into_iter().collect()))
     }
 
+    /// Arguments as the text a model writes: mostly a JSON object, sometimes text that is not
+    /// one (cut off, free-form, another JSON type), which TRN-18 carries as text.
+    fn args_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => args().prop_map(|a| a.to_string()),
+            1 => prop_oneof![
+                Just("{\"path\": \"sr".to_owned()),
+                Just("[1]".to_owned()),
+                Just("\"x\"".to_owned()),
+                text().prop_filter("not blank", |t| !t.trim().is_empty()),
+            ],
+        ]
+    }
+
     /// One OpenAI turn: a plain message, or an assistant call message plus its tool results.
     fn openai_turn() -> impl Strategy<Value = Vec<Json>> {
         prop_oneof![
@@ -454,7 +650,7 @@ mod generated {
                     vec![json!({"role": role, "content": content})]
                 }),
             (
-                prop::collection::vec(("[a-z_]{1,8}", args()), 1..3),
+                prop::collection::vec(("[a-z_]{1,8}", args_text()), 1..3),
                 any::<u16>()
             )
                 .prop_map(|(calls, salt)| {
@@ -466,7 +662,7 @@ mod generated {
                         .zip(&ids)
                         .map(|((name, a), id)| {
                             json!({"id": id, "type": "function",
-                        "function": {"name": name, "arguments": a.to_string()}})
+                        "function": {"name": name, "arguments": a}})
                         })
                         .collect();
                     let mut out = vec![
@@ -514,7 +710,7 @@ mod generated {
                 }),
             "[a-zA-Z0-9]{0,8}".prop_map(|e| vec![json!({"type": "reasoning", "id": format!("rs_{e}"), "summary": [], "encrypted_content": e})]),
             (
-                prop::collection::vec(("[a-z_]{1,8}", args()), 1..3),
+                prop::collection::vec(("[a-z_]{1,8}", args_text()), 1..3),
                 any::<u16>()
             )
                 .prop_map(|(calls, salt)| {
@@ -522,7 +718,7 @@ mod generated {
                     let mut out: Vec<Json> = calls
                         .iter()
                         .zip(&ids)
-                        .map(|((name, a), id)| json!({"type": "function_call", "call_id": id, "name": name, "arguments": a.to_string()}))
+                        .map(|((name, a), id)| json!({"type": "function_call", "call_id": id, "name": name, "arguments": a}))
                         .collect();
                     out.extend(ids.iter().map(|id| json!({"type": "function_call_output", "call_id": id, "output": "ok"})));
                     out
