@@ -23,7 +23,7 @@ use hybrid_compaction_model::policy::Policy;
 use hybrid_compaction_model::reducers::{CancelAtCall, ScriptedReducer};
 use hybrid_compaction_model::snapshot::ScriptedProvider;
 use hybrid_compaction_oracle::vectors::{comparable, VectorFile};
-use hybrid_compaction_oracle::{run_case, Case, Engine, Implementation, Model};
+use hybrid_compaction_oracle::{read_case, run_case, Case, Engine, Implementation, Model};
 
 use crate::decode::{self, AssembleInput, EstimatorChoice, VerifyInput};
 
@@ -262,4 +262,78 @@ pub fn wire_bytes(data: &[u8]) {
     for case in wire_cases(data) {
         check_case(&case);
     }
+}
+
+/// The transcript formats a `transcript` input's first byte picks from (SPEC TRN-1).
+pub const TRANSCRIPT_FORMATS: [&str; 4] = [
+    "openai-chat",
+    "anthropic-messages",
+    "langchain",
+    "openai-responses",
+];
+
+/// The `entry` case of a `transcript` input: the first byte picks a format
+/// ([`TRANSCRIPT_FORMATS`]), the rest is JSON: the `messages` array, or an object with
+/// `messages` and (for the formats that have one) `system`. `None` for anything else.
+pub fn transcript_case(data: &[u8]) -> Option<(serde_json::Value, Case)> {
+    use serde_json::{json, Value};
+    let (&pick, rest) = data.split_first()?;
+    let format = TRANSCRIPT_FORMATS[usize::from(pick) % TRANSCRIPT_FORMATS.len()];
+    let mut transcript = match serde_json::from_slice::<Value>(rest).ok()? {
+        messages @ Value::Array(_) => json!({"messages": messages}),
+        Value::Object(mut o) => {
+            let mut t = json!({"messages": o.remove("messages")?});
+            if let Some(system) = o.remove("system") {
+                t["system"] = system;
+            }
+            t
+        }
+        _ => return None,
+    };
+    transcript["format"] = json!(format);
+    let case = read_case(&json!({"op": "entry", "transcript": transcript}).to_string()).ok()?;
+    Some((transcript, case))
+}
+
+/// The `transcript` input of a recorded conversation `{"format", "messages", "system"?}`: its
+/// format's byte, then `{"messages", "system"}` as JSON (how CI seeds the target with real
+/// conversations at run time). `None` for a format not in [`TRANSCRIPT_FORMATS`].
+pub fn transcript_input(conversation: &serde_json::Value) -> Option<Vec<u8>> {
+    let format = conversation.get("format")?.as_str()?;
+    let pick = TRANSCRIPT_FORMATS.iter().position(|f| *f == format)?;
+    let mut body = serde_json::json!({"messages": conversation.get("messages")?});
+    if let Some(system) = conversation.get("system").filter(|s| !s.is_null()) {
+        body["system"] = system.clone();
+    }
+    let mut data = vec![u8::try_from(pick).ok()?];
+    data.extend(serde_json::to_vec(&body).ok()?);
+    Some(data)
+}
+
+/// `transcript`: a transcript (see [`transcript_case`]) adapted by the wire's `entry`
+/// operation on both implementations: never a panic, the same answer ([`check_case`]), and a
+/// transcript adapted without error renders back exactly as given (SPEC TRN-6): its messages
+/// and its top-level system.
+pub fn transcript_bytes(data: &[u8]) {
+    let Some((transcript, case)) = transcript_case(data) else {
+        return;
+    };
+    check_case(&case);
+    let Ok(output) = run_case(&case, &Engine) else {
+        return;
+    };
+    let output = serde_json::to_value(&output).expect("an output serializes");
+    let Some(rendered) = output.get("finalTranscript") else {
+        return; // a typed error answer
+    };
+    assert_eq!(
+        rendered["messages"], transcript["messages"],
+        "the adapted transcript renders back as given (TRN-6)"
+    );
+    let given_system = transcript.get("system").filter(|s| !s.is_null());
+    assert_eq!(
+        rendered.get("system").filter(|s| !s.is_null()),
+        given_system,
+        "the top-level system renders back as given (TRN-6)"
+    );
 }

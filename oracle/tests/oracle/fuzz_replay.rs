@@ -106,6 +106,47 @@ fn replay_wire_case_seeds() {
     }
 }
 
+/// SPEC TRN-1, TRN-6: transcripts (every format, blocks, text arguments, images, reused ids)
+/// adapted on the model and the engine, equal answers, rendered back as given; the seeds must
+/// parse as transcript cases (else the replay checks nothing).
+#[test]
+fn replay_transcript_seeds() {
+    replay("transcript", oracle::transcript_bytes);
+    for file in seeds("transcript") {
+        let data = std::fs::read(&file).expect("readable seed");
+        assert!(
+            oracle::transcript_case(&data).is_some(),
+            "{} is no transcript case",
+            file.display()
+        );
+    }
+}
+
+/// The `transcript` target's check on every real recorded conversation of the development set
+/// kept beside the repository (read in place; skipped with a message where it is absent): none panics, model and engine
+/// answer alike, and each one adapted renders back as given (SPEC TRN-6).
+#[test]
+fn real_conversations_round_trip_as_transcript_inputs() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("..")
+        .join("shared")
+        .join("realdata")
+        .join("conversations.jsonl");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("skipped: {} is absent (a fresh clone)", path.display());
+        return;
+    };
+    let mut adapted = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let c: serde_json::Value = serde_json::from_str(line).expect("a conversation per line");
+        let data = oracle::transcript_input(&c).expect("a known format");
+        oracle::transcript_bytes(&data);
+        adapted += 1;
+    }
+    assert!(adapted >= 438, "{adapted} conversations");
+}
+
 /// The known, still open findings ([`KNOWN_FINDINGS`]), each run by its target's check: kept
 /// runnable (`cargo test -p hybrid-compaction-oracle --test oracle -- fuzz_replay:: --ignored`) while the green replay skips them.
 /// With no open finding the list is empty and this test checks nothing.
