@@ -1,7 +1,7 @@
 """Microsoft Agent Framework: record every model call of an agent for the checker, or compact it,
 at the framework's per-call seam (chat middleware).
 
-``pip install hybrid-compaction[agent-framework]`` (``agent-framework-core==1.23.0``). In a chat
+``pip install hybrid-compaction[agent-framework]`` (``agent-framework-core>=1.12,<2``). In a chat
 client composed the framework's way (``FunctionInvocationLayer`` outside
 ``ChatMiddlewareLayer``), chat middleware runs once per model call of the tool loop, on the
 messages the agent holds, before the client's compaction strategy
