@@ -378,8 +378,7 @@ class Compactor:
     is the agent's reducer (absent: none, so a history over the trigger goes to the
     preservation-only fallback); ``trace`` a :class:`TraceWriter` or the path of a trace file
     (opened here, closed by :meth:`close`; anything else is a ``TypeError``); ``format`` the
-    messages'
-    format (``"openai-chat"``, ``"anthropic-messages"``, ``"langchain"``,
+    messages' format (``"openai-chat"``, ``"anthropic-messages"``, ``"langchain"``,
     ``"openai-responses"``; by default detected: Responses items (their ``type``s, ``call_id``,
     ``input_text`` content) are Responses, LangChain objects, strings, tuples and other ``type``
     dicts LangChain, role dicts Anthropic when a ``system`` is given apart, else OpenAI chat).

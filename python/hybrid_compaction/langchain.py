@@ -1,7 +1,8 @@
 """LangChain agents: record every model call of ``create_agent`` for the checker, or compact it.
 
 ``pip install hybrid-compaction[langchain]`` (``langchain``, ``langchain-core`` and ``langgraph``
-1.x, from the oldest releases this package is tested with). Two middleware for ``langchain.agents.create_agent``:
+1.x, from the oldest releases this package is tested with). Two middleware for
+``langchain.agents.create_agent``:
 
 * :class:`TraceMiddleware` records every model call as an observed record (SPEC TRC-13):
   **listed first**, so its ``before_model`` hook runs before any other middleware's (LangChain

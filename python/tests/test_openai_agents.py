@@ -153,3 +153,19 @@ def _data(items, instructions):
 
     return CallModelData(model_data=ModelInputData(input=list(items), instructions=instructions),
                          agent=None, context=None)
+
+
+def test_an_async_run_is_compacted_alike():
+    from agents import RunConfig, Runner
+
+    buffer = io.StringIO()
+    with hc.TraceWriter(buffer) as trace:
+        compaction = CompactionFilter(POLICY, trace=trace)
+        agent, model = fake.agent(rounds=8)
+        config = RunConfig(call_model_input_filter=TraceFilter(POLICY, trace=trace, inner=compaction),
+                           tracing_disabled=True)
+        result = asyncio.run(Runner.run(agent, fake.QUESTION, run_config=config, max_turns=10))
+        compaction.close()
+    assert result.final_output == fake.ANSWER and len(model.calls) == 9
+    report = hc.check(buffer.getvalue())
+    assert (report["calls"], report["observed"], report["violations"]) == (18, 9, [])
