@@ -48,6 +48,8 @@ RETENTION = 2
 #: Where each framework's compaction is told to act: three quarters of the hard limit.
 TRIGGER = 9_000
 SEED = 7
+#: The user turns of the Agents SDK conversations (the tool rounds split among them).
+QUESTIONS = 3
 
 
 def policy() -> Dict[str, Any]:
@@ -156,6 +158,14 @@ def openai_agents_configs() -> List[Dict[str, Any]]:
         {"name": "ours: `CompactionFilter` (Agents SDK)", "framework": "openai-agents",
          "inner": lambda trace: CompactionFilter(policy(), trace=trace), "ours": True,
          "setting": f"hard limit {HARD_LIMIT} o200k tokens, retention {RETENTION}, no reducer"},
+        {"name": "Agents SDK `ToolOutputTrimmer` (defaults), 3 questions", "framework": "openai-agents",
+         "inner": lambda trace: ToolOutputTrimmer(), "conversation": QUESTIONS,
+         "setting": f"defaults; {QUESTIONS} user turns, each a `Runner.run` on the last "
+                    "`to_input_list()` plus the next question"},
+        {"name": "ours: `CompactionFilter` (Agents SDK), 3 questions", "framework": "openai-agents",
+         "inner": lambda trace: CompactionFilter(policy(), trace=trace), "ours": True,
+         "conversation": QUESTIONS,
+         "setting": f"hard limit {HARD_LIMIT} o200k tokens, retention {RETENTION}, no reducer"},
     ]
 
 
@@ -167,11 +177,21 @@ def run_agents_sdk(config: Dict[str, Any], trace: Any, rounds: int) -> bool:
 
     inner = config["inner"](trace)
     recorder = TraceFilter(policy(), trace=trace, inner=inner)
-    result, _ = fake_openai_agents.run(recorder, rounds=rounds, seed=SEED)
+    if "conversation" in config:
+        results, _ = fake_openai_agents.conversation(recorder, rounds=rounds, seed=SEED,
+                                                     questions=config["conversation"])
+    else:
+        results = [fake_openai_agents.run(recorder, rounds=rounds, seed=SEED)[0]]
     recorder.end_run()
     if inner is not None and hasattr(inner, "end_run"):
         inner.end_run()
-    return bool(result.final_output == fake_openai_agents.ANSWER)
+    return all(r.final_output == fake_openai_agents.answer(q) for q, r in enumerate(results))
+
+
+def expected_calls(config: Dict[str, Any], rounds: int) -> int:
+    """The model calls a configuration's run makes: each question's tool rounds and answer."""
+    questions = config.get("conversation", 1)
+    return questions * (max(1, rounds // questions) + 1)
 
 
 def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
@@ -212,7 +232,7 @@ def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
         "name": config["name"], "setting": config["setting"], "ours": config.get("ours", False),
         "observed": report["observed"], "records": report["calls"], "answered": answered,
         "clauses": Counter(v["clause"] for v in violations), "calls_violating": len(by_call),
-        "first": first, "seconds": seconds,
+        "first": first, "seconds": seconds, "expected": expected_calls(config, rounds),
     }
 
 
@@ -252,7 +272,9 @@ def section(results: List[Dict[str, Any]], rounds: int, elapsed: float) -> str:
         f"calls its one `call_model_input_filter` before every model call), each on a seeded fake "
         f"model (`python/tests/fake_agents.py`, `fake_af.py`, `fake_openai_agents.py`, the last the "
         f"SDK's own `ScriptedModel`; seed {SEED}): {rounds} rounds of 1-3 parallel tool calls with "
-        f"results of 1.6 to 2.7 KB, then an answer, so {rounds + 1} model calls per run. "
+        f"results of 1.6 to 2.7 KB, then an answer, so {rounds + 1} model calls per run (the Agents "
+        f"SDK conversations: {QUESTIONS} questions of {rounds // QUESTIONS} rounds each, "
+        f"{QUESTIONS * (rounds // QUESTIONS + 1)} calls). "
         f"`TraceMiddleware` (listed first) or `TraceFilter` (around the filter under test) records, "
         f"for every model call, the history the agent held before any compaction "
         f"(the system prompt in front) and what the model received; `hc.check` judges each call "
@@ -262,7 +284,7 @@ def section(results: List[Dict[str, Any]], rounds: int, elapsed: float) -> str:
         f"tool exchanges atomic. Each framework's compaction is told to act at {TRIGGER} tokens "
         f"where it takes a budget. The Agents SDK's `ToolOutputTrimmer` never touches what follows "
         f"the `recent_turns`-th last user message, so in a run answering one question it trims "
-        f"nothing; its session limits (`SessionSettings(limit=)`) choose which stored items a run "
+        f"nothing (the conversation rows show it at work); its session limits (`SessionSettings(limit=)`) choose which stored items a run "
         f"starts from and do not act inside a run, so they have no row.",
         "",
         table(results, rounds),
@@ -302,8 +324,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     elapsed = time.perf_counter() - started
     print(table(results, rounds))
     problems = [f"{r['name']}: {dict(r['clauses'])}" for r in results if r["ours"] and r["clauses"]]
-    problems += [f"{r['name']}: {r['observed']} calls checked, {rounds + 1} expected"
-                 for r in results if r["observed"] != rounds + 1]
+    problems += [f"{r['name']}: {r['observed']} calls checked, {r['expected']} expected"
+                 for r in results if r["observed"] != r["expected"]]
     problems += [f"{r['name']}: the agent did not finish" for r in results if not r["answered"]]
     if not args.smoke:
         print(f"wrote {write(section(results, rounds, elapsed))}")

@@ -169,3 +169,23 @@ def test_an_async_run_is_compacted_alike():
     assert result.final_output == fake.ANSWER and len(model.calls) == 9
     report = hc.check(buffer.getvalue())
     assert (report["calls"], report["observed"], report["violations"]) == (18, 9, [])
+
+
+def test_a_conversation_of_several_runs_the_trimmer_rewrites_results_ours_checks_clean():
+    buffer = io.StringIO()
+    with hc.TraceWriter(buffer) as trace:
+        results, model = fake.conversation(TraceFilter(POLICY, trace=trace, run="trimmer",
+                                                       inner=ToolOutputTrimmer()), rounds=9)
+        compaction = CompactionFilter(POLICY, trace=trace)
+        fake.conversation(TraceFilter(POLICY, trace=trace, run="ours", inner=compaction), rounds=9)
+        compaction.close()
+    assert [r.final_output for r in results] == [fake.answer(q) for q in range(3)]
+    assert len(model.calls) == 12
+    report = hc.check(buffer.getvalue())
+    assert report["observed"] == 24
+    # The third question's calls get the first question's outputs trimmed: a tool result the
+    # history never held (SPEC VER-1 check 2).
+    assert {v["run"] for v in report["violations"]} == {"trimmer-1"}, "ours checks clean"
+    forged = [v for v in report["violations"] if v["clause"] == "TRC-3"]
+    assert {v["call"] for v in forged} == {"model-9", "model-10", "model-11", "model-12"}
+    assert all("ForgedStructuralEntry" in v["message"] for v in forged)
