@@ -2,14 +2,16 @@
 """Runtime peers: real agent loops, every model call recorded and judged (SPEC TRC-13).
 
 Where ``peers/run.py`` hands each reducer one conversation, this runs the agents themselves: a
-LangChain ``create_agent`` loop and an Agent Framework agent, each on a seeded fake chat model
-(``python/tests/fake_agents.py``, ``python/tests/fake_af.py``: 1-3 parallel tool calls per
-round, large tool results, no network), with each framework's own compaction as the thing under
-test, and with ours (``CompactionMiddleware``). ``TraceMiddleware`` records every model call
-(the history the agent held, what the model received) and ``hc.check`` judges the trace.
+LangChain ``create_agent`` loop, an Agent Framework agent and an OpenAI Agents SDK run, each on a
+seeded fake model (``python/tests/fake_agents.py``, ``fake_af.py``, ``fake_openai_agents.py``
+(the SDK's own ``ScriptedModel``): 1-3 parallel tool calls per round, large tool results, no
+network), with each framework's own compaction as the thing under test, and with ours
+(``CompactionMiddleware``, ``CompactionFilter``). ``TraceMiddleware`` / ``TraceFilter`` records
+every model call (the history the agent held, what the model received) and ``hc.check`` judges
+the trace.
 
-Usage (the current interpreter needs hybrid_compaction, langchain and agent-framework-core at
-the pins of ``peers/requirements.txt``)::
+Usage (the current interpreter needs hybrid_compaction, langchain, agent-framework-core and
+openai-agents at the pins of ``peers/requirements.txt``)::
 
     python3 peers/runtime.py            # 36 tool rounds (37 model calls) per configuration;
                                         # rewrites the runtime section of docs/PEERS.md
@@ -46,6 +48,8 @@ RETENTION = 2
 #: Where each framework's compaction is told to act: three quarters of the hard limit.
 TRIGGER = 9_000
 SEED = 7
+#: The user turns of the Agents SDK conversations (the tool rounds split among them).
+QUESTIONS = 3
 
 
 def policy() -> Dict[str, Any]:
@@ -137,6 +141,59 @@ def agent_framework_configs() -> List[Dict[str, Any]]:
     ]
 
 
+def openai_agents_configs() -> List[Dict[str, Any]]:
+    from agents.extensions import ToolOutputTrimmer
+    from hybrid_compaction.openai_agents import CompactionFilter
+
+    return [
+        {"name": "none (no filter), Agents SDK", "framework": "openai-agents",
+         "inner": lambda trace: None,
+         "setting": "`TraceFilter` alone (no `inner`): the items sent as the SDK passed them"},
+        {"name": "Agents SDK `ToolOutputTrimmer` (defaults)", "framework": "openai-agents",
+         "inner": lambda trace: ToolOutputTrimmer(),
+         "setting": "`recent_turns=2, max_output_chars=500, preview_chars=200`"},
+        {"name": "Agents SDK `ToolOutputTrimmer` (most aggressive)", "framework": "openai-agents",
+         "inner": lambda trace: ToolOutputTrimmer(recent_turns=1, max_output_chars=1, preview_chars=0),
+         "setting": "`recent_turns=1, max_output_chars=1, preview_chars=0`"},
+        {"name": "ours: `CompactionFilter` (Agents SDK)", "framework": "openai-agents",
+         "inner": lambda trace: CompactionFilter(policy(), trace=trace), "ours": True,
+         "setting": f"hard limit {HARD_LIMIT} o200k tokens, retention {RETENTION}, no reducer"},
+        {"name": "Agents SDK `ToolOutputTrimmer` (defaults), 3 questions", "framework": "openai-agents",
+         "inner": lambda trace: ToolOutputTrimmer(), "conversation": QUESTIONS,
+         "setting": f"defaults; {QUESTIONS} user turns, each a `Runner.run` on the last "
+                    "`to_input_list()` plus the next question"},
+        {"name": "ours: `CompactionFilter` (Agents SDK), 3 questions", "framework": "openai-agents",
+         "inner": lambda trace: CompactionFilter(policy(), trace=trace), "ours": True,
+         "conversation": QUESTIONS,
+         "setting": f"hard limit {HARD_LIMIT} o200k tokens, retention {RETENTION}, no reducer"},
+    ]
+
+
+def run_agents_sdk(config: Dict[str, Any], trace: Any, rounds: int) -> bool:
+    """One Agents SDK run under ``TraceFilter`` around the configuration's filter; whether the
+    agent answered."""
+    import fake_openai_agents
+    from hybrid_compaction.openai_agents import TraceFilter
+
+    inner = config["inner"](trace)
+    recorder = TraceFilter(policy(), trace=trace, inner=inner)
+    if "conversation" in config:
+        results, _ = fake_openai_agents.conversation(recorder, rounds=rounds, seed=SEED,
+                                                     questions=config["conversation"])
+    else:
+        results = [fake_openai_agents.run(recorder, rounds=rounds, seed=SEED)[0]]
+    recorder.end_run()
+    if inner is not None and hasattr(inner, "end_run"):
+        inner.end_run()
+    return all(r.final_output == fake_openai_agents.answer(q) for q, r in enumerate(results))
+
+
+def expected_calls(config: Dict[str, Any], rounds: int) -> int:
+    """The model calls a configuration's run makes: each question's tool rounds and answer."""
+    questions = config.get("conversation", 1)
+    return questions * (max(1, rounds // questions) + 1)
+
+
 def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
     """Runs one configuration and checks its trace."""
     import hybrid_compaction as hc
@@ -151,6 +208,8 @@ def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
             middleware = [TraceMiddleware(policy=policy(), trace=trace), *config["middleware"](trace)]
             state = fake_agents.agent(middleware, rounds=rounds, seed=SEED).invoke(fake_agents.question())
             answered = state["messages"][-1].content == "Here is what I found."
+        elif config["framework"] == "openai-agents":
+            answered = run_agents_sdk(config, trace, rounds)
         else:
             import fake_af
             from hybrid_compaction.agent_framework import TraceMiddleware as AfTrace
@@ -173,7 +232,7 @@ def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
         "name": config["name"], "setting": config["setting"], "ours": config.get("ours", False),
         "observed": report["observed"], "records": report["calls"], "answered": answered,
         "clauses": Counter(v["clause"] for v in violations), "calls_violating": len(by_call),
-        "first": first, "seconds": seconds,
+        "first": first, "seconds": seconds, "expected": expected_calls(config, rounds),
     }
 
 
@@ -194,7 +253,8 @@ def table(results: List[Dict[str, Any]], rounds: int) -> str:
 
 def section(results: List[Dict[str, Any]], rounds: int, elapsed: float) -> str:
     versions = ", ".join(f"{p} {metadata.version(p)}" for p in (
-        "langchain", "langchain-core", "langgraph", "agent-framework-core", "hybrid-compaction"))
+        "langchain", "langchain-core", "langgraph", "agent-framework-core", "openai-agents",
+        "hybrid-compaction"))
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     ours = [r for r in results if r["ours"]]
     clean = all(not r["clauses"] for r in ours)
@@ -206,23 +266,32 @@ def section(results: List[Dict[str, Any]], rounds: int, elapsed: float) -> str:
         f"{platform.machine()} Python {platform.python_version()}; {versions}; "
         f"{elapsed:.1f} s for all configurations.",
         "",
-        f"**Method.** A LangChain `create_agent` loop and an Agent Framework agent (chat client "
+        f"**Method.** A LangChain `create_agent` loop, an Agent Framework agent (chat client "
         f"composed the framework's way, so chat middleware and the compaction strategy run at every "
-        f"model call of the tool loop), each on a seeded fake chat model (`python/tests/fake_agents.py`, "
-        f"`fake_af.py`; seed {SEED}): {rounds} rounds of 1-3 parallel tool calls with results of 1.6 "
-        f"to 2.7 KB, then an answer, so {rounds + 1} model calls per run. `TraceMiddleware` is listed "
-        f"first and records, for every model call, the history the agent held before any compaction "
+        f"model call of the tool loop) and an OpenAI Agents SDK run (`Runner.run_sync`; the SDK "
+        f"calls its one `call_model_input_filter` before every model call), each on a seeded fake "
+        f"model (`python/tests/fake_agents.py`, `fake_af.py`, `fake_openai_agents.py`, the last the "
+        f"SDK's own `ScriptedModel`; seed {SEED}): {rounds} rounds of 1-3 parallel tool calls with "
+        f"results of 1.6 to 2.7 KB, then an answer, so {rounds + 1} model calls per run (the Agents "
+        f"SDK conversations: {QUESTIONS} questions of {rounds // QUESTIONS} rounds each, "
+        f"{QUESTIONS * (rounds // QUESTIONS + 1)} calls). "
+        f"`TraceMiddleware` (listed first) or `TraceFilter` (around the filter under test) records, "
+        f"for every model call, the history the agent held before any compaction "
         f"(the system prompt in front) and what the model received; `hc.check` judges each call "
         f"(SPEC TRC-13) against hard limit {HARD_LIMIT} o200k tokens and retention {RETENTION}: "
         f"TRC-2 nothing sent over the hard limit, TRC-3 what was sent verifies against the history "
         f"(kept messages unchanged, new ones only summaries), TRC-4 the required messages kept, TRC-5 "
-        f"tool exchanges atomic. Each framework's compaction is told to act at {TRIGGER} tokens.",
+        f"tool exchanges atomic. Each framework's compaction is told to act at {TRIGGER} tokens "
+        f"where it takes a budget. The Agents SDK's `ToolOutputTrimmer` never touches what follows "
+        f"the `recent_turns`-th last user message, so in a run answering one question it trims "
+        f"nothing (the conversation rows show it at work); its session limits (`SessionSettings(limit=)`) choose which stored items a run "
+        f"starts from and do not act inside a run, so they have no row.",
         "",
         table(results, rounds),
         "",
-        ("`CompactionMiddleware`: 0 violations in both frameworks (its full call records, replayed by "
-         "the checker, check clean too)." if clean else
-         "**`CompactionMiddleware` has violations: this is a bug.**"),
+        ("`CompactionMiddleware` and `CompactionFilter`: 0 violations in every framework (their full "
+         "call records, replayed by the checker, check clean too)." if clean else
+         "**Our compaction has violations: this is a bug.**"),
         "",
         END,
     ])
@@ -249,13 +318,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         global HARD_LIMIT, TRIGGER
         HARD_LIMIT, TRIGGER = HARD_LIMIT // 2, TRIGGER // 2
     started = time.perf_counter()
-    configs: List[Dict[str, Any]] = langchain_configs() + agent_framework_configs()
+    configs: List[Dict[str, Any]] = (langchain_configs() + agent_framework_configs()
+                                     + openai_agents_configs())
     results = [run_one(c, rounds) for c in configs]
     elapsed = time.perf_counter() - started
     print(table(results, rounds))
     problems = [f"{r['name']}: {dict(r['clauses'])}" for r in results if r["ours"] and r["clauses"]]
-    problems += [f"{r['name']}: {r['observed']} calls checked, {rounds + 1} expected"
-                 for r in results if r["observed"] != rounds + 1]
+    problems += [f"{r['name']}: {r['observed']} calls checked, {r['expected']} expected"
+                 for r in results if r["observed"] != r["expected"]]
     problems += [f"{r['name']}: the agent did not finish" for r in results if not r["answered"]]
     if not args.smoke:
         print(f"wrote {write(section(results, rounds, elapsed))}")

@@ -1,7 +1,7 @@
 """Microsoft Agent Framework: record every model call of an agent for the checker, or compact it,
 at the framework's per-call seam (chat middleware).
 
-``pip install hybrid-compaction[agent-framework]`` (``agent-framework-core==1.23.0``). In a chat
+``pip install hybrid-compaction[agent-framework]`` (``agent-framework-core>=1.12,<2``). In a chat
 client composed the framework's way (``FunctionInvocationLayer`` outside
 ``ChatMiddlewareLayer``), chat middleware runs once per model call of the tool loop, on the
 messages the agent holds, before the client's compaction strategy
@@ -35,7 +35,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Tupl
 
 from agent_framework import ChatContext, ChatMiddleware, Message
 
-from .compact import UNBOUNDED, Compactor, TraceWriter
+from .compact import UNBOUNDED, Compactor, TraceTarget, TraceWriter, _trace_writer
 
 __all__ = ["TraceMiddleware", "CompactionMiddleware", "to_langchain"]
 
@@ -173,7 +173,8 @@ class TraceMiddleware(ChatMiddleware):
     """Records every model call of an Agent Framework agent (see the module docs).
 
     ``path`` is the trace file (``None``: the ``pytest --hc-trace DIR`` session's directory),
-    or give an open ``trace``; ``policy`` what every call is judged against (by default no hard
+    or give ``trace`` (an open :class:`~hybrid_compaction.TraceWriter` or a file path);
+    ``policy`` what every call is judged against (by default no hard
     limit to speak of, a retention of 1, UTF-8 bytes). All calls are one run (``run``) until
     :meth:`end_run`; :meth:`close` ends it and closes a trace this middleware opened.
     """
@@ -183,15 +184,16 @@ class TraceMiddleware(ChatMiddleware):
         path: Optional[str] = None,
         policy: Optional[Mapping[str, Json]] = None,
         *,
-        trace: Optional[TraceWriter] = None,
+        trace: TraceTarget = None,
         content: bool = False,
         run: str = "agent-framework",
     ) -> None:
         if policy is not None:
             Compactor(policy)  # refuses a policy that does not validate, by its path, now
         self.policy: Mapping[str, Json] = policy if policy is not None else UNBOUNDED
-        self.trace = trace if trace is not None else TraceWriter(path, content=content)
-        self._owned = trace is None
+        writer, owned = _trace_writer(trace)
+        self.trace = writer if writer is not None else TraceWriter(path, content=content)
+        self._owned = owned or writer is None
         self._prefix = run
         self._runs = itertools.count(1)
         self.run = f"{run}-{next(self._runs)}"
@@ -241,14 +243,15 @@ class TraceMiddleware(ChatMiddleware):
 class CompactionMiddleware(ChatMiddleware):
     """The ADR's compaction at every model call of an Agent Framework agent (see the module
     docs): ``policy`` a wire policy (validated here), ``reducer`` a callable on LangChain
-    message dicts (the instructions first), never trusted; ``trace`` receives every call's
-    full record. One run for all calls until :meth:`close`."""
+    message dicts (the instructions first), never trusted; ``trace`` (a
+    :class:`~hybrid_compaction.TraceWriter` or a file path) receives every call's full record.
+    One run for all calls until :meth:`close`."""
 
     def __init__(
         self,
         policy: Mapping[str, Json],
         reducer: Optional[Callable[[List[Any]], Any]] = None,
-        trace: Optional[TraceWriter] = None,
+        trace: TraceTarget = None,
         *,
         estimator: Union[None, str, Mapping[str, Json]] = None,
     ) -> None:
@@ -280,7 +283,7 @@ class CompactionMiddleware(ChatMiddleware):
         await call_next()
 
     def close(self) -> None:
-        """Ends the run in the trace."""
+        """Ends the run in the trace (and closes a trace file it opened)."""
         self._compactor.close()
 
 

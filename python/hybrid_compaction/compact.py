@@ -31,7 +31,7 @@ import json
 import os
 import sys
 import threading
-from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union, cast
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from . import _native
 from ._core import (
@@ -51,7 +51,7 @@ from .convert import (
     transcript,
 )
 
-__all__ = ["Compaction", "Compactor", "TraceWriter", "compact", "Reducer"]
+__all__ = ["Compaction", "Compactor", "TraceWriter", "compact", "Reducer", "TraceTarget"]
 
 Json = Any
 #: A reducer: messages in the caller's format in, messages in that format out (or ``None``,
@@ -264,6 +264,26 @@ class TraceWriter:
         return f"TraceWriter({self._where()!r}, {state})"
 
 
+#: What every ``trace=`` parameter takes: an open :class:`TraceWriter`, or the path of a trace
+#: file to write (a :class:`TraceWriter` opened on it at construction), or ``None`` (no trace).
+TraceTarget = Union[None, TraceWriter, str, "os.PathLike[str]"]
+
+
+def _trace_writer(trace: object, parameter: str = "trace") -> Tuple[Optional[TraceWriter], bool]:
+    """The one rule of every ``trace=`` parameter (the core API and every integration): a
+    :class:`TraceWriter` as given, a path (``str`` or ``os.PathLike``) opened as one (returned
+    with ``True``: the caller owns it and closes it), ``None`` as is; anything else is a
+    ``TypeError`` naming ``parameter``, raised where the object is constructed."""
+    if trace is None or isinstance(trace, TraceWriter):
+        return trace, False
+    if isinstance(trace, (str, os.PathLike)):
+        return TraceWriter(trace), True
+    raise TypeError(
+        f"{parameter} must be a hybrid_compaction.TraceWriter or the path of a trace file "
+        f"(str or os.PathLike), got {type(trace).__name__}"
+    )
+
+
 #: The policy an observed call is judged against when none is given: structure only (no hard
 #: limit to speak of; the last recency unit required; UTF-8 bytes).
 UNBOUNDED: Dict[str, Json] = {
@@ -356,8 +376,9 @@ class Compactor:
     ``policy`` is a wire policy (:func:`hybrid_compaction.policy`); ``estimator`` replaces its
     estimator (a name as the CLI spells it, ``"tokens:o200k_base"``, or an object); ``reducer``
     is the agent's reducer (absent: none, so a history over the trigger goes to the
-    preservation-only fallback); ``trace`` a :class:`TraceWriter`; ``format`` the messages'
-    format (``"openai-chat"``, ``"anthropic-messages"``, ``"langchain"``,
+    preservation-only fallback); ``trace`` a :class:`TraceWriter` or the path of a trace file
+    (opened here, closed by :meth:`close`; anything else is a ``TypeError``); ``format`` the
+    messages' format (``"openai-chat"``, ``"anthropic-messages"``, ``"langchain"``,
     ``"openai-responses"``; by default detected: Responses items (their ``type``s, ``call_id``,
     ``input_text`` content) are Responses, LangChain objects, strings, tuples and other ``type``
     dicts LangChain, role dicts Anthropic when a ``system`` is given apart, else OpenAI chat).
@@ -370,7 +391,7 @@ class Compactor:
         *,
         reducer: Optional[Reducer] = None,
         estimator: Union[None, str, Mapping[str, Json]] = None,
-        trace: Optional[TraceWriter] = None,
+        trace: TraceTarget = None,
         format: Optional[str] = None,
         workflow: str = "hybrid-compaction",
         _persistent: bool = True,
@@ -385,8 +406,9 @@ class Compactor:
         # InvalidCaseError (path ``policy...``) or SpecError (POL-2) are raised natively.
         self._session = _native.new_session(p, _persistent, workflow)
         self._reducer = reducer
-        self._trace = trace
         self._format = _format(format) if format is not None else None
+        # Last: a file is opened only for a compactor that is otherwise valid.
+        self._trace, self._owns_trace = _trace_writer(trace)
         self._reuse = _reuse
         self._lock = threading.Lock()
 
@@ -438,12 +460,15 @@ class Compactor:
         return await loop.run_in_executor(None, self._compact, messages, system, overrides, chosen)
 
     def close(self) -> None:
-        """Ends the run in the trace (a ``runEnd`` record, SPEC TRC) if one is being written."""
+        """Ends the run in the trace (a ``runEnd`` record, SPEC TRC) if one is being written,
+        and closes a trace file this compactor opened (``trace=`` a path)."""
         if self._trace is not None and not self._trace.closed:
             with self._lock, self._trace._lock:
                 line = self._session.end_run(self._trace._native)
                 if line is not None:
                     self._trace._emit(line)
+            if self._owns_trace:
+                self._trace.close()
 
     def __enter__(self) -> "Compactor":
         return self
@@ -534,7 +559,7 @@ def compact(
     *,
     reducer: Optional[Reducer] = None,
     estimator: Union[None, str, Mapping[str, Json]] = None,
-    trace: Optional[TraceWriter] = None,
+    trace: TraceTarget = None,
     format: Optional[str] = None,
     system: Any = None,
     overrides: Optional[Mapping[int, str]] = None,
@@ -543,8 +568,10 @@ def compact(
     library's per-call path (see the module docs and :meth:`Compactor.compact`). ``system`` is
     the top-level system prompt, Anthropic's ``system`` or the Responses ``instructions`` (the
     format is then ``anthropic-messages`` unless the messages are Responses items); the reducer
-    is given the messages without it, and the system is kept (it is required content, PRE-1)."""
-    return Compactor(
+    is given the messages without it, and the system is kept (it is required content, PRE-1).
+    ``trace`` is a :class:`TraceWriter` or the path of a trace file, written with this one call
+    and closed."""
+    compactor = Compactor(
         policy,
         reducer=reducer,
         estimator=estimator,
@@ -552,4 +579,9 @@ def compact(
         format=format,
         _persistent=False,
         _reuse=False,
-    ).compact(messages, system=system, overrides=overrides)
+    )
+    try:
+        return compactor.compact(messages, system=system, overrides=overrides)
+    finally:
+        if compactor._owns_trace and compactor._trace is not None:
+            compactor._trace.close()

@@ -1,7 +1,8 @@
 """LangChain agents: record every model call of ``create_agent`` for the checker, or compact it.
 
 ``pip install hybrid-compaction[langchain]`` (``langchain``, ``langchain-core`` and ``langgraph``
-at the versions this package is tested with). Two middleware for ``langchain.agents.create_agent``:
+1.x, from the oldest releases this package is tested with). Two middleware for
+``langchain.agents.create_agent``:
 
 * :class:`TraceMiddleware` records every model call as an observed record (SPEC TRC-13):
   **listed first**, so its ``before_model`` hook runs before any other middleware's (LangChain
@@ -36,7 +37,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from .compact import UNBOUNDED, Compactor, Reducer, TraceWriter
+from .compact import UNBOUNDED, Compactor, Reducer, TraceTarget, TraceWriter, _trace_writer
 
 __all__ = ["TraceMiddleware", "CompactionMiddleware", "pre_model_hook"]
 
@@ -138,8 +139,8 @@ class TraceMiddleware(AgentMiddleware):
     **first** in ``middleware=[...]``.
 
     ``path`` is the trace file (``None``: a file in the ``pytest --hc-trace DIR`` session's
-    directory), or give an open ``trace`` (a :class:`~hybrid_compaction.TraceWriter`, e.g. the
-    one a :class:`CompactionMiddleware` writes its call records into). ``policy``
+    directory), or give ``trace``: an open :class:`~hybrid_compaction.TraceWriter` (e.g. the
+    one a :class:`CompactionMiddleware` writes its call records into) or a file path. ``policy``
     (:func:`hybrid_compaction.policy`) is what every call is judged against: hard limit,
     retention and estimator (by default no hard limit to speak of, a retention of 1, UTF-8
     bytes). ``content=True`` writes message content (redacted by default). :meth:`close`
@@ -151,7 +152,7 @@ class TraceMiddleware(AgentMiddleware):
         path: Optional[str] = None,
         policy: Optional[Mapping[str, Json]] = None,
         *,
-        trace: Optional[TraceWriter] = None,
+        trace: TraceTarget = None,
         content: bool = False,
         run_prefix: str = "agent",
     ) -> None:
@@ -159,8 +160,9 @@ class TraceMiddleware(AgentMiddleware):
         if policy is not None:
             Compactor(policy)  # refuses a policy that does not validate, by its path, now
         self.policy: Mapping[str, Json] = policy if policy is not None else UNBOUNDED
-        self.trace = trace if trace is not None else TraceWriter(path, content=content)
-        self._owned = trace is None
+        writer, owned = _trace_writer(trace)
+        self.trace = writer if writer is not None else TraceWriter(path, content=content)
+        self._owned = owned or writer is None
         self._prefix = run_prefix
         self._runs = _Runs()
         self._history: Dict[_Key, List[Any]] = {}
@@ -248,8 +250,9 @@ class CompactionMiddleware(AgentMiddleware):
     ``policy`` is a wire policy (:func:`hybrid_compaction.policy`, validated here);
     ``reducer`` your reducer, a callable from LangChain messages (the system message first) to
     LangChain messages, never trusted (absent: none, so a history over the trigger falls back
-    to the required messages); ``trace`` a :class:`~hybrid_compaction.TraceWriter` receiving
-    every call's full record (they check clean); ``estimator`` replaces the policy's. Raises
+    to the required messages); ``trace`` a :class:`~hybrid_compaction.TraceWriter` or a file
+    path (opened here; :meth:`close` closes it) receiving every call's full record (they check
+    clean); ``estimator`` replaces the policy's. Raises
     :class:`~hybrid_compaction.CompactionTerminated` when nothing may be sent.
     """
 
@@ -257,13 +260,14 @@ class CompactionMiddleware(AgentMiddleware):
         self,
         policy: Mapping[str, Json],
         reducer: Optional[Reducer] = None,
-        trace: Optional[TraceWriter] = None,
+        trace: TraceTarget = None,
         *,
         estimator: Union[None, str, Mapping[str, Json]] = None,
     ) -> None:
         super().__init__()
         Compactor(policy, reducer=reducer, estimator=estimator)  # refuses a bad policy now
-        self._policy, self._reducer, self._estimator, self._trace = policy, reducer, estimator, trace
+        self._trace, self._owned = _trace_writer(trace)
+        self._policy, self._reducer, self._estimator = policy, reducer, estimator
         self._compactors: Dict[_Key, Compactor] = {}
         self._lock = threading.Lock()
 
@@ -316,11 +320,16 @@ class CompactionMiddleware(AgentMiddleware):
         result = await self._compactor().acompact(_system_first(request))
         return await handler(self._bounded(request, result.messages))
 
+    def close(self) -> None:
+        """Closes the trace file this middleware opened (``trace=`` a path)."""
+        if self._owned and self._trace is not None:
+            self._trace.close()
+
 
 def pre_model_hook(
     policy: Mapping[str, Json],
     reducer: Optional[Reducer] = None,
-    trace: Optional[TraceWriter] = None,
+    trace: TraceTarget = None,
     *,
     system_prompt: Optional[str] = None,
 ) -> Callable[[Mapping[str, Any]], Dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""hybrid_compaction.agent_framework on real Agent Framework runs (agent-framework-core 1.23.0
+"""hybrid_compaction.agent_framework on real Agent Framework runs (agent-framework-core
 from PyPI; a scripted fake chat client, no network): the recorder at the per-call seam (chat
 middleware) judges the framework's own compaction strategies at every intermediate tool round;
 CompactionMiddleware's runs check clean."""

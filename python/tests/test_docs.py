@@ -51,23 +51,46 @@ def test_readme_python_example_runs(capsys):
         assert printed == promised, (printed, promised)
 
 
-def test_ci_example_runs_under_the_plugin_and_prints_what_the_page_shows(pytester):
-    """docs/CI.md: its test file, run with ``pytest --hc-trace traces``, fails the session with
-    the summary lines the page shows; its compaction test alone passes."""
-    pytest.importorskip("langchain.agents")
-    page = (DOCS / "CI.md").read_text(encoding="utf-8")
+#: A framework's own section of docs/CI.md; the LangChain walk-through is what comes before the
+#: first one.
+FRAMEWORK_SECTION = re.compile(r"^## (.+): the same three steps$", re.M)
+#: The module each section's example needs (its test is skipped without it).
+NEEDS = {"LangChain": "langchain.agents", "The OpenAI Agents SDK": "agents"}
+
+
+def ci_sections():
+    """docs/CI.md as ``{framework: its text}``."""
+    parts = FRAMEWORK_SECTION.split((DOCS / "CI.md").read_text(encoding="utf-8"))
+    found = {"LangChain": parts[0]}
+    for name, body in zip(parts[1::2], parts[2::2]):
+        found[name] = body.split("\n## ", 1)[0]
+    return found
+
+
+def test_every_framework_section_of_ci_md_is_run():
+    assert set(ci_sections()) == set(NEEDS)
+
+
+@pytest.mark.parametrize("framework", sorted(NEEDS))
+def test_ci_example_runs_under_the_plugin_and_prints_what_the_page_shows(pytester, framework):
+    """docs/CI.md, for each framework: its test file, run with ``pytest --hc-trace traces``,
+    fails the session with the summary lines the page shows; its compaction test alone
+    passes."""
+    pytest.importorskip(NEEDS[framework])
+    page = ci_sections()[framework]
     [example] = [b for b in BLOCK.findall(page) if "def test_" in b]
     texts = re.findall(r"^```text\n(.*?)^```", page, re.S | re.M)
     promised = [re.sub(r" {2,}", "*", line.replace("<pid>", "*").replace('"..."', "*"))
                 for block in texts for line in block.splitlines()
                 if " trace(s) in " in line or re.match(r"TRC-\d+: ", line)
-                or line.startswith(("trace ", "test_my_agent.py-"))]
-    pytester.makepyfile(test_my_agent=example)
+                or line.startswith("trace ") or re.match(r"test_\w+\.py-", line)]
+    [module] = {m for line in promised for m in re.findall(r"^(test_\w+)\.py-", line)}
+    pytester.makepyfile(**{module: example})
     result = pytester.runpytest("--hc-trace", "traces")
     result.assert_outcomes(passed=2)
     assert result.ret == 1
     failing = [p for p in promised if not p.startswith("1 trace(s)")]
-    assert len(failing) >= 7, promised
+    assert len(failing) >= 6, promised
     result.stdout.fnmatch_lines(failing, consecutive=False)
     alone = pytester.runpytest("--hc-trace", "traces", "-k", "compaction")
     assert alone.ret == 0

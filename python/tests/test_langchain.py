@@ -1,6 +1,7 @@
-"""hybrid_compaction.langchain on real ``create_agent`` runs (langchain, langgraph from PyPI,
-pinned; a scripted fake chat model, no network): TraceMiddleware records what every model call
-held and sent, the checker judges it; CompactionMiddleware's runs check clean."""
+"""hybrid_compaction.langchain on real ``create_agent`` runs (langchain, langgraph from PyPI, at
+the newest and the oldest releases the extra admits; a scripted fake chat model, no network):
+TraceMiddleware records what every model call held and sent, the checker judges it;
+CompactionMiddleware's runs check clean."""
 
 import asyncio
 import io

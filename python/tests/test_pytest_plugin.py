@@ -103,3 +103,45 @@ def test_without_the_flag_nothing_happens_and_json_alone_is_a_usage_error(pytest
     assert result.ret == 0 and "hybrid-compaction check" not in result.stdout.str()
     result = pytester.runpytest("--hc-trace-json", "x.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+AGENTS_SDK = '''
+import hybrid_compaction as hc
+from hybrid_compaction.openai_agents import CompactionFilter, TraceFilter
+from agents.run_config import ModelInputData
+
+import fake_openai_agents as fake
+
+POLICY = hc.policy(hard_limit=24_000, trigger_margin=4_000, recent_message_retention_count=2,
+                   maximum_compaction_attempts=2, preservation_label="agent", preservation_version=1)
+
+
+def orphaning(data):
+    items = list(data.model_data.input)
+    calls = [i for i, item in enumerate(items) if item.get("type") == "function_call"]
+    if calls and items[-1].get("type") == "function_call_output":
+        del items[calls[-1]]
+    return ModelInputData(input=items, instructions=data.model_data.instructions)
+
+
+def test_careless_filter():
+    fake.run(TraceFilter(POLICY, inner=orphaning), rounds=3)
+
+
+def test_compacting_filter():
+    fake.run(TraceFilter(POLICY, inner=CompactionFilter(POLICY)), rounds=8)
+'''
+
+
+def test_an_agents_sdk_session_with_an_orphaning_filter_fails_and_ours_passes(pytester):
+    pytest.importorskip("agents")
+    fakes = (pathlib.Path(__file__).parent / "fake_openai_agents.py").read_text(encoding="utf-8")
+    pytester.makepyfile(fake_openai_agents=fakes, test_sdk=AGENTS_SDK)
+    traces = pytester.path / "traces"
+    result = pytester.runpytest("--hc-trace", str(traces), "-k", "careless")
+    result.assert_outcomes(passed=1, deselected=1)
+    assert result.ret == 1, "the test passed, the session fails on the violation"
+    result.stdout.fnmatch_lines(["*test_careless_filter-*.jsonl*TRC-3*openai-agents-1*model-2*"])
+    result = pytester.runpytest("--hc-trace", str(pytester.path / "clean"), "-k", "compacting")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["1 trace(s) in *: 9 call(s) checked, 9 observed, 0 violation(s)*"])
