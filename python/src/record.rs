@@ -7,12 +7,13 @@
 //! Observed records (version 3, SPEC TRC-13) come from the recorders of frameworks that do not
 //! implement the ADR (`hc.TraceWriter.observe`, the LangChain and Agent Framework middleware):
 //! the history and the sent messages arrive as transcript objects, are read by the library's
-//! converter (the ids of TRN-5: a message's own id, else the content hash of CLS-2) and written
+//! converter (the ids of TRN-5: a message's own id, else the content hash of CLS-2; a sent
+//! message that is the history's carries the history's id, TRC-13) and written
 //! by the oracle's writer, measured by the policy's estimator, redacted unless `content`.
 
 use hybrid_compaction::lease::Run;
-use hybrid_compaction::model::entry::Entry;
 use hybrid_compaction::node::CallTrace;
+use hybrid_compaction::transcript::Transcript;
 use hybrid_compaction_trace::format::{Dispatch, Header, Record, OBSERVED_VERSION};
 use hybrid_compaction_trace::write::Writer;
 use pyo3::prelude::*;
@@ -21,19 +22,17 @@ use crate::compact::read_policy;
 use crate::errors::{self, Failure};
 use crate::transcript;
 
-/// The entries of a transcript object, or the converter's refusal (`TranscriptError`) with
-/// `member.` before its path.
-fn entries(value: &Bound<'_, PyAny>, member: &str) -> PyResult<Vec<Entry>> {
-    transcript::read(value)
-        .map(|t| t.entries().to_vec())
-        .map_err(|(kind, path, reason)| {
-            let path = if path.is_empty() {
-                member.to_owned()
-            } else {
-                format!("{member}.{path}")
-            };
-            errors::transcript(kind, path, reason)
-        })
+/// A transcript object read by the library's converter, or its refusal (`TranscriptError`)
+/// with `member.` before its path.
+fn read(value: &Bound<'_, PyAny>, member: &str) -> PyResult<Transcript> {
+    transcript::read(value).map_err(|(kind, path, reason)| {
+        let path = if path.is_empty() {
+            member.to_owned()
+        } else {
+            format!("{member}.{path}")
+        };
+        errors::transcript(kind, path, reason)
+    })
 }
 
 /// The writer of one trace (see the module docs).
@@ -114,8 +113,12 @@ impl TraceRecorder {
                 .into())
             }
         };
-        let history = entries(history, "history")?;
-        let sent = sent.map(|s| entries(s, "sent")).transpose()?;
+        let held = read(history, "history")?;
+        let history = held.entries().to_vec();
+        // SPEC TRC-13: the sent messages that are the history's carry the history's ids.
+        let sent = sent
+            .map(|s| read(s, "sent").map(|t| held.sent_entries(&t)))
+            .transpose()?;
         let mut record =
             self.writer
                 .observed(run, call, &policy, &history, sent.as_deref(), dispatch);

@@ -189,3 +189,26 @@ def test_bad_input_is_refused_by_place_and_nothing_is_written(tmp_path):
 
 POLICY = hc.policy(hard_limit=1000, trigger_margin=10, recent_message_retention_count=1,
                    maximum_compaction_attempts=1, preservation_label="t", preservation_version=1)
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses"])
+def test_a_kept_message_equal_to_a_dropped_one_keeps_its_history_id(fmt):
+    # SPEC TRC-13: messages without ids have content-hash ids counted among equal ones (CLS-2);
+    # the sent ones that are the history's are identified against it, from the end, so keeping
+    # the second "ok" after dropping the first is not read as a changed or missing entry.
+    h = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "ok"},
+         {"role": "user", "content": "b"}, {"role": "assistant", "content": "ok"},
+         {"role": "user", "content": "c ✓"}]
+    policy = {"hardLimit": 100000, "triggerMargin": 10, "recentMessageRetentionCount": 2,
+              "maximumCompactionAttempts": 1, "preservationLabel": "t", "preservationVersion": 1,
+              "estimator": {"kind": "utf8"}}
+    buffer = io.StringIO()
+    with hc.TraceWriter(buffer) as trace:
+        trace.observe(h, h[2:], policy=policy, format=fmt)
+        summary = {"role": "user", "content": "Earlier: asked a, got ok."}
+        trace.observe(h, [summary] + h[2:], policy=policy, format=fmt)
+        # Equal messages are told apart by position only: the kept "ok" is the latest one before
+        # the next kept message (the required one here); dropping both is still flagged.
+        trace.observe(h, [h[1]] + h[4:], policy=policy, format=fmt)
+        trace.observe(h, [h[0]] + h[4:], policy=policy, format=fmt)
+    assert violations(buffer.getvalue()) == [("TRC-3", "model-4"), ("TRC-4", "model-4")]

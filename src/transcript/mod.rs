@@ -31,6 +31,7 @@ pub mod openai;
 mod pairing;
 pub mod responses;
 pub mod reuse;
+mod sent;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -516,6 +516,49 @@ fn trn_19_unknown_dimensions_cost_the_rules_most() {
     assert_eq!(langchain, Some(1640));
 }
 
+/// SPEC TRC-13: the messages a system sent are identified against its history from the end: a
+/// kept message equal to a dropped earlier one keeps its own history id (not the dropped one's,
+/// which its content-hash id alone would give it), a new message keeps its own entry, and the
+/// top-level system is the history's.
+#[test]
+fn trc_13_sent_messages_take_the_historys_ids() {
+    let h = json!([{"role": "user", "content": "a"}, {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "b"}, {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "c ✓"}]);
+    let transcript = |messages: Json| {
+        Transcript::parse(
+            &json!({"format": "anthropic-messages", "system": "Be brief.", "messages": messages}),
+        )
+        .unwrap()
+    };
+    let history = transcript(h.clone());
+    let summary = json!({"role": "user", "content": "Earlier: a, ok."});
+    let sent = transcript(json!([summary, h[2], h[3], h[4]]));
+    let ids = |entries: &[Entry]| -> Vec<String> {
+        entries.iter().map(|e| e.id().as_str().to_owned()).collect()
+    };
+    let got = history.sent_entries(&sent);
+    let all = ids(history.entries());
+    assert_eq!(ids(&got)[0], all[0], "the system is the history's");
+    assert_eq!(
+        ids(&got)[2..],
+        all[3..],
+        "b, the second ok and c keep their history ids"
+    );
+    assert_eq!(got[1], sent.entries()[1], "the summary keeps its own entry");
+    assert_ne!(
+        ids(sent.entries())[3],
+        all[4],
+        "alone, the kept ok would be numbered as the first"
+    );
+    // Equal messages are told apart by position: the latest one before the next kept message.
+    let sent = transcript(json!([h[1], h[4]]));
+    assert_eq!(
+        ids(&history.sent_entries(&sent))[1..],
+        [all[4].clone(), all[5].clone()]
+    );
+}
+
 fn policy(hard: i32) -> Policy {
     Policy::new(PolicySpec {
         hard_limit: hard,
