@@ -1,0 +1,133 @@
+// Types of the package `hybrid-compaction` (lib/index.cjs, lib/index.mjs). The wire shapes
+// (docs/WIRE.md) are given loosely as `Json` objects: their JSON Schemas are `schema()`'s.
+
+/** Any JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** A wire entry (docs/WIRE.md, "Entries"): `{id, kind, role, author?, parts}`. */
+export interface Entry {
+  id: string;
+  kind: string;
+  role: string;
+  author?: string;
+  parts: Json[];
+  [key: string]: Json | undefined;
+}
+
+/** A wire policy (SPEC POL-1). */
+export interface Policy {
+  hardLimit: number;
+  triggerMargin: number;
+  recentMessageRetentionCount: number;
+  maximumCompactionAttempts: number;
+  preservationLabel: string;
+  preservationVersion: number;
+  estimator: { kind: string; [key: string]: Json };
+}
+
+/** The arguments of `policy()`: every number required; `estimator` defaults to "utf8". */
+export interface PolicyOptions {
+  hardLimit: number;
+  triggerMargin: number;
+  recentMessageRetentionCount: number;
+  maximumCompactionAttempts: number;
+  preservationLabel: string;
+  preservationVersion: number;
+  estimator?: string | { kind: string; [key: string]: Json };
+}
+
+/** `Verify`'s answer (SPEC VER-1). */
+export interface Verification {
+  outcome: 'Accepted' | 'Rejected';
+  rejectionReasons: string[];
+  missingRequiredEntryIds: string[];
+  invalidEntryIds: string[];
+  preservationOnlyFallbackEntryIds: string[];
+  [key: string]: Json;
+}
+
+/** `hybrid-compaction check --json`'s report; a conformant trace has no `violations`. */
+export interface CheckReport {
+  calls: number;
+  runs: number;
+  replayed: number;
+  violations: Array<{ clause: string; [key: string]: Json }>;
+  [key: string]: Json;
+}
+
+/** Which implementation answers: the executable specification or the engine. */
+export type Implementation = 'model' | 'engine';
+
+/** Options of the converters: ids per adapted message (TRN-5), kind overrides (CLS-1). */
+export interface ConvertOptions {
+  ids?: Array<string | null>;
+  overrides?: Record<number, string>;
+}
+
+export class HybridCompactionError extends Error {}
+export class InvalidCaseError extends HybridCompactionError {
+  constructor(path: string, reason: string);
+  readonly path: string;
+  readonly reason: string;
+}
+export class InternalError extends HybridCompactionError {
+  constructor(implementation: string, reason: string);
+  readonly implementation: string;
+  readonly reason: string;
+}
+export class SpecError extends HybridCompactionError {
+  constructor(answer: { kind: string; field?: string | null; entryId?: string; message: string });
+  readonly answer: { [key: string]: Json };
+  readonly kind: string;
+  readonly field: string | null;
+  readonly entryId: string | null;
+}
+export class TranscriptError extends HybridCompactionError {
+  constructor(kind: string, path: string, reason: string);
+  readonly kind: string;
+  readonly path: string;
+  readonly reason: string;
+}
+export class UnsupportedContentError extends TranscriptError {}
+
+export const IMPLEMENTATIONS: readonly Implementation[];
+export const TRANSCRIPT_FORMATS: readonly string[];
+export const version: string;
+
+export function run(c: { op: string; [key: string]: unknown } | string, implementation?: Implementation): { [key: string]: Json };
+export function policy(options: PolicyOptions): Policy;
+export function verify(original: Entry[], proposed: Array<string | Entry>, policy: Policy, options?: { implementation?: Implementation }): Verification;
+export function evaluate(entries: Entry[], policy: Policy, options?: { implementation?: Implementation }): { [key: string]: Json };
+export function check(trace: string | URL | Array<{ [key: string]: unknown }>, options?: { implementation?: Implementation }): CheckReport;
+export function schema(which?: 'case' | 'output' | 'vector-file' | 'trace'): { [key: string]: Json };
+export function countTokens(texts: string[], encoding?: 'o200k_base' | 'cl100k_base'): number[];
+export function workload(messages: number, options?: { seed?: number; format?: string; ending?: string }): { [key: string]: Json };
+export function fromOpenAI(messages: unknown[], options?: ConvertOptions): Entry[];
+export function fromAnthropic(messages: unknown[], system?: string | unknown[] | null, options?: ConvertOptions): Entry[];
+export function fromOpenAIResponses(items: unknown[], instructions?: string | unknown[] | null, options?: ConvertOptions): Entry[];
+export function fromLangChain(messages: unknown[], options?: ConvertOptions): Entry[];
+
+declare const hc: {
+  HybridCompactionError: typeof HybridCompactionError;
+  InvalidCaseError: typeof InvalidCaseError;
+  InternalError: typeof InternalError;
+  SpecError: typeof SpecError;
+  TranscriptError: typeof TranscriptError;
+  UnsupportedContentError: typeof UnsupportedContentError;
+  IMPLEMENTATIONS: typeof IMPLEMENTATIONS;
+  TRANSCRIPT_FORMATS: typeof TRANSCRIPT_FORMATS;
+  version: string;
+  run: typeof run;
+  policy: typeof policy;
+  verify: typeof verify;
+  evaluate: typeof evaluate;
+  check: typeof check;
+  schema: typeof schema;
+  countTokens: typeof countTokens;
+  workload: typeof workload;
+  fromOpenAI: typeof fromOpenAI;
+  fromAnthropic: typeof fromAnthropic;
+  fromOpenAIResponses: typeof fromOpenAIResponses;
+  fromLangChain: typeof fromLangChain;
+};
+export default hc;

@@ -1,0 +1,27 @@
+// The ES module entry point: the CommonJS module's exports (lib/index.cjs), by name.
+import hc from './index.cjs';
+
+export const {
+  HybridCompactionError,
+  InvalidCaseError,
+  InternalError,
+  SpecError,
+  TranscriptError,
+  UnsupportedContentError,
+  IMPLEMENTATIONS,
+  TRANSCRIPT_FORMATS,
+  version,
+  run,
+  policy,
+  verify,
+  evaluate,
+  check,
+  schema,
+  countTokens,
+  workload,
+  fromOpenAI,
+  fromAnthropic,
+  fromOpenAIResponses,
+  fromLangChain,
+} = hc;
+export default hc;
