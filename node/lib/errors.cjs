@@ -57,12 +57,25 @@ class TranscriptError extends HybridCompactionError {
 /** Content the closed content model cannot hold (kind `NotSupported`). */
 class UnsupportedContentError extends TranscriptError {}
 
+/** Compaction terminated (SPEC NODE-4): nothing may be sent. `outcome` (`Irreducible` or
+ * `ConcurrentMutationLimit`), `finalSize` and `hardLimit` in the policy's unit. */
+class CompactionTerminated extends HybridCompactionError {
+  constructor(outcome, finalSize, hardLimit) {
+    super(`context compaction terminated (${outcome}): final estimated size ${finalSize} exceeds what can be sent within hard limit ${hardLimit}`);
+    this.outcome = outcome;
+    this.finalSize = finalSize;
+    this.hardLimit = hardLimit;
+  }
+}
+
 /** The answer inside a native envelope, or the error it names, thrown. */
 function unwrap(text) {
   const e = JSON.parse(text);
   if ('ok' in e) return e.ok;
   if (e.invalid) throw new InvalidCaseError(e.invalid.path, e.invalid.reason);
   if (e.internal) throw new InternalError(e.internal.implementation, e.internal.reason);
+  if (e.spec) throw new SpecError(e.spec);
+  if (e.terminated) throw new CompactionTerminated(e.terminated.outcome, e.terminated.finalSize, e.terminated.hardLimit);
   const t = e.transcript;
   const Class = t.kind === 'NotSupported' ? UnsupportedContentError : TranscriptError;
   throw new Class(t.kind, t.path, t.reason);
@@ -75,5 +88,6 @@ module.exports = {
   SpecError,
   TranscriptError,
   UnsupportedContentError,
+  CompactionTerminated,
   unwrap,
 };

@@ -188,6 +188,7 @@ function workload(messages, { seed = 1, format = 'openai-chat', ending } = {}) {
 }
 
 const convert = require('./convert.cjs')(native, jsonText);
+const compaction = require('./compact.cjs')(native, jsonText, estimatorObject, requirePolicy);
 
 const { unwrap: _unwrap, ...publicErrors } = errors;
 
@@ -205,4 +206,5 @@ module.exports = {
   countTokens,
   workload,
   ...convert,
+  ...compaction,
 };

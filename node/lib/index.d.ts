@@ -89,6 +89,41 @@ export class TranscriptError extends HybridCompactionError {
   readonly reason: string;
 }
 export class UnsupportedContentError extends TranscriptError {}
+export class CompactionTerminated extends HybridCompactionError {
+  constructor(outcome: string, finalSize: number, hardLimit: number);
+  readonly outcome: 'Irreducible' | 'ConcurrentMutationLimit' | string;
+  readonly finalSize: number;
+  readonly hardLimit: number;
+}
+
+/** A reducer: your proposer, sync or async, given messages in your format; never trusted. */
+export type Reducer<M = unknown> = (messages: M[]) => M[] | null | undefined | Promise<M[] | null | undefined>;
+
+/** The options of a compaction. */
+export interface CompactOptions<M = unknown> {
+  reducer?: Reducer<M> | null;
+  estimator?: string | { kind: string; [key: string]: Json };
+  format?: 'openai-chat' | 'anthropic-messages' | 'langchain' | 'openai-responses';
+}
+
+/** The result of one compaction. */
+export class Compaction<M = unknown> {
+  readonly messages: M[];
+  readonly system: unknown;
+  readonly format: string;
+  readonly outcome: 'WithinLimit' | 'Reduced' | 'PreservationFallback';
+  readonly assembly: { [key: string]: Json };
+  readonly diagnostics: { [key: string]: Json };
+  readonly events: Array<{ [key: string]: Json }>;
+}
+
+/** A long-lived compactor: one run, one memo of sizes, calls one at a time. */
+export class Compactor<M = unknown> {
+  constructor(policy: Policy, options?: CompactOptions<M> & { workflow?: string });
+  compact(messages: M[], options?: { system?: unknown; overrides?: Record<number, string> }): Promise<Compaction<M>>;
+  compactSync(messages: M[], options?: { system?: unknown; overrides?: Record<number, string> }): Compaction<M>;
+  readonly memoStats: { hits: number; misses: number; cached: number };
+}
 
 export const IMPLEMENTATIONS: readonly Implementation[];
 export const TRANSCRIPT_FORMATS: readonly string[];
@@ -106,6 +141,8 @@ export function fromOpenAI(messages: unknown[], options?: ConvertOptions): Entry
 export function fromAnthropic(messages: unknown[], system?: string | unknown[] | null, options?: ConvertOptions): Entry[];
 export function fromOpenAIResponses(items: unknown[], instructions?: string | unknown[] | null, options?: ConvertOptions): Entry[];
 export function fromLangChain(messages: unknown[], options?: ConvertOptions): Entry[];
+export function compact<M>(messages: M[], policy: Policy, options?: CompactOptions<M> & { system?: unknown; overrides?: Record<number, string> }): Promise<Compaction<M>>;
+export function compactSync<M>(messages: M[], policy: Policy, options?: CompactOptions<M> & { system?: unknown; overrides?: Record<number, string> }): Compaction<M>;
 
 declare const hc: {
   HybridCompactionError: typeof HybridCompactionError;
@@ -114,6 +151,11 @@ declare const hc: {
   SpecError: typeof SpecError;
   TranscriptError: typeof TranscriptError;
   UnsupportedContentError: typeof UnsupportedContentError;
+  CompactionTerminated: typeof CompactionTerminated;
+  Compaction: typeof Compaction;
+  Compactor: typeof Compactor;
+  compact: typeof compact;
+  compactSync: typeof compactSync;
   IMPLEMENTATIONS: typeof IMPLEMENTATIONS;
   TRANSCRIPT_FORMATS: typeof TRANSCRIPT_FORMATS;
   version: string;

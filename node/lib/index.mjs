@@ -8,6 +8,7 @@ export const {
   SpecError,
   TranscriptError,
   UnsupportedContentError,
+  CompactionTerminated,
   IMPLEMENTATIONS,
   TRANSCRIPT_FORMATS,
   version,
@@ -23,5 +24,9 @@ export const {
   fromAnthropic,
   fromOpenAIResponses,
   fromLangChain,
+  Compaction,
+  Compactor,
+  compact,
+  compactSync,
 } = hc;
 export default hc;

@@ -835,6 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Call = nativeBinding.Call
+module.exports.Session = nativeBinding.Session
 module.exports.checkFile = nativeBinding.checkFile
 module.exports.checkText = nativeBinding.checkText
 module.exports.countTokens = nativeBinding.countTokens

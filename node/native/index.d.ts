@@ -9,6 +9,38 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** One call of the node in progress (see the module docs). */
+export declare class Call {
+  /**
+   * Blocks until the call needs the reducer (`{"reduce": "history" | k}`) or is done
+   * (`{"done": envelope}`, the envelope's answer `{assembly, diagnostics, events, final}`).
+   */
+  next(): string
+  /**
+   * The reducer's answer: `kind` `"answer"` (`text` its messages as a JSON array), `"null"`
+   * or `"threw"` (`text` the error).
+   */
+  reply(kind: string, text: string): void
+}
+
+/** A compaction session: one `Compactor` (see the module docs). */
+export declare class Session {
+  /**
+   * A session for `policy` (a wire policy as JSON text) whose calls share one run
+   * (`persistent`) or are each a run of their own. A policy it is not throws an `Error` whose
+   * message is the failure's envelope (the JavaScript layer throws the package's error).
+   */
+  constructor(policy: string, persistent: boolean, workflow: string)
+  /**
+   * Starts one call of the node on the transcript `transcript` (JSON text) with a reducer
+   * (`reducer`: whether there is one; `system`: whether the transcript's first entry is its
+   * top-level system, not one of the caller's objects). Step through it with [`Call::next`].
+   */
+  start(transcript: string, reducer: boolean, system: boolean): Call
+  /** The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53). */
+  memoStats(): Array<number>
+}
+
 /**
  * Checks the trace in the file at `path` as [`check_text`], read in blocks as the command
  * reads it (never whole); a file that cannot be opened is invalid input at path `"file"`.
@@ -55,8 +87,8 @@ export declare function transcriptEntries(transcript: string): string
 
 /**
  * The cases of the vector file at `path` with their group's policy applied by the oracle's
- * loader, in file order, as the envelope of a JSON array of `{"tcId", "case", "expected"}`
- * (each `case` and `expected` the file's JSON, numbers as written).
+ * loader, in file order, as the envelope of a JSON array of `{"tcId", "case", "expected"}`:
+ * `case` as JSON text (so `1.0` stays a float when it is run), `expected` the output.
  */
 export declare function vectorFileCases(path: string): string
 

@@ -5,11 +5,13 @@
 //! {"invalid": {"path", "reason"}}                          not valid input (the CLI's exit 2)
 //! {"internal": {"implementation", "reason"}}               an implementation failed (exit 1)
 //! {"transcript": {"kind", "path", "reason"}}               a converter's refusal (SPEC TRN)
+//! {"spec": {"kind", "field"?, "message"}}                   a typed error of the SPEC (ERR-1)
+//! {"terminated": {"outcome", "finalSize", "hardLimit"}}     compaction terminated (NODE-4)
 //! ```
 //!
 //! The JavaScript layer (`lib/errors.cjs`) throws the package's `Error` subclass named by the
 //! envelope's one member (`InvalidCaseError`, `InternalError`, `TranscriptError` or
-//! `UnsupportedContentError`) with these fields: no JavaScript code parses an error's text. An
+//! `UnsupportedContentError`, `SpecError`, `CompactionTerminated`) with these fields: no JavaScript code parses an error's text. An
 //! answer's JSON text is spliced in as it is, never parsed again.
 
 use serde_json::json;
@@ -40,6 +42,24 @@ pub enum Failure {
         path: String,
         /// What is wrong there.
         reason: String,
+    },
+    /// A typed error of the SPEC: its ERR-1 kind, the field it names, its message.
+    Spec {
+        /// `OutOfRange`, `ReducerFailed`, ...
+        kind: String,
+        /// The policy member or field it names, if any.
+        field: Option<String>,
+        /// Its message.
+        message: String,
+    },
+    /// Compaction terminated (SPEC NODE-4): nothing may be sent.
+    Terminated {
+        /// `Irreducible` or `ConcurrentMutationLimit`.
+        outcome: String,
+        /// The final estimated size, in the policy's unit.
+        final_size: i64,
+        /// The policy's hard limit.
+        hard_limit: i64,
     },
 }
 
@@ -78,6 +98,21 @@ pub fn envelope(answer: Answer) -> String {
         Err(Failure::Transcript { kind, path, reason }) => {
             json!({"transcript": {"kind": kind, "path": path, "reason": reason}}).to_string()
         }
+        Err(Failure::Spec {
+            kind,
+            field,
+            message,
+        }) => match field {
+            Some(f) => json!({"spec": {"kind": kind, "field": f, "message": message}}),
+            None => json!({"spec": {"kind": kind, "message": message}}),
+        }
+        .to_string(),
+        Err(Failure::Terminated {
+            outcome,
+            final_size,
+            hard_limit,
+        }) => json!({"terminated": {"outcome": outcome, "finalSize": final_size, "hardLimit": hard_limit}})
+            .to_string(),
     }
 }
 

@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 mod answer;
+mod compact;
 mod transcript;
 
 use std::io::BufReader;

@@ -12,18 +12,23 @@ use crate::answer::{Answer, Failure};
 
 /// The entries of the transcript `text` as a JSON array (see the module docs).
 pub fn entries(text: &str) -> Answer {
+    let t = parse(text)?;
+    let entries: Vec<Json> = t.entries().iter().map(entry_json).collect();
+    Ok(Json::Array(entries).to_string())
+}
+
+/// The transcript object given as JSON text, or the converter's refusal.
+pub fn parse(text: &str) -> Result<Transcript, Failure> {
     let value: Json = serde_json::from_str(text).map_err(|e| Failure::Transcript {
         kind: "InvalidArgument".to_owned(),
         path: String::new(),
         reason: format!("not JSON: {e}"),
     })?;
-    let t = Transcript::parse(&value).map_err(|e| refusal(&e))?;
-    let entries: Vec<Json> = t.entries().iter().map(entry_json).collect();
-    Ok(Json::Array(entries).to_string())
+    Transcript::parse(&value).map_err(|e| refusal(&e))
 }
 
 /// The converter's error as a [`Failure::Transcript`].
-fn refusal(e: &TranscriptError) -> Failure {
+pub fn refusal(e: &TranscriptError) -> Failure {
     let (path, reason) = match e {
         TranscriptError::Malformed { path, message } => (path.clone(), message.clone()),
         TranscriptError::UnsupportedContent { path, part_type } => (
@@ -40,7 +45,7 @@ fn refusal(e: &TranscriptError) -> Failure {
 }
 
 /// `$.messages[3].content[1]` as `messages[3].content[1]` (`$` alone as the empty path).
-fn relative(path: &str) -> String {
+pub fn relative(path: &str) -> String {
     path.strip_prefix("$.")
         .or_else(|| path.strip_prefix('$'))
         .unwrap_or(path)

@@ -132,7 +132,7 @@ test('versions agree; the committed types declare exactly the addon\'s functions
   const pkg = require('hybrid-compaction/package.json');
   assert.equal(hc.version, pkg.version);
   const dts = fs.readFileSync(require.resolve('hybrid-compaction/native').replace(/index\.cjs$/, 'index.d.ts'), 'utf8');
-  const declared = [...dts.matchAll(/export declare function (\w+)/g)].map((m) => m[1]).sort();
+  const declared = [...dts.matchAll(/export declare (?:function|class) (\w+)/g)].map((m) => m[1]).sort();
   const exported = Object.keys(native).filter((k) => typeof native[k] === 'function').sort();
   assert.deepEqual(declared, exported);
   const api = fs.readFileSync(require.resolve('hybrid-compaction').replace(/index\.cjs$/, 'index.d.ts'), 'utf8');
