@@ -97,7 +97,7 @@ async function runAsync(gen) {
   return r.value;
 }
 
-module.exports = (native, jsonText, estimatorObject, requirePolicy) => {
+module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWriter, detect }) => {
   function newSession(policy, estimator, persistent, workflow) {
     requirePolicy(policy);
     const p = estimator === undefined || estimator === null ? policy : { ...policy, estimator: estimatorObject(estimator) };
@@ -115,7 +115,10 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy) => {
    * (SPEC EST-7). `reducer(messages) -> messages` (or a Promise of them) is your proposer.
    */
   class Compactor {
-    constructor(policy, { reducer, estimator, format, workflow = 'hybrid-compaction', persistent = true } = {}) {
+    constructor(policy, { reducer, estimator, format, trace, workflow = 'hybrid-compaction', persistent = true } = {}) {
+      if (trace !== undefined && trace !== null && !(trace instanceof TraceWriter)) {
+        throw new TypeError('trace must be a TraceWriter');
+      }
       if (reducer !== undefined && reducer !== null && typeof reducer !== 'function') {
         throw new TypeError(`reducer must be a function, got ${typeof reducer}`);
       }
@@ -126,13 +129,14 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy) => {
       this._reducer = reducer ?? null;
       this._format = format;
       this._queue = Promise.resolve();
+      this._trace = trace ?? null;
     }
 
     _start(messages, system, overrides) {
       if (!Array.isArray(messages)) {
         throw new TypeError(`messages must be an array, got ${messages === null ? 'null' : typeof messages}`);
       }
-      const format = this._format ?? (system !== undefined && system !== null ? 'anthropic-messages' : 'openai-chat');
+      const format = this._format ?? detect(messages, system);
       const hasSystem = system !== undefined && system !== null && SYSTEM_FORMATS.includes(format);
       const t = { format, messages };
       if (hasSystem) t.system = system;
@@ -143,6 +147,7 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy) => {
     }
 
     _finish({ objects, system, format }, { envelope, returned, thrown }) {
+      if (this._trace !== null) this._trace._record(this._session);
       let payload;
       try {
         payload = unwrap(JSON.stringify(envelope));
@@ -193,6 +198,11 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy) => {
       return this._finish(started, runSync(started.gen));
     }
 
+    /** Ends the run in the trace (a runEnd record) if one is being written. */
+    close() {
+      if (this._trace !== null && !this._trace.closed) this._trace._endRun(this._session);
+    }
+
     /** The memo's counters (SPEC EST-7): `{hits, misses, cached}`. */
     get memoStats() {
       const [hits, misses, cached] = this._session.memoStats();
@@ -201,13 +211,13 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy) => {
   }
 
   /** One call: `new Compactor(policy, options).compact(messages, options)` in a run of its own. */
-  function compact(messages, policy, { reducer, estimator, format, system, overrides } = {}) {
-    return new Compactor(policy, { reducer, estimator, format, persistent: false }).compact(messages, { system, overrides });
+  function compact(messages, policy, { reducer, estimator, format, system, overrides, trace } = {}) {
+    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false }).compact(messages, { system, overrides });
   }
 
   /** `compact` for a synchronous reducer. */
-  function compactSync(messages, policy, { reducer, estimator, format, system, overrides } = {}) {
-    return new Compactor(policy, { reducer, estimator, format, persistent: false }).compactSync(messages, { system, overrides });
+  function compactSync(messages, policy, { reducer, estimator, format, system, overrides, trace } = {}) {
+    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false }).compactSync(messages, { system, overrides });
   }
 
   return { Compaction, Compactor, compact, compactSync };

@@ -188,7 +188,8 @@ function workload(messages, { seed = 1, format = 'openai-chat', ending } = {}) {
 }
 
 const convert = require('./convert.cjs')(native, jsonText);
-const compaction = require('./compact.cjs')(native, jsonText, estimatorObject, requirePolicy);
+const tracing = require('./trace.cjs')(native, jsonText, requirePolicy);
+const compaction = require('./compact.cjs')(native, jsonText, estimatorObject, requirePolicy, tracing);
 
 const { unwrap: _unwrap, ...publicErrors } = errors;
 
@@ -207,4 +208,6 @@ module.exports = {
   workload,
   ...convert,
   ...compaction,
+  TraceWriter: tracing.TraceWriter,
+  TraceWriteError: tracing.TraceWriteError,
 };

@@ -96,6 +96,22 @@ export class CompactionTerminated extends HybridCompactionError {
   readonly hardLimit: number;
 }
 
+export class TraceWriteError extends HybridCompactionError {
+  constructor(path: string, reason: string);
+  readonly path: string;
+  readonly reason: string;
+}
+
+/** Writes a trace (docs/TRACE.md): call records of compactions, observed provider calls. */
+export class TraceWriter {
+  constructor(path: string, options?: { content?: boolean; producer?: string });
+  readonly path: string;
+  readonly closed: boolean;
+  observe(history: unknown[], sent: unknown[] | null, options?: { policy?: Policy; run?: string; call?: string; format?: string; dispatch?: 'answered' | 'failed' | 'refused'; note?: string }): string;
+  endRun(run?: string): void;
+  close(): void;
+}
+
 /** A reducer: your proposer, sync or async, given messages in your format; never trusted. */
 export type Reducer<M = unknown> = (messages: M[]) => M[] | null | undefined | Promise<M[] | null | undefined>;
 
@@ -104,6 +120,7 @@ export interface CompactOptions<M = unknown> {
   reducer?: Reducer<M> | null;
   estimator?: string | { kind: string; [key: string]: Json };
   format?: 'openai-chat' | 'anthropic-messages' | 'langchain' | 'openai-responses';
+  trace?: TraceWriter | null;
 }
 
 /** The result of one compaction. */
@@ -123,6 +140,7 @@ export class Compactor<M = unknown> {
   compact(messages: M[], options?: { system?: unknown; overrides?: Record<number, string> }): Promise<Compaction<M>>;
   compactSync(messages: M[], options?: { system?: unknown; overrides?: Record<number, string> }): Compaction<M>;
   readonly memoStats: { hits: number; misses: number; cached: number };
+  close(): void;
 }
 
 export const IMPLEMENTATIONS: readonly Implementation[];
@@ -156,6 +174,8 @@ declare const hc: {
   Compactor: typeof Compactor;
   compact: typeof compact;
   compactSync: typeof compactSync;
+  TraceWriter: typeof TraceWriter;
+  TraceWriteError: typeof TraceWriteError;
   IMPLEMENTATIONS: typeof IMPLEMENTATIONS;
   TRANSCRIPT_FORMATS: typeof TRANSCRIPT_FORMATS;
   version: string;

@@ -28,5 +28,7 @@ export const {
   Compactor,
   compact,
   compactSync,
+  TraceWriter,
+  TraceWriteError,
 } = hc;
 export default hc;

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.Call = nativeBinding.Call
 module.exports.Session = nativeBinding.Session
+module.exports.TraceRecorder = nativeBinding.TraceRecorder
 module.exports.checkFile = nativeBinding.checkFile
 module.exports.checkText = nativeBinding.checkText
 module.exports.countTokens = nativeBinding.countTokens

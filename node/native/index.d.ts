@@ -37,8 +37,29 @@ export declare class Session {
    * top-level system, not one of the caller's objects). Step through it with [`Call::next`].
    */
   start(transcript: string, reducer: boolean, system: boolean): Call
+  /** The trace line of the last call for `recorder` (`docs/TRACE.md`), once. */
+  takeRecord(recorder: TraceRecorder): string | null
+  /** The `runEnd` line of this session's run for `recorder`, if the recorder named the run. */
+  endRun(recorder: TraceRecorder): string | null
   /** The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53). */
   memoStats(): Array<number>
+}
+
+/** The trace writer's state (see the module docs). */
+export declare class TraceRecorder {
+  /** A recorder; `content`: write the messages too (else sizes, digests and structure only). */
+  constructor(content: boolean)
+  /** The header line of a trace written by `producer`. */
+  static headerLine(producer: string): string
+  /**
+   * The observed record (SPEC TRC-13) of call `call` of run `run`, judged against `policy`
+   * (JSON text): `history` and `sent` transcript objects (JSON text; `sent` absent: nothing
+   * was sent), `dispatch` `"answered"`, `"failed"` or `"refused"`. The envelope of the line
+   * (as a JSON string: its text is written as it is).
+   */
+  observed(run: string, call: string, policy: string, history: string, sent?: string | undefined | null, dispatch?: string | undefined | null, note?: string | undefined | null): string
+  /** The `runEnd` line of the observed run `run` (its entry table is dropped). */
+  endObservedRun(run: string): string
 }
 
 /**

@@ -49,7 +49,9 @@ use napi_derive::napi;
 use serde_json::{json, Value as Json};
 
 use crate::answer::{envelope, Failure};
+use crate::record::TraceRecorder;
 use crate::transcript;
+use hybrid_compaction_trace::format::Record;
 
 /// The dispatch step of the node (SPEC NODE-2 step 4): nothing leaves the process.
 struct Capture;
@@ -238,6 +240,22 @@ impl Session {
             replies: to_worker,
             worker: worker.ok(),
         }
+    }
+
+    /// The trace line of the last call for `recorder` (`docs/TRACE.md`), once.
+    #[napi]
+    pub fn take_record(&self, recorder: &mut TraceRecorder) -> Option<String> {
+        let call = self.state.lock().ok()?.last.take()?;
+        let record = Record::Call(Box::new(recorder.writer.record(&call)));
+        serde_json::to_string(&record).ok()
+    }
+
+    /// The `runEnd` line of this session's run for `recorder`, if the recorder named the run.
+    #[napi]
+    pub fn end_run(&self, recorder: &mut TraceRecorder) -> Option<String> {
+        let state = self.state.lock().ok()?;
+        let end = recorder.writer.end_run(state.scope.current()?)?;
+        serde_json::to_string(&Record::RunEnd(end)).ok()
     }
 
     /// The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53).

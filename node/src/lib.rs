@@ -26,6 +26,7 @@
 
 mod answer;
 mod compact;
+mod record;
 mod transcript;
 
 use std::io::BufReader;
