@@ -104,7 +104,7 @@ export class TraceWriteError extends HybridCompactionError {
 
 /** Writes a trace (docs/TRACE.md): call records of compactions, observed provider calls. */
 export class TraceWriter {
-  constructor(path: string, options?: { content?: boolean; producer?: string });
+  constructor(path?: string | null, options?: { content?: boolean; producer?: string });
   readonly path: string;
   readonly closed: boolean;
   observe(history: unknown[], sent: unknown[] | null, options?: { policy?: Policy; run?: string; call?: string; format?: string; dispatch?: 'answered' | 'failed' | 'refused'; note?: string }): string;

@@ -7,6 +7,7 @@
 
 const fs = require('node:fs');
 const { HybridCompactionError, unwrap } = require('./errors.cjs');
+const tracedir = require('./tracedir.cjs');
 
 /** A trace cannot be written: `path` names the file, `reason` what went wrong. */
 class TraceWriteError extends HybridCompactionError {
@@ -48,9 +49,16 @@ function detect(messages, system) {
 
 module.exports = (native, jsonText, requirePolicy) => {
   class TraceWriter {
-    /** A writer of the trace file `path` (created or truncated). `content`: write the messages
-     * too (by default entries are redacted: sizes, digests and structure). */
+    /** A writer of the trace file `path` (created or truncated); without one, a file of its own
+     * in the trace directory of a test run with the hook (HC_TRACE_DIR). `content`: write the
+     * messages too (by default entries are redacted: sizes, digests and structure). */
     constructor(path, { content = false, producer = 'hybrid-compaction (node)' } = {}) {
+      if (path === undefined || path === null) {
+        path = tracedir.newPath();
+        if (path === null) {
+          throw new TraceWriteError('hc-trace', `no path was given, and no test run with the hook (hybrid-compaction/test-hook) or $${tracedir.ENV} names a trace directory`);
+        }
+      }
       if (typeof path !== 'string' || path === '') throw new TypeError(`path must be a file path, got ${typeof path}`);
       this.path = path;
       try {
