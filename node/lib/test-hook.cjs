@@ -1,6 +1,6 @@
 'use strict';
-// The test-runner hook: `node --test --import hybrid-compaction/test-hook` (or `--require`), or
-// `setupFiles: ['hybrid-compaction/test-hook']` in vitest. The first process that loads it (the
+// The test-runner hook: `node --test --require hybrid-compaction/test-hook` (or `--import`). The
+// first process that loads it (the
 // test runner) makes a trace directory (HC_TRACE_DIR, kept if already set), which every test
 // process inherits: a `new TraceWriter()` without a path writes a file of its own there. When
 // the runner exits, every trace in the directory is checked (SPEC TRC, the library's checker)
