@@ -9,6 +9,7 @@
 
 const { unwrap, SpecError } = require('./errors.cjs');
 const { toJson, Refusal } = require('./json.cjs');
+const { langchainJson } = require('./convert.cjs');
 
 const SYSTEM_FORMATS = ['anthropic-messages', 'openai-responses'];
 
@@ -26,7 +27,7 @@ class Compaction {
 }
 
 /** The steps of one call: yields a thunk calling the reducer, gets its (awaited) answer. */
-function* steps(call, objects, reducer) {
+function* steps(call, objects, reducer, format) {
   const returned = [];
   let thrown;
   for (;;) {
@@ -52,7 +53,7 @@ function* steps(call, objects, reducer) {
     }
     let text;
     try {
-      text = toJson(answer);
+      text = toJson(format === 'langchain' ? answer.map(langchainJson) : answer);
     } catch (e) {
       if (!(e instanceof Refusal)) throw e;
       thrown = new TypeError(`the reducer's answer at ${e.path}: ${e.reason}`);
@@ -138,12 +139,12 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       }
       const format = this._format ?? detect(messages, system);
       const hasSystem = system !== undefined && system !== null && SYSTEM_FORMATS.includes(format);
-      const t = { format, messages };
+      const t = { format, messages: format === 'langchain' ? messages.map(langchainJson) : messages };
       if (hasSystem) t.system = system;
       if (overrides !== undefined && Object.keys(overrides).length) t.overrides = overrides;
       const call = this._session.start(jsonText(t), this._reducer !== null, hasSystem);
       const objects = messages.slice();
-      return { gen: steps(call, objects, this._reducer), objects, system: hasSystem ? system : null, format };
+      return { gen: steps(call, objects, this._reducer, format), objects, system: hasSystem ? system : null, format };
     }
 
     _finish({ objects, system, format }, { envelope, returned, thrown }) {

@@ -6,12 +6,18 @@
 
 const { unwrap, TranscriptError } = require('./errors.cjs');
 
-module.exports = (native, jsonText) => {
+/** A LangChain.js message object (`BaseMessage`) as its serialized dict (`toDict()`), which the
+ * `langchain` format reads (SPEC TRN-4); anything else as it is. */
+function langchainJson(m) {
+  return m !== null && typeof m === 'object' && typeof m.toDict === 'function' ? m.toDict() : m;
+}
+
+const factory = (native, jsonText) => {
   function transcript(messages, format, { system, ids, overrides } = {}) {
     if (!Array.isArray(messages)) {
       throw new TypeError(`messages must be an array, got ${messages === null ? 'null' : typeof messages}`);
     }
-    const t = { format, messages };
+    const t = { format, messages: format === 'langchain' ? messages.map(langchainJson) : messages };
     if (system !== undefined && system !== null) t.system = system;
     if (ids !== undefined) t.ids = ids;
     if (overrides !== undefined && Object.keys(overrides).length) t.overrides = overrides;
@@ -34,8 +40,12 @@ module.exports = (native, jsonText) => {
     fromAnthropic: (messages, system, options = {}) => transcript(messages, 'anthropic-messages', { ...options, system }),
     /** OpenAI Responses input items as wire entries (SPEC TRN-17); `instructions` first. */
     fromOpenAIResponses: (items, instructions, options = {}) => transcript(items, 'openai-responses', { ...options, system: instructions }),
-    /** LangChain messages as wire entries (SPEC TRN-4, TRN-7 .. TRN-10): their serialized
-     * dicts (`toDict()`, `{lc: 1, type: "constructor", ...}`) and role dicts. */
+    /** LangChain messages as wire entries (SPEC TRN-4, TRN-7 .. TRN-10): LangChain.js message
+     * objects, their serialized dicts (`toDict()`, `{lc: 1, type: "constructor", ...}`) and
+     * role dicts. */
     fromLangChain: (messages, options) => transcript(messages, 'langchain', options),
   };
 };
+
+factory.langchainJson = langchainJson;
+module.exports = factory;

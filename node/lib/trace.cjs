@@ -8,6 +8,7 @@
 const fs = require('node:fs');
 const { HybridCompactionError, unwrap } = require('./errors.cjs');
 const tracedir = require('./tracedir.cjs');
+const { langchainJson } = require('./convert.cjs');
 
 /** A trace cannot be written: `path` names the file, `reason` what went wrong. */
 class TraceWriteError extends HybridCompactionError {
@@ -37,6 +38,7 @@ const RESPONSES_PARTS = new Set(['input_text', 'output_text', 'input_image', 'in
 function detect(messages, system) {
   for (const m of messages) {
     if (m === null || typeof m !== 'object' || Array.isArray(m)) return 'langchain';
+    if (typeof m.toDict === 'function') return 'langchain'; // a LangChain.js message object
     const kind = m.type;
     if (RESPONSES_ITEMS.has(kind) || (typeof kind === 'string' && /_(call|output)$/.test(kind)) || 'call_id' in m
         || (Array.isArray(m.content) && m.content.some((p) => p && RESPONSES_PARTS.has(p.type)))) {
@@ -108,8 +110,9 @@ module.exports = (native, jsonText, requirePolicy) => {
       const chosen = policy ?? UNBOUNDED;
       requirePolicy(chosen);
       const fmt = format ?? detect(history);
-      const h = jsonText({ format: fmt, messages: history });
-      const s = sent === null || sent === undefined ? null : jsonText({ format: fmt, messages: sent });
+      const written = (ms) => (fmt === 'langchain' ? ms.map(langchainJson) : ms);
+      const h = jsonText({ format: fmt, messages: written(history) });
+      const s = sent === null || sent === undefined ? null : jsonText({ format: fmt, messages: written(sent) });
       let id = call;
       if (id === undefined) {
         const n = (this._calls.get(run) ?? 0) + 1;
