@@ -1,8 +1,10 @@
 'use strict';
 // JavaScript values as JSON text, every refusal named by its JSON path (as the Python binding's
-// python/src/pyvalue.rs): JSON.stringify would write NaN and Infinity as null, drop an
-// undefined member or a function, write a Map or a Set as {}, and throw a TypeError naming no
-// place for a BigInt or a cycle. Here each is refused with its path, before anything runs. Member
+// python/src/pyvalue.rs): JSON.stringify would write NaN and Infinity as null, drop a function
+// member, write an undefined array item as null, a Map or a Set as {}, and throw a TypeError
+// naming no place for a BigInt or a cycle. An object member whose value is `undefined` is
+// absent, as JSON.stringify and every JavaScript API read it (LangChain.js's `toDict()` writes
+// `artifact: undefined`); an `undefined` anywhere else is refused. Here each is refused with its path, before anything runs. Member
 // order is the object's own (it is observable on the wire). Nesting is limited to the 128 levels
 // docs/WIRE.md allows.
 
@@ -75,6 +77,7 @@ function toJson(value) {
     } else if (isPlainObject(v)) {
       const members = [];
       for (const k of Object.keys(v)) {
+        if (v[k] === undefined) continue; // an absent member, as JSON.stringify reads it
         path.push(k);
         members.push(`${JSON.stringify(k)}:${write(v[k])}`);
         path.pop();
