@@ -131,6 +131,7 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       this._format = format;
       this._queue = Promise.resolve();
       this._trace = trace ?? null;
+      this._pending = 0;
     }
 
     _start(messages, system, overrides) {
@@ -185,16 +186,25 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
      * message the converters refuse. Calls are made one at a time, in order.
      */
     compact(messages, { system, overrides } = {}) {
+      this._pending += 1;
       const result = this._queue.then(async () => {
-        const started = this._start(messages, system, overrides);
-        return this._finish(started, await runAsync(started.gen));
+        try {
+          const started = this._start(messages, system, overrides);
+          return this._finish(started, await runAsync(started.gen));
+        } finally {
+          this._pending -= 1;
+        }
       });
       this._queue = result.catch(() => {});
       return result;
     }
 
-    /** `compact` for a synchronous reducer, answering the Compaction itself. */
+    /** `compact` for a synchronous reducer, answering the Compaction itself. Throws while a
+     * `compact` of this Compactor is pending (its call holds the session: await it first). */
     compactSync(messages, { system, overrides } = {}) {
+      if (this._pending > 0) {
+        throw new Error('a compact() call of this Compactor is still pending: await it before compactSync()');
+      }
       const started = this._start(messages, system, overrides);
       return this._finish(started, runSync(started.gen));
     }

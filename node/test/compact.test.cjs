@@ -129,3 +129,11 @@ test('Anthropic with a system: the system is kept and given back, not the reduce
   assert.equal(result.system, 'Be brief.');
   assert.equal(result.messages[result.messages.length - 1], msgs[2]);
 });
+
+test('compactSync while a compact() is pending is refused, not a deadlock', async () => {
+  const c = new hc.Compactor(small, { reducer: async (ms) => summarize(ms) });
+  const pending = c.compact(history());
+  assert.throws(() => c.compactSync(history()), /still pending/);
+  assert.equal((await pending).outcome, 'Reduced');
+  assert.equal(c.compactSync(history().slice(0, 2)).outcome, 'WithinLimit');
+});
