@@ -199,23 +199,31 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       return result;
     }
 
-    /** `compact` for a synchronous reducer, answering the Compaction itself. Throws while a
-     * `compact` of this Compactor is pending (its call holds the session: await it first). */
-    compactSync(messages, { system, overrides } = {}) {
+    /** Throws while a `compact` of this Compactor is pending: its call holds the session, and
+     * waiting for it on this thread would never end. */
+    _idle(what) {
       if (this._pending > 0) {
-        throw new Error('a compact() call of this Compactor is still pending: await it before compactSync()');
+        throw new Error(`a compact() call of this Compactor is still pending: await it before ${what}`);
       }
+    }
+
+    /** `compact` for a synchronous reducer, answering the Compaction itself. Throws while a
+     * `compact` of this Compactor is pending (await it first). */
+    compactSync(messages, { system, overrides } = {}) {
+      this._idle('compactSync()');
       const started = this._start(messages, system, overrides);
       return this._finish(started, runSync(started.gen));
     }
 
     /** Ends the run in the trace (a runEnd record) if one is being written. */
     close() {
+      this._idle('close()');
       if (this._trace !== null && !this._trace.closed) this._trace._endRun(this._session);
     }
 
     /** The memo's counters (SPEC EST-7): `{hits, misses, cached}`. */
     get memoStats() {
+      this._idle('memoStats');
       const [hits, misses, cached] = this._session.memoStats();
       return { hits, misses, cached };
     }

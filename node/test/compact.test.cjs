@@ -133,7 +133,9 @@ test('Anthropic with a system: the system is kept and given back, not the reduce
 test('compactSync while a compact() is pending is refused, not a deadlock', async () => {
   const c = new hc.Compactor(small, { reducer: async (ms) => summarize(ms) });
   const pending = c.compact(history());
-  assert.throws(() => c.compactSync(history()), /still pending/);
+  assert.throws(() => c.compactSync(history()), /still pending: await it before compactSync/);
+  assert.throws(() => c.memoStats, /still pending/);
+  assert.throws(() => c.close(), /still pending/);
   assert.equal((await pending).outcome, 'Reduced');
   assert.equal(c.compactSync(history().slice(0, 2)).outcome, 'WithinLimit');
 });
