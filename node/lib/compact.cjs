@@ -1,0 +1,243 @@
+'use strict';
+// compact and Compactor: the library's per-call path (SPEC NODE-2 .. NODE-5) on the caller's
+// messages, with a JavaScript reducer (sync or async), never trusted. The node runs on a worker
+// thread of the addon; this layer steps through the call (node/src/compact.rs, "Threads"):
+// when the node needs the reducer, it calls it here, on this thread, with the caller's own
+// objects (the history, or its own previous answer), awaits it if it answered a Promise, and
+// hands the answer back as JSON text. The final messages are the caller's objects where a
+// message was kept and the reducer's objects where it added one (identity kept).
+
+const { unwrap, SpecError } = require('./errors.cjs');
+const { toJson, Refusal } = require('./json.cjs');
+const { langchainJson } = require('./convert.cjs');
+
+const SYSTEM_FORMATS = ['anthropic-messages', 'openai-responses'];
+
+/** The result of one compaction (`WithinLimit`, `Reduced` or `PreservationFallback`). */
+class Compaction {
+  constructor(messages, system, payload, format) {
+    this.messages = messages;
+    this.system = system;
+    this.format = format;
+    this.assembly = payload.assembly;
+    this.outcome = payload.assembly.outcome;
+    this.diagnostics = payload.diagnostics;
+    this.events = payload.events;
+  }
+}
+
+/** The steps of one call: yields a thunk calling the reducer, gets its (awaited) answer. */
+function* steps(call, objects, reducer, format) {
+  const returned = [];
+  let thrown;
+  for (;;) {
+    const event = JSON.parse(call.next());
+    if ('done' in event) return { envelope: event.done, returned, thrown };
+    const request = (event.reduce === 'history' ? objects : returned[event.reduce]).slice();
+    let answer;
+    try {
+      answer = yield () => reducer(request);
+    } catch (e) {
+      thrown = e;
+      call.reply('threw', String(e && e.message !== undefined ? e.message : e));
+      continue;
+    }
+    if (answer === null || answer === undefined) {
+      call.reply('null', '');
+      continue;
+    }
+    if (!Array.isArray(answer)) {
+      thrown = new TypeError(`the reducer must answer an array of messages, got ${typeof answer}`);
+      call.reply('threw', thrown.message);
+      continue;
+    }
+    let text;
+    try {
+      text = toJson(format === 'langchain' ? answer.map(langchainJson) : answer);
+    } catch (e) {
+      if (!(e instanceof Refusal)) throw e;
+      thrown = new TypeError(`the reducer's answer at ${e.path}: ${e.reason}`);
+      call.reply('threw', thrown.message);
+      continue;
+    }
+    returned.push(answer);
+    call.reply('answer', text);
+  }
+}
+
+function runSync(gen) {
+  let r = gen.next();
+  while (!r.done) {
+    let value;
+    try {
+      value = r.value();
+      if (value && typeof value.then === 'function') {
+        throw new TypeError('the reducer answered a Promise: use compact(), which awaits it, not compactSync()');
+      }
+    } catch (e) {
+      r = gen.throw(e);
+      continue;
+    }
+    r = gen.next(value);
+  }
+  return r.value;
+}
+
+async function runAsync(gen) {
+  let r = gen.next();
+  while (!r.done) {
+    let value;
+    try {
+      value = await r.value();
+    } catch (e) {
+      r = gen.throw(e);
+      continue;
+    }
+    r = gen.next(value);
+  }
+  return r.value;
+}
+
+module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWriter, detect }) => {
+  function newSession(policy, estimator, persistent, workflow) {
+    requirePolicy(policy);
+    const p = estimator === undefined || estimator === null ? policy : { ...policy, estimator: estimatorObject(estimator) };
+    const text = jsonText(p);
+    try {
+      return new native.Session(text, persistent, workflow);
+    } catch (e) {
+      if (typeof e.message === 'string' && e.message.startsWith('{')) unwrap(e.message);
+      throw e;
+    }
+  }
+
+  /**
+   * A long-lived compactor: its calls share one run (SPEC LSE-6) and one memo of sizes
+   * (SPEC EST-7). `reducer(messages) -> messages` (or a Promise of them) is your proposer.
+   */
+  class Compactor {
+    constructor(policy, { reducer, estimator, format, trace, workflow = 'hybrid-compaction', persistent = true } = {}) {
+      if (trace !== undefined && trace !== null && !(trace instanceof TraceWriter)) {
+        throw new TypeError('trace must be a TraceWriter');
+      }
+      if (reducer !== undefined && reducer !== null && typeof reducer !== 'function') {
+        throw new TypeError(`reducer must be a function, got ${typeof reducer}`);
+      }
+      if (format !== undefined && !['openai-chat', 'anthropic-messages', 'langchain', 'openai-responses'].includes(format)) {
+        throw new TypeError(`format must be "openai-chat", "anthropic-messages", "langchain" or "openai-responses", got ${JSON.stringify(format)}`);
+      }
+      this._session = newSession(policy, estimator, persistent, String(workflow));
+      this._reducer = reducer ?? null;
+      this._format = format;
+      this._queue = Promise.resolve();
+      this._trace = trace ?? null;
+      this._pending = 0;
+    }
+
+    _start(messages, system, overrides) {
+      if (!Array.isArray(messages)) {
+        throw new TypeError(`messages must be an array, got ${messages === null ? 'null' : typeof messages}`);
+      }
+      const format = this._format ?? detect(messages, system);
+      const hasSystem = system !== undefined && system !== null && SYSTEM_FORMATS.includes(format);
+      const t = { format, messages: format === 'langchain' ? messages.map(langchainJson) : messages };
+      if (hasSystem) t.system = system;
+      if (overrides !== undefined && Object.keys(overrides).length) t.overrides = overrides;
+      const call = this._session.start(jsonText(t), this._reducer !== null, hasSystem);
+      const objects = messages.slice();
+      return { gen: steps(call, objects, this._reducer, format), objects, system: hasSystem ? system : null, format };
+    }
+
+    _finish({ objects, system, format }, { envelope, returned, thrown }) {
+      if (this._trace !== null) this._trace._record(this._session);
+      let payload;
+      try {
+        payload = unwrap(JSON.stringify(envelope));
+      } catch (e) {
+        if (e instanceof SpecError && thrown !== undefined) e.cause = thrown;
+        throw e;
+      }
+      const offset = system !== null ? 1 : 0;
+      let keptSystem = null;
+      const out = [];
+      for (const s of payload.final) {
+        if (s[0] === 'o') {
+          let [, i, k] = s;
+          if (i < offset) {
+            keptSystem = system;
+            i += 1;
+            k -= 1;
+          }
+          out.push(...objects.slice(i - offset, i - offset + k));
+        } else if (s[0] === 'r') {
+          out.push(returned[s[1]][s[2]]);
+        } else {
+          out.push(s[1]);
+        }
+      }
+      return new Compaction(out, keptSystem, payload, format);
+    }
+
+    /**
+     * Compacts `messages` (a Promise of the Compaction). Throws (rejects with)
+     * CompactionTerminated when nothing may be sent, SpecError `ReducerFailed` when the reducer
+     * threw (its error is the `cause`) or answered something that is not messages,
+     * `ReducerContract` when it answered null or made up tool content, TranscriptError for a
+     * message the converters refuse. Calls are made one at a time, in order.
+     */
+    compact(messages, { system, overrides } = {}) {
+      this._pending += 1;
+      const result = this._queue.then(async () => {
+        try {
+          const started = this._start(messages, system, overrides);
+          return this._finish(started, await runAsync(started.gen));
+        } finally {
+          this._pending -= 1;
+        }
+      });
+      this._queue = result.catch(() => {});
+      return result;
+    }
+
+    /** Throws while a `compact` of this Compactor is pending: its call holds the session, and
+     * waiting for it on this thread would never end. */
+    _idle(what) {
+      if (this._pending > 0) {
+        throw new Error(`a compact() call of this Compactor is still pending: await it before ${what}`);
+      }
+    }
+
+    /** `compact` for a synchronous reducer, answering the Compaction itself. Throws while a
+     * `compact` of this Compactor is pending (await it first). */
+    compactSync(messages, { system, overrides } = {}) {
+      this._idle('compactSync()');
+      const started = this._start(messages, system, overrides);
+      return this._finish(started, runSync(started.gen));
+    }
+
+    /** Ends the run in the trace (a runEnd record) if one is being written. */
+    close() {
+      this._idle('close()');
+      if (this._trace !== null && !this._trace.closed) this._trace._endRun(this._session);
+    }
+
+    /** The memo's counters (SPEC EST-7): `{hits, misses, cached}`. */
+    get memoStats() {
+      this._idle('memoStats');
+      const [hits, misses, cached] = this._session.memoStats();
+      return { hits, misses, cached };
+    }
+  }
+
+  /** One call: `new Compactor(policy, options).compact(messages, options)` in a run of its own. */
+  function compact(messages, policy, { reducer, estimator, format, system, overrides, trace } = {}) {
+    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false }).compact(messages, { system, overrides });
+  }
+
+  /** `compact` for a synchronous reducer. */
+  function compactSync(messages, policy, { reducer, estimator, format, system, overrides, trace } = {}) {
+    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false }).compactSync(messages, { system, overrides });
+  }
+
+  return { Compaction, Compactor, compact, compactSync };
+};

@@ -1,0 +1,51 @@
+'use strict';
+// The converters: provider and framework messages to wire entries, through the library's one
+// converter (SPEC TRN; node/src/transcript.rs). A refusal is a TranscriptError (an
+// UnsupportedContentError for content the closed content model cannot hold) with its kind, the
+// path of the offending value (`messages[3].content[1]`) and the reason.
+
+const { unwrap, TranscriptError } = require('./errors.cjs');
+
+/** A LangChain.js message object (`BaseMessage`) as its serialized dict (`toDict()`), which the
+ * `langchain` format reads (SPEC TRN-4); anything else as it is. */
+function langchainJson(m) {
+  return m !== null && typeof m === 'object' && typeof m.toDict === 'function' ? m.toDict() : m;
+}
+
+const factory = (native, jsonText) => {
+  function transcript(messages, format, { system, ids, overrides } = {}) {
+    if (!Array.isArray(messages)) {
+      throw new TypeError(`messages must be an array, got ${messages === null ? 'null' : typeof messages}`);
+    }
+    const t = { format, messages: format === 'langchain' ? messages.map(langchainJson) : messages };
+    if (system !== undefined && system !== null) t.system = system;
+    if (ids !== undefined) t.ids = ids;
+    if (overrides !== undefined && Object.keys(overrides).length) t.overrides = overrides;
+    let text;
+    try {
+      text = jsonText(t);
+    } catch (e) {
+      // The path of a JS-only refusal, relative to the transcript (as the converter's paths).
+      if (e.path !== undefined) throw new TranscriptError('InvalidArgument', e.path.replace(/^\$\.?/, ''), e.reason);
+      throw e;
+    }
+    return unwrap(native.transcriptEntries(text));
+  }
+
+  return {
+    /** An OpenAI chat transcript as wire entries (SPEC TRN-2, TRN-11, TRN-12; ids TRN-5). */
+    fromOpenAI: (messages, options) => transcript(messages, 'openai-chat', options),
+    /** An Anthropic Messages transcript as wire entries (SPEC TRN-3, TRN-10); `system` (a
+     * string or text blocks) is the first entry. */
+    fromAnthropic: (messages, system, options = {}) => transcript(messages, 'anthropic-messages', { ...options, system }),
+    /** OpenAI Responses input items as wire entries (SPEC TRN-17); `instructions` first. */
+    fromOpenAIResponses: (items, instructions, options = {}) => transcript(items, 'openai-responses', { ...options, system: instructions }),
+    /** LangChain messages as wire entries (SPEC TRN-4, TRN-7 .. TRN-10): LangChain.js message
+     * objects, their serialized dicts (`toDict()`, `{lc: 1, type: "constructor", ...}`) and
+     * role dicts. */
+    fromLangChain: (messages, options) => transcript(messages, 'langchain', options),
+  };
+};
+
+factory.langchainJson = langchainJson;
+module.exports = factory;
