@@ -4,7 +4,7 @@
 //! trace lines (`docs/TRACE.md`). The JavaScript object owns the file and writes the lines;
 //! this object names runs and calls and keeps each run's entry table (the compact profile).
 
-use hybrid_compaction::model::entry::Entry;
+use hybrid_compaction::transcript::Transcript;
 use hybrid_compaction_trace::format::{Dispatch, Header, Record, OBSERVED_VERSION};
 use hybrid_compaction_trace::write::Writer;
 use napi_derive::napi;
@@ -13,22 +13,20 @@ use crate::answer::{envelope, Answer, Failure};
 use crate::compact::read_policy;
 use crate::transcript;
 
-/// The entries of a transcript (JSON text), a refusal's path under `member`.
-fn entries(text: &str, member: &str) -> Result<Vec<Entry>, Failure> {
-    transcript::parse(text)
-        .map(|t| t.entries().to_vec())
-        .map_err(|f| match f {
-            Failure::Transcript { kind, path, reason } => Failure::Transcript {
-                kind,
-                path: if path.is_empty() {
-                    member.to_owned()
-                } else {
-                    format!("{member}.{path}")
-                },
-                reason,
+/// A transcript (JSON text), a refusal's path under `member`.
+fn read(text: &str, member: &str) -> Result<Transcript, Failure> {
+    transcript::parse(text).map_err(|f| match f {
+        Failure::Transcript { kind, path, reason } => Failure::Transcript {
+            kind,
+            path: if path.is_empty() {
+                member.to_owned()
+            } else {
+                format!("{member}.{path}")
             },
-            other => other,
-        })
+            reason,
+        },
+        other => other,
+    })
 }
 
 /// The trace writer's state (see the module docs).
@@ -121,8 +119,12 @@ impl TraceRecorder {
                 ))
             }
         };
-        let history = entries(history, "history")?;
-        let sent = sent.map(|s| entries(s, "sent")).transpose()?;
+        let held = read(history, "history")?;
+        let history = held.entries().to_vec();
+        // SPEC TRC-13: the sent messages that are the history's carry the history's ids.
+        let sent = sent
+            .map(|s| read(s, "sent").map(|t| held.sent_entries(&t)))
+            .transpose()?;
         let mut record =
             self.writer
                 .observed(run, call, &policy, &history, sent.as_deref(), dispatch);

@@ -20,9 +20,14 @@ function load(file) {
   return JSON.parse(native.vectorFileCases(path.join(DIR, file))).ok;
 }
 
-test('the corpus is all there (docs/WIRE.md: 962 vectors)', () => {
+// The corpus size docs/WIRE.md states ("<n> vectors: ..."), which the repository's tests keep true.
+const DOCUMENTED = Number(
+  /^(\d+) vectors: /m.exec(fs.readFileSync(path.join(ROOT, 'docs', 'WIRE.md'), 'utf8'))[1]);
+
+test('the corpus is all there (as many vectors as docs/WIRE.md says)', () => {
   const count = FILES.reduce((n, f) => n + load(f).length, 0);
-  assert.equal(count, 962);
+  assert.ok(DOCUMENTED > 900, `docs/WIRE.md states ${DOCUMENTED}`);
+  assert.equal(count, DOCUMENTED);
 });
 
 for (const file of FILES) {
@@ -46,5 +51,5 @@ test('the command in the package runs the corpus type-exactly', () => {
   const bin = require.resolve('hybrid-compaction/bin/hybrid-compaction.cjs');
   const r = spawnSync(process.execPath, [bin, 'vectors', DIR], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr + r.stdout);
-  assert.match(r.stdout, /962 vectors x 2 implementation\(s\) in [0-9.]+m?s: all passed/);
+  assert.match(r.stdout, new RegExp(`${DOCUMENTED} vectors x 2 implementation\\(s\\) in [0-9.]+m?s: all passed`));
 });
