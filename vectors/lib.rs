@@ -68,6 +68,8 @@ macro_rules! embedded {
             "records.json",
             "rehydration.json",
             "tokens.json",
+            // SPEC TRN-21: pydantic-ai.
+            "transcripts-pydantic-ai.json",
             "transcripts.json",
             "trust.json",
             "verify.json",

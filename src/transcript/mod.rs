@@ -2,7 +2,7 @@
 //!
 //! A host holds its conversation in its provider's or framework's message format. [`Transcript::parse`]
 //! turns such a transcript (`openai-chat`, `anthropic-messages`, `langchain` or
-//! `openai-responses`, as JSON) into messages (TRN-2 .. TRN-4, TRN-17), gives each a stable id
+//! `openai-responses`, `pydantic-ai`, as JSON) into messages (TRN-2 .. TRN-4, TRN-17), gives each a stable id
 //! (TRN-5) and classifies it onto an entry kind by the adaptation of SPEC CLS-1, with per-index
 //! overrides. [`Transcript::render`] turns the bounded entry list an assembly returns back into
 //! the same format: every entry that is still the message it was adapted from is emitted as the
@@ -28,6 +28,8 @@ pub mod json;
 pub mod langchain;
 pub mod openai;
 mod pairing;
+// SPEC TRN-21: pydantic-ai messages.
+pub mod pydantic_ai;
 pub mod responses;
 pub mod reuse;
 
@@ -55,20 +57,23 @@ pub enum TranscriptFormat {
     LangChain,
     /// OpenAI Responses input items (plus the top-level `instructions`, given as `system`).
     OpenAiResponses,
+    /// pydantic-ai `ModelMessage`s as `ModelMessagesTypeAdapter` dumps them (SPEC TRN-21).
+    PydanticAi,
 }
 
 impl TranscriptFormat {
     /// Every format.
-    pub const ALL: [TranscriptFormat; 4] = [
+    pub const ALL: [TranscriptFormat; 5] = [
         TranscriptFormat::OpenAiChat,
         TranscriptFormat::AnthropicMessages,
         TranscriptFormat::LangChain,
         TranscriptFormat::OpenAiResponses,
+        TranscriptFormat::PydanticAi,
     ];
 
     /// What a format name must be, for an error naming the choices.
     pub const EXPECTED: &'static str =
-        "\"openai-chat\", \"anthropic-messages\", \"langchain\" or \"openai-responses\"";
+        "\"openai-chat\", \"anthropic-messages\", \"langchain\", \"openai-responses\" or \"pydantic-ai\"";
 
     /// The wire name.
     pub fn name(self) -> &'static str {
@@ -77,6 +82,7 @@ impl TranscriptFormat {
             TranscriptFormat::AnthropicMessages => "anthropic-messages",
             TranscriptFormat::LangChain => "langchain",
             TranscriptFormat::OpenAiResponses => "openai-responses",
+            TranscriptFormat::PydanticAi => "pydantic-ai",
         }
     }
 
@@ -234,6 +240,7 @@ impl Transcript {
             TranscriptFormat::AnthropicMessages => anthropic::adapt(system, messages)?,
             TranscriptFormat::LangChain => langchain::adapt(messages)?,
             TranscriptFormat::OpenAiResponses => responses::adapt(system, messages)?,
+            TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages)?,
         };
         let ids = parse_ids(obj.get("ids"), adapted.len())?;
         let overrides = parse_overrides(obj.get("overrides"), adapted.len())?;
@@ -415,6 +422,7 @@ impl Transcript {
                         TranscriptFormat::OpenAiResponses => {
                             responses::render(entry, &mut messages, &mut system)
                         }
+                        TranscriptFormat::PydanticAi => pydantic_ai::render(entry, &mut messages),
                     }
                 }
             }
@@ -487,6 +495,7 @@ pub fn parse_messages(
         TranscriptFormat::AnthropicMessages => anthropic::adapt(None, messages)?,
         TranscriptFormat::LangChain => langchain::adapt(messages)?,
         TranscriptFormat::OpenAiResponses => responses::adapt(None, messages)?,
+        TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages)?,
     };
     Ok(adapted.into_iter().map(|a| a.message).collect())
 }

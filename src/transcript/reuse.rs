@@ -80,6 +80,7 @@ impl Adaptation {
             TranscriptFormat::AnthropicMessages => anthropic::adapt_one(index, message)?,
             TranscriptFormat::LangChain => langchain::adapt_one(index, message)?,
             TranscriptFormat::OpenAiResponses => responses::adapt_one(index, message)?,
+            TranscriptFormat::PydanticAi => super::pydantic_ai::adapt_one(index, message)?,
         };
         Ok(Adaptation::new(adapted))
     }

@@ -331,4 +331,7 @@ pub enum TranscriptFormatInput {
     /// OpenAI Responses input items, `system` the top-level `instructions` (SPEC TRN-17).
     #[serde(rename = "openai-responses")]
     OpenAiResponses,
+    /// pydantic-ai `ModelMessage`s as `ModelMessagesTypeAdapter` dumps them (SPEC TRN-21).
+    #[serde(rename = "pydantic-ai")]
+    PydanticAi,
 }
