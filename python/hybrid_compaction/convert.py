@@ -56,6 +56,8 @@ FORMATS = {
     "langchain": "langchain",
     "openai-responses": "openai-responses",
     "responses": "openai-responses",
+    # pydantic-ai ModelMessages as ModelMessagesTypeAdapter dumps them (SPEC TRN-21).
+    "pydantic-ai": "pydantic-ai",
 }
 
 #: The formats with a top-level system prompt beside their messages (``system=``): Anthropic's
@@ -118,8 +120,8 @@ def _format(format: str) -> str:
         return FORMATS[format]
     except KeyError:
         raise ValueError(
-            "format must be 'openai-chat', 'anthropic-messages', 'langchain' or "
-            f"'openai-responses', got {format!r}"
+            "format must be 'openai-chat', 'anthropic-messages', 'langchain', "
+            f"'openai-responses' or 'pydantic-ai', got {format!r}"
         ) from None
 
 
