@@ -466,6 +466,7 @@ impl Conversation {
             TranscriptFormat::LangChain => self.langchain(),
             TranscriptFormat::OpenAiResponses => self.responses(),
             TranscriptFormat::PydanticAi => self.pydantic_ai(),
+            TranscriptFormat::Gemini => self.gemini(),
         }
     }
 
@@ -587,6 +588,59 @@ impl Conversation {
             })
             .collect();
         json!({"format": "langchain", "messages": messages, "overrides": self.summaries()})
+    }
+
+    /// Gemini (SPEC TRN-22): the system prompt the `system` instruction (a string), a user turn
+    /// a `user` content of one `text` part, an assistant turn a `model` content of its text and
+    /// `function_call` parts (with ids), consecutive results one `user` content of
+    /// `function_response` parts (as Anthropic's, so a merged content has its first result's id).
+    fn gemini(&self) -> Json {
+        let mut system = None;
+        let mut contents: Vec<Json> = Vec::new();
+        let mut ids: Vec<String> = Vec::new();
+        let mut overrides = Map::new();
+        let mut last_was_tool = false;
+        for (i, t) in self.turns.iter().enumerate() {
+            let m = match t {
+                Turn::System(s) => {
+                    system = Some(s.clone());
+                    ids.push(Conversation::id(i));
+                    continue;
+                }
+                Turn::Tool { call_id, text } => {
+                    let part = json!({"function_response": {"id": call_id, "name": "tool",
+                        "response": {"result": text}}});
+                    if let (true, Some(Json::Array(parts))) = (
+                        last_was_tool,
+                        contents.last_mut().and_then(|m| m.get_mut("parts")),
+                    ) {
+                        parts.push(part);
+                        continue;
+                    }
+                    json!({"role": "user", "parts": [part]})
+                }
+                Turn::User(s) => json!({"role": "user", "parts": [{"text": s}]}),
+                Turn::Summary(s) => {
+                    overrides.insert(ids.len().to_string(), json!("Summary"));
+                    json!({"role": "model", "parts": [{"text": s}]})
+                }
+                Turn::Assistant { text, calls } => {
+                    let mut parts = Vec::new();
+                    if !text.is_empty() || calls.is_empty() {
+                        parts.push(json!({"text": text}));
+                    }
+                    parts.extend(calls.iter().map(|c| {
+                        json!({"function_call": {"id": c.id, "name": c.name, "args": c.arguments}})
+                    }));
+                    json!({"role": "model", "parts": parts})
+                }
+            };
+            last_was_tool = matches!(t, Turn::Tool { .. });
+            contents.push(m);
+            ids.push(Conversation::id(i));
+        }
+        json!({"format": "gemini", "system": system, "messages": contents, "ids": ids,
+               "overrides": overrides})
     }
 
     /// pydantic-ai (SPEC TRN-21): the system prompt a request of one `system-prompt` part, a

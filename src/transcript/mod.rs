@@ -2,7 +2,7 @@
 //!
 //! A host holds its conversation in its provider's or framework's message format. [`Transcript::parse`]
 //! turns such a transcript (`openai-chat`, `anthropic-messages`, `langchain` or
-//! `openai-responses`, `pydantic-ai`, as JSON) into messages (TRN-2 .. TRN-4, TRN-17), gives each a stable id
+//! `openai-responses`, `pydantic-ai`, `gemini`, as JSON) into messages (TRN-2 .. TRN-4, TRN-17), gives each a stable id
 //! (TRN-5) and classifies it onto an entry kind by the adaptation of SPEC CLS-1, with per-index
 //! overrides. [`Transcript::render`] turns the bounded entry list an assembly returns back into
 //! the same format: every entry that is still the message it was adapted from is emitted as the
@@ -28,7 +28,8 @@ pub mod json;
 pub mod langchain;
 pub mod openai;
 mod pairing;
-// SPEC TRN-21: pydantic-ai messages.
+// SPEC TRN-21: pydantic-ai messages; TRN-22: Gemini contents.
+pub mod gemini;
 pub mod pydantic_ai;
 pub mod responses;
 pub mod reuse;
@@ -59,21 +60,24 @@ pub enum TranscriptFormat {
     OpenAiResponses,
     /// pydantic-ai `ModelMessage`s as `ModelMessagesTypeAdapter` dumps them (SPEC TRN-21).
     PydanticAi,
+    /// Gemini `Content`s (google-genai, Google ADK), the system instruction as `system` (SPEC TRN-22).
+    Gemini,
 }
 
 impl TranscriptFormat {
     /// Every format.
-    pub const ALL: [TranscriptFormat; 5] = [
+    pub const ALL: [TranscriptFormat; 6] = [
         TranscriptFormat::OpenAiChat,
         TranscriptFormat::AnthropicMessages,
         TranscriptFormat::LangChain,
         TranscriptFormat::OpenAiResponses,
         TranscriptFormat::PydanticAi,
+        TranscriptFormat::Gemini,
     ];
 
     /// What a format name must be, for an error naming the choices.
     pub const EXPECTED: &'static str =
-        "\"openai-chat\", \"anthropic-messages\", \"langchain\", \"openai-responses\" or \"pydantic-ai\"";
+        "\"openai-chat\", \"anthropic-messages\", \"langchain\", \"openai-responses\", \"pydantic-ai\" or \"gemini\"";
 
     /// The wire name.
     pub fn name(self) -> &'static str {
@@ -83,6 +87,7 @@ impl TranscriptFormat {
             TranscriptFormat::LangChain => "langchain",
             TranscriptFormat::OpenAiResponses => "openai-responses",
             TranscriptFormat::PydanticAi => "pydantic-ai",
+            TranscriptFormat::Gemini => "gemini",
         }
     }
 
@@ -96,7 +101,9 @@ impl TranscriptFormat {
     pub fn has_system(self) -> bool {
         matches!(
             self,
-            TranscriptFormat::AnthropicMessages | TranscriptFormat::OpenAiResponses
+            TranscriptFormat::AnthropicMessages
+                | TranscriptFormat::OpenAiResponses
+                | TranscriptFormat::Gemini
         )
     }
 }
@@ -241,6 +248,7 @@ impl Transcript {
             TranscriptFormat::LangChain => langchain::adapt(messages)?,
             TranscriptFormat::OpenAiResponses => responses::adapt(system, messages)?,
             TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages)?,
+            TranscriptFormat::Gemini => gemini::adapt(system, messages)?,
         };
         let ids = parse_ids(obj.get("ids"), adapted.len())?;
         let overrides = parse_overrides(obj.get("overrides"), adapted.len())?;
@@ -423,6 +431,9 @@ impl Transcript {
                             responses::render(entry, &mut messages, &mut system)
                         }
                         TranscriptFormat::PydanticAi => pydantic_ai::render(entry, &mut messages),
+                        TranscriptFormat::Gemini => {
+                            gemini::render(entry, &mut messages, &mut system)
+                        }
                     }
                 }
             }
@@ -430,7 +441,11 @@ impl Transcript {
         let mut out = serde_json::Map::new();
         out.insert("format".into(), Json::String(self.format.name().into()));
         if self.format.has_system() && !system.is_empty() {
-            out.insert("system".into(), anthropic::join_system(system));
+            let joined = match self.format {
+                TranscriptFormat::Gemini => gemini::join_system(system),
+                _ => anthropic::join_system(system),
+            };
+            out.insert("system".into(), joined);
         }
         out.insert("messages".into(), Json::Array(messages));
         Json::Object(out)
@@ -496,6 +511,7 @@ pub fn parse_messages(
         TranscriptFormat::LangChain => langchain::adapt(messages)?,
         TranscriptFormat::OpenAiResponses => responses::adapt(None, messages)?,
         TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages)?,
+        TranscriptFormat::Gemini => gemini::adapt(None, messages)?,
     };
     Ok(adapted.into_iter().map(|a| a.message).collect())
 }

@@ -255,3 +255,204 @@ proptest! {
         prop_assert_eq!(&t.render(t.entries()), &input);
     }
 }
+
+/// What google-genai's `Content.model_dump(mode="json", exclude_none=True)` gives, with the
+/// system instruction as `system` (Google ADK's `LlmRequest`).
+fn gemini() -> Json {
+    json!({"format": "gemini", "system": "Be brief.", "messages": [
+        {"role": "user", "parts": [{"text": "Weather in Zürich?"},
+            {"inline_data": {"data": "YWJj", "mime_type": "image/png"}},
+            {"file_data": {"file_uri": "gs://x/a.pdf", "mime_type": "application/pdf"}}]},
+        {"role": "model", "parts": [
+            {"text": "Two tools.", "thought": true, "thought_signature": "c2ln"},
+            {"function_call": {"id": "c1", "args": {"city": "Zürich"}, "name": "get_weather"}, "thought_signature": "c2ln"},
+            {"function_call": {"args": {}, "name": "get_time"}},
+            {"function_call": {"args": {"tz": "UTC"}, "name": "get_time"}}]},
+        {"role": "user", "parts": [
+            {"function_response": {"id": "c1", "name": "get_weather", "response": {"result": "12 °C"}}},
+            {"function_response": {"name": "get_time", "response": {"result": "09:00"}}},
+            {"function_response": {"name": "get_time", "response": {"result": "08:00"}}}]},
+        {"role": "model", "parts": [{"executable_code": {"code": "print(1)", "language": "PYTHON"}},
+            {"code_execution_result": {"outcome": "OUTCOME_OK", "output": "1"}}, {"text": "12 °C."}]},
+        {"parts": [{"text": "Thanks"}]}
+    ]})
+}
+
+/// SPEC TRN-22: a Content is one message; the system instruction a system message; calls and
+/// responses pair by id, id-less ones by name and position in their content; thoughts, media,
+/// code execution are blocks; a kept Content renders as given.
+#[test]
+fn trn_22_gemini_contents_are_messages_calls_results_and_blocks() {
+    let input = gemini();
+    let t = Transcript::parse(&input).unwrap();
+    assert_eq!(
+        roles(&t),
+        ["system", "user", "assistant", "tool", "assistant", "user"]
+    );
+    use EntryKind::*;
+    assert_eq!(
+        kinds(&t),
+        [
+            SystemInstruction,
+            ConversationalMessage,
+            ToolExchange,
+            ToolExchange,
+            ConversationalMessage,
+            ConversationalMessage
+        ]
+    );
+    let e = t.entries();
+    assert!(e[1].message().parts[1..]
+        .iter()
+        .all(|p| matches!(p, Part::Block(b) if b.kind == BlockKind::Media)));
+    let p2 = &e[2].message().parts;
+    assert!(
+        matches!(&p2[0], Part::Block(b) if b.kind == BlockKind::Reasoning && b.block_type == "thought")
+    );
+    assert!(matches!(&p2[2], Part::Block(b) if b.block_type == "thought_signature"));
+    let ids = |m: &hybrid_compaction::model::message::Message| -> Vec<String> {
+        m.parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Call(c) => Some(c.call_id.clone()),
+                Part::Result(r) => Some(r.call_id.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let want = ["c1", "function_call:get_time#1", "function_call:get_time#2"];
+    assert_eq!(ids(e[2].message()), want);
+    assert_eq!(ids(e[3].message()), want);
+    assert!(e[4].message().parts[..2]
+        .iter()
+        .all(|p| matches!(p, Part::Block(b) if b.kind == BlockKind::ServerTool)));
+    assert_eq!(t.render(e), input);
+    // the same id-less call in a later turn is paired again (TRN-14)
+    let mut again = input.clone();
+    let more = input["messages"].as_array().unwrap()[2..4].to_vec();
+    again["messages"].as_array_mut().unwrap().extend(more);
+    assert!(Transcript::parse(&again).is_ok());
+}
+
+/// SPEC TRN-22: malformed contents and parts are InvalidArgument naming their path.
+#[test]
+fn trn_22_gemini_malformed_input_names_its_path() {
+    for (bad, path) in [
+        (json!({"role": "system", "parts": []}), "$.messages[0].role"),
+        (json!({"role": "user", "parts": {}}), "$.messages[0].parts"),
+        (json!(["x"]), "$.messages[0]"),
+        (json!({"parts": ["x"]}), "$.messages[0].parts[0]"),
+        (
+            json!({"role": "model", "parts": [{"function_call": {"args": {}}}]}),
+            "$.messages[0].parts[0].function_call.name",
+        ),
+        (
+            json!({"role": "model", "parts": [{"function_call": {"name": "f", "args": [1]}}]}),
+            "$.messages[0].parts[0].function_call.args",
+        ),
+        (
+            json!({"parts": [{"text": 3}]}),
+            "$.messages[0].parts[0].text",
+        ),
+    ] {
+        let (kind, text) = refused(json!({"format": "gemini", "messages": [bad]}));
+        assert_eq!(kind, ErrorKind::InvalidArgument, "{text}");
+        assert!(text.starts_with(&format!("{path}:")), "{text} names {path}");
+    }
+    let (_, text) = refused(json!({"format": "gemini", "system": 3, "messages": []}));
+    assert!(text.starts_with("$.system:"), "{text}");
+}
+
+/// SPEC TRN-22, TRN-6: a new entry renders as a `user` or `model` content of text parts; a
+/// system instruction given as a Content stays one.
+#[test]
+fn trn_22_gemini_new_entries_render_as_contents() {
+    let mut input = gemini();
+    input["system"] = json!({"parts": [{"text": "Be brief."}], "role": "user"});
+    let t = Transcript::parse(&input).unwrap();
+    let summary = Entry::new(
+        "s1",
+        EntryKind::Summary,
+        hybrid_compaction::model::message::Message::text("assistant", "Earlier: 12 °C."),
+    )
+    .unwrap();
+    let out = t.render(&[t.entries()[0].clone(), summary.clone()]);
+    assert_eq!(out["system"], input["system"]);
+    assert_eq!(
+        out["messages"],
+        json!([{"role": "model", "parts": [{"text": "Earlier: 12 °C."}]}])
+    );
+    let back = Transcript::parse(&out).unwrap();
+    assert_eq!(back.entries()[1].message(), summary.message());
+}
+
+/// One Gemini turn: a user content, or a model content with 0-3 parallel calls, with or without
+/// ids (then one user content of their responses).
+fn gemini_turn(k: usize) -> impl Strategy<Value = Vec<Json>> {
+    prop_oneof![
+        text().prop_map(|s| vec![json!({"role": "user", "parts": [{"text": s}]})]),
+        (text(), 0..4usize, any::<bool>(), any::<bool>()).prop_map(
+            move |(s, n, with_ids, think)| {
+                let mut parts = Vec::new();
+                if think {
+                    parts.push(json!({"text": s, "thought": true}));
+                }
+                parts.push(json!({"text": s}));
+                let call = |j: usize| {
+                    let mut c = json!({"name": format!("f{}", j % 2), "args": {"q": s}});
+                    if with_ids {
+                        c["id"] = json!(format!("c{k}-{j}"));
+                    }
+                    c
+                };
+                for j in 0..n {
+                    parts.push(json!({"function_call": call(j)}));
+                }
+                let mut out = vec![json!({"role": "model", "parts": parts})];
+                if n > 0 {
+                    let responses: Vec<Json> = (0..n)
+                        .map(|j| {
+                            let mut r = call(j);
+                            r.as_object_mut().unwrap().remove("args");
+                            r["response"] = json!({"result": s});
+                            json!({"function_response": r})
+                        })
+                        .collect();
+                    out.push(json!({"role": "user", "parts": responses}));
+                }
+                out
+            }
+        ),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// SPEC TRN-22, TRN-14, TRN-6: generated Gemini transcripts (id-less calls reused across
+    /// turns included) adapt to one entry per content, every exchange complete, and render back
+    /// verbatim.
+    #[test]
+    fn trn_22_trn_6_gemini_transcripts_round_trip(
+        turns in prop::collection::vec(0..8usize, 0..8).prop_flat_map(|ks| {
+            ks.into_iter().enumerate().map(|(i, _)| gemini_turn(i)).collect::<Vec<_>>()
+        }),
+        system in prop::option::of(text()),
+    ) {
+        let messages: Vec<Json> = turns.into_iter().flatten().collect();
+        let mut input = json!({"format": "gemini", "messages": messages});
+        if let Some(s) = system {
+            input["system"] = json!(s);
+        }
+        let t = Transcript::parse(&input).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let offset = usize::from(input.get("system").is_some());
+        prop_assert_eq!(t.entries().len(), messages.len() + offset);
+        for e in &t.entries()[offset..] {
+            let tool = e.message().has_call() || e.message().has_result();
+            prop_assert_eq!(e.kind() == EntryKind::ToolExchange, tool);
+        }
+        let analysis = hybrid_compaction::engine::exchange::analyze(t.entries());
+        prop_assert!(analysis.is_sequence_valid(), "{:?}", analysis);
+        prop_assert_eq!(&t.render(t.entries()), &input);
+    }
+}

@@ -334,4 +334,7 @@ pub enum TranscriptFormatInput {
     /// pydantic-ai `ModelMessage`s as `ModelMessagesTypeAdapter` dumps them (SPEC TRN-21).
     #[serde(rename = "pydantic-ai")]
     PydanticAi,
+    /// Gemini `Content`s, `system` the system instruction (SPEC TRN-22).
+    #[serde(rename = "gemini")]
+    Gemini,
 }
