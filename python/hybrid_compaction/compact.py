@@ -191,6 +191,8 @@ class TraceWriter:
         format: Optional[str] = None,
         dispatch: Optional[str] = None,
         note: Optional[str] = None,
+        system: Any = None,
+        sent_system: Any = None,
     ) -> str:
         """Records one provider call of any system as an observed record (SPEC TRC-13) and
         returns its call id.
@@ -208,7 +210,9 @@ class TraceWriter:
         ``model-<n>``, counted per run); ``dispatch`` ``"answered"`` (the default when ``sent``),
         ``"failed"`` or ``"refused"``. A message the converters cannot map raises
         :class:`TranscriptError` with its path (``history.messages[3].content[1]``); nothing is
-        written then.
+        written then. ``system`` is the top-level system prompt of a format that has one
+        (Anthropic's ``system``, the Responses ``instructions``, Gemini's system instruction),
+        in front of the history; ``sent_system`` the one sent (by default ``system``).
         """
         _require_list(history, "history")
         if sent is not None:
@@ -217,8 +221,10 @@ class TraceWriter:
         _require_policy(chosen)
         objects = list(history)
         fmt = _format(format) if format is not None else _detect(objects)
-        h = transcript(objects, fmt)
-        s = transcript(list(sent), fmt) if sent is not None else None
+        h = transcript(objects, fmt, system=system)
+        if sent_system is None:
+            sent_system = system
+        s = transcript(list(sent), fmt, system=sent_system) if sent is not None else None
         with self._lock:
             if call is None:
                 n = self._calls.get(run, 0) + 1
