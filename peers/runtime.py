@@ -2,14 +2,15 @@
 """Runtime peers: real agent loops, every model call recorded and judged (SPEC TRC-13).
 
 Where ``peers/run.py`` hands each reducer one conversation, this runs the agents themselves: a
-LangChain ``create_agent`` loop and an Agent Framework agent, each on a seeded fake chat model
+LangChain ``create_agent`` loop, an Agent Framework agent and a pydantic-ai agent (its
+``FunctionModel`` replaying the LangChain fake's script), each on a seeded fake chat model
 (``python/tests/fake_agents.py``, ``python/tests/fake_af.py``: 1-3 parallel tool calls per
 round, large tool results, no network), with each framework's own compaction as the thing under
 test, and with ours (``CompactionMiddleware``). ``TraceMiddleware`` records every model call
 (the history the agent held, what the model received) and ``hc.check`` judges the trace.
 
-Usage (the current interpreter needs hybrid_compaction, langchain and agent-framework-core at
-the pins of ``peers/requirements.txt``)::
+Usage (the current interpreter needs hybrid_compaction, langchain, agent-framework-core and
+pydantic-ai-slim at the pins of ``peers/requirements.txt``)::
 
     python3 peers/runtime.py            # 36 tool rounds (37 model calls) per configuration;
                                         # rewrites the runtime section of docs/PEERS.md
@@ -137,6 +138,79 @@ def agent_framework_configs() -> List[Dict[str, Any]]:
     ]
 
 
+def pydantic_ai_configs() -> List[Dict[str, Any]]:
+    from hybrid_compaction.pydantic_ai import CompactionProcessor
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    # pydantic-ai's docs, "History processors": keep only the last 5 messages ...
+    async def keep_recent_messages(messages: List[Any]) -> List[Any]:
+        return messages[-5:] if len(messages) > 5 else messages
+
+    # ... and summarize the oldest 10 with another agent (here a stub model), keeping the last.
+    summarizer = Agent(FunctionModel(lambda m, i: ModelResponse(parts=[TextPart(
+        "Summary: the agent searched and fetched pages.")])))
+
+    async def summarize_old_messages(messages: List[Any]) -> List[Any]:
+        if len(messages) > 10:
+            summary = await summarizer.run(message_history=messages[:10])
+            return summary.new_messages() + messages[-1:]
+        return messages
+
+    return [
+        {"name": "pydantic-ai docs: `keep_recent_messages` processor", "framework": "pydantic-ai",
+         "processors": lambda trace: [keep_recent_messages],
+         "setting": "`messages[-5:]` (the docs' example)"},
+        {"name": "pydantic-ai docs: `summarize_old_messages` processor", "framework": "pydantic-ai",
+         "processors": lambda trace: [summarize_old_messages],
+         "setting": "oldest 10 summarized by an agent (stub model), last message kept"},
+        {"name": "ours: `CompactionProcessor` (pydantic-ai)", "framework": "pydantic-ai", "ours": True,
+         "processors": lambda trace: [CompactionProcessor(policy(), trace=trace)],
+         "setting": f"hard limit {HARD_LIMIT} o200k tokens, retention {RETENTION}, no reducer"},
+    ]
+
+
+def run_pydantic_ai(config: Dict[str, Any], rounds: int, trace: Any) -> bool:
+    """The agent of ``fake_agents`` (its seeded script and tools) as a pydantic-ai agent on a
+    ``FunctionModel``, its processors between a recorder's two."""
+    import fake_agents
+    from hybrid_compaction.pydantic_ai import Recorder
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import ProcessHistory
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    turns = iter(fake_agents.script(rounds, SEED))
+
+    def model(messages: List[Any], info: Any) -> Any:
+        m = next(turns)
+        parts: List[Any] = [TextPart(m.content)] if m.content else []
+        parts += [ToolCallPart(c["name"], c["args"], c["id"]) for c in m.tool_calls]
+        return ModelResponse(parts=parts)
+
+    recorder = Recorder(policy=policy(), trace=trace)
+    own = config["processors"](trace)
+    agent = Agent(FunctionModel(model), system_prompt=fake_agents.SYSTEM_PROMPT, capabilities=[
+        ProcessHistory(recorder.history), *[p if hasattr(p, "before_model_request") else ProcessHistory(p)
+                                            for p in own], ProcessHistory(recorder.sent)])
+
+    @agent.tool_plain
+    def search(query: str) -> str:
+        return str(fake_agents.search.invoke({"query": query}))
+
+    @agent.tool_plain
+    def fetch(url: str) -> str:
+        return str(fake_agents.fetch.invoke({"url": url}))
+
+    result = agent.run_sync("Find out about the topics, please.")
+    recorder.close()
+    for p in own:
+        if hasattr(p, "close"):
+            p.close()
+    return bool(result.output == "Here is what I found.")
+
+
 def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
     """Runs one configuration and checks its trace."""
     import hybrid_compaction as hc
@@ -151,6 +225,8 @@ def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
             middleware = [TraceMiddleware(policy=policy(), trace=trace), *config["middleware"](trace)]
             state = fake_agents.agent(middleware, rounds=rounds, seed=SEED).invoke(fake_agents.question())
             answered = state["messages"][-1].content == "Here is what I found."
+        elif config["framework"] == "pydantic-ai":
+            answered = run_pydantic_ai(config, rounds, trace)
         else:
             import fake_af
             from hybrid_compaction.agent_framework import TraceMiddleware as AfTrace
@@ -194,7 +270,8 @@ def table(results: List[Dict[str, Any]], rounds: int) -> str:
 
 def section(results: List[Dict[str, Any]], rounds: int, elapsed: float) -> str:
     versions = ", ".join(f"{p} {metadata.version(p)}" for p in (
-        "langchain", "langchain-core", "langgraph", "agent-framework-core", "hybrid-compaction"))
+        "langchain", "langchain-core", "langgraph", "agent-framework-core", "pydantic-ai-slim",
+        "hybrid-compaction"))
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     ours = [r for r in results if r["ours"]]
     clean = all(not r["clauses"] for r in ours)
@@ -209,20 +286,23 @@ def section(results: List[Dict[str, Any]], rounds: int, elapsed: float) -> str:
         f"**Method.** A LangChain `create_agent` loop and an Agent Framework agent (chat client "
         f"composed the framework's way, so chat middleware and the compaction strategy run at every "
         f"model call of the tool loop), each on a seeded fake chat model (`python/tests/fake_agents.py`, "
-        f"`fake_af.py`; seed {SEED}): {rounds} rounds of 1-3 parallel tool calls with results of 1.6 "
+        f"`fake_af.py`; seed {SEED}; the same script drives a pydantic-ai agent on its own "
+        f"`FunctionModel`, whose history processors run before every model request): {rounds} rounds of 1-3 parallel tool calls with results of 1.6 "
         f"to 2.7 KB, then an answer, so {rounds + 1} model calls per run. `TraceMiddleware` is listed "
         f"first and records, for every model call, the history the agent held before any compaction "
         f"(the system prompt in front) and what the model received; `hc.check` judges each call "
         f"(SPEC TRC-13) against hard limit {HARD_LIMIT} o200k tokens and retention {RETENTION}: "
         f"TRC-2 nothing sent over the hard limit, TRC-3 what was sent verifies against the history "
         f"(kept messages unchanged, new ones only summaries), TRC-4 the required messages kept, TRC-5 "
-        f"tool exchanges atomic. Each framework's compaction is told to act at {TRIGGER} tokens.",
+        f"tool exchanges atomic. Each framework's compaction is told to act at {TRIGGER} tokens "
+        f"(pydantic-ai's processors are its docs' examples, as written there). For pydantic-ai "
+        f"the `Recorder`'s processors stand first and last around the one under test.",
         "",
         table(results, rounds),
         "",
-        ("`CompactionMiddleware`: 0 violations in both frameworks (its full call records, replayed by "
-         "the checker, check clean too)." if clean else
-         "**`CompactionMiddleware` has violations: this is a bug.**"),
+        ("Ours (`CompactionMiddleware`, `CompactionProcessor`): 0 violations in every framework (its "
+         "full call records, replayed by the checker, check clean too)." if clean else
+         "**Ours has violations: this is a bug.**"),
         "",
         END,
     ])
@@ -250,6 +330,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         HARD_LIMIT, TRIGGER = HARD_LIMIT // 2, TRIGGER // 2
     started = time.perf_counter()
     configs: List[Dict[str, Any]] = langchain_configs() + agent_framework_configs()
+    configs += pydantic_ai_configs()
     results = [run_one(c, rounds) for c in configs]
     elapsed = time.perf_counter() - started
     print(table(results, rounds))
