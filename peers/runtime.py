@@ -2,15 +2,16 @@
 """Runtime peers: real agent loops, every model call recorded and judged (SPEC TRC-13).
 
 Where ``peers/run.py`` hands each reducer one conversation, this runs the agents themselves: a
-LangChain ``create_agent`` loop, an Agent Framework agent and a pydantic-ai agent (its
-``FunctionModel`` replaying the LangChain fake's script), each on a seeded fake chat model
+LangChain ``create_agent`` loop, an Agent Framework agent, a pydantic-ai agent (its
+``FunctionModel`` replaying the LangChain fake's script) and a Google ADK agent (a ``BaseLlm``
+replaying it over several invocations), each on a seeded fake chat model
 (``python/tests/fake_agents.py``, ``python/tests/fake_af.py``: 1-3 parallel tool calls per
 round, large tool results, no network), with each framework's own compaction as the thing under
 test, and with ours (``CompactionMiddleware``). ``TraceMiddleware`` records every model call
 (the history the agent held, what the model received) and ``hc.check`` judges the trace.
 
-Usage (the current interpreter needs hybrid_compaction, langchain, agent-framework-core and
-pydantic-ai-slim at the pins of ``peers/requirements.txt``)::
+Usage (the current interpreter needs hybrid_compaction, langchain, agent-framework-core,
+pydantic-ai-slim and google-adk at the pins of ``peers/requirements.txt``)::
 
     python3 peers/runtime.py            # 36 tool rounds (37 model calls) per configuration;
                                         # rewrites the runtime section of docs/PEERS.md
@@ -211,6 +212,121 @@ def run_pydantic_ai(config: Dict[str, Any], rounds: int, trace: Any) -> bool:
     return bool(result.output == "Here is what I found.")
 
 
+#: Google ADK compacts after an invocation: its runs are this many invocations (user turns), the
+#: rounds split between them.
+ADK_TURNS = 4
+
+
+def google_adk_configs() -> List[Dict[str, Any]]:
+    from google.adk.apps import App
+    from google.adk.apps._configs import EventsCompactionConfig
+    from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
+    from hybrid_compaction.google_adk import CompactionCallback
+
+    def summarizer() -> Any:
+        return LlmEventSummarizer(llm=_adk_model(None, 0))
+
+    return [
+        {"name": "none (Google ADK, no compaction)", "framework": "google-adk",
+         "events": lambda: None, "callback": lambda trace: None, "app": App,
+         "setting": f"`LlmAgent` in an `App`, {ADK_TURNS} invocations of one session"},
+        {"name": "Google ADK `EventsCompactionConfig` (sliding window)", "framework": "google-adk",
+         "events": lambda: EventsCompactionConfig(compaction_interval=1, overlap_size=0,
+                                                  summarizer=summarizer()),
+         "callback": lambda trace: None, "app": App,
+         "setting": "`compaction_interval=1, overlap_size=0`, stub summarizer (after each invocation)"},
+        {"name": "Google ADK `EventsCompactionConfig` (token threshold)", "framework": "google-adk",
+         "events": lambda: EventsCompactionConfig(token_threshold=TRIGGER, event_retention_size=6,
+                                                  summarizer=summarizer()),
+         "callback": lambda trace: None, "app": App,
+         "setting": f"`token_threshold={TRIGGER}, event_retention_size=6`, stub summarizer"},
+        {"name": "ours: `CompactionCallback` (Google ADK)", "framework": "google-adk", "ours": True,
+         "events": lambda: None, "app": App,
+         "callback": lambda trace: CompactionCallback(policy(), trace=trace),
+         "setting": f"hard limit {HARD_LIMIT} o200k tokens, retention {RETENTION}, no reducer"},
+    ]
+
+
+def _adk_model(turns: Any, per_turn: int) -> Any:
+    """A ``BaseLlm`` replaying the LangChain fake's script, ``per_turn`` tool rounds per
+    invocation then an answer, reporting its prompt's o200k tokens; with no script, a
+    summarizer's stub."""
+    import json
+
+    import hybrid_compaction as hc
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    class Scripted(BaseLlm):
+        model: str = "scripted"
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            text = json.dumps([c.model_dump(mode="json", exclude_none=True)
+                               for c in llm_request.contents], ensure_ascii=False)
+            usage = types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=hc.count_tokens([text])[0])
+            if turns is None:
+                parts = [types.Part(text="Summary: the agent searched and fetched pages.")]
+            else:
+                last = llm_request.contents[-1]
+                user_turn = last.role == "user" and any(p.text for p in last.parts or [])
+                rounds_done = 0 if user_turn else getattr(self, "_done", 0)
+                if rounds_done < per_turn:
+                    m = next(turns)
+                    parts = ([types.Part(text=m.content)] if m.content else []) + [
+                        types.Part(function_call=types.FunctionCall(name=c["name"], args=c["args"]))
+                        for c in m.tool_calls]
+                    object.__setattr__(self, "_done", rounds_done + 1)
+                else:
+                    parts = [types.Part(text="Here is what I found.")]
+            yield LlmResponse(content=types.Content(role="model", parts=parts), usage_metadata=usage)
+
+    return Scripted()
+
+
+def run_google_adk(config: Dict[str, Any], rounds: int, trace: Any) -> bool:
+    """The fake agents' script as an ADK agent over ``ADK_TURNS`` invocations of one session."""
+    import fake_agents
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+    from hybrid_compaction.google_adk import TraceCallback
+
+    def search(query: str) -> str:
+        """Searches the web for ``query``."""
+        return str(fake_agents.search.invoke({"query": query}))
+
+    def fetch(url: str) -> str:
+        """Fetches the page at ``url``."""
+        return str(fake_agents.fetch.invoke({"url": url}))
+
+    script = iter(fake_agents.script(rounds, SEED))
+    own = config["callback"](trace)
+    recorder = TraceCallback(policy=policy(), trace=trace, inner=own)
+    agent = LlmAgent(name="researcher", model=_adk_model(script, rounds // ADK_TURNS),
+                     instruction=fake_agents.SYSTEM_PROMPT, tools=[search, fetch],
+                     before_model_callback=recorder)
+    app = config["app"](name="peers", root_agent=agent, events_compaction_config=config["events"]())
+    runner = InMemoryRunner(app=app)
+
+    async def go() -> str:
+        session = await runner.session_service.create_session(app_name="peers", user_id="u")
+        answer = ""
+        for turn in range(ADK_TURNS):
+            message = types.Content(role="user", parts=[types.Part(text=f"Part {turn + 1}: find out about the topics, please.")])
+            async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+                if event.content and event.content.parts and event.content.parts[0].text:
+                    answer = event.content.parts[0].text
+        return answer
+
+    answered = asyncio.run(go()) == "Here is what I found."
+    recorder.close()
+    if own is not None:
+        own.close()
+    return answered
+
+
 def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
     """Runs one configuration and checks its trace."""
     import hybrid_compaction as hc
@@ -227,6 +343,8 @@ def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
             answered = state["messages"][-1].content == "Here is what I found."
         elif config["framework"] == "pydantic-ai":
             answered = run_pydantic_ai(config, rounds, trace)
+        elif config["framework"] == "google-adk":
+            answered = run_google_adk(config, rounds, trace)
         else:
             import fake_af
             from hybrid_compaction.agent_framework import TraceMiddleware as AfTrace
@@ -243,13 +361,14 @@ def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
     seconds = time.perf_counter() - started
     report = hc.check(buffer.getvalue())
     violations = report["violations"]
-    by_call = {v["call"] for v in violations if v["run"] and v["call"].startswith("model-")}
+    by_call = {(v["run"], v["call"]) for v in violations if v["run"] and v["call"].startswith("model-")}
     first = violations[0] if violations else None
     return {
         "name": config["name"], "setting": config["setting"], "ours": config.get("ours", False),
         "observed": report["observed"], "records": report["calls"], "answered": answered,
         "clauses": Counter(v["clause"] for v in violations), "calls_violating": len(by_call),
         "first": first, "seconds": seconds,
+        "expected": rounds + (ADK_TURNS if config["framework"] == "google-adk" else 1),
     }
 
 
@@ -271,7 +390,7 @@ def table(results: List[Dict[str, Any]], rounds: int) -> str:
 def section(results: List[Dict[str, Any]], rounds: int, elapsed: float) -> str:
     versions = ", ".join(f"{p} {metadata.version(p)}" for p in (
         "langchain", "langchain-core", "langgraph", "agent-framework-core", "pydantic-ai-slim",
-        "hybrid-compaction"))
+        "google-adk", "hybrid-compaction"))
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     ours = [r for r in results if r["ours"]]
     clean = all(not r["clauses"] for r in ours)
@@ -296,7 +415,11 @@ def section(results: List[Dict[str, Any]], rounds: int, elapsed: float) -> str:
         f"(kept messages unchanged, new ones only summaries), TRC-4 the required messages kept, TRC-5 "
         f"tool exchanges atomic. Each framework's compaction is told to act at {TRIGGER} tokens "
         f"(pydantic-ai's processors are its docs' examples, as written there). For pydantic-ai "
-        f"the `Recorder`'s processors stand first and last around the one under test.",
+        f"the `Recorder`'s processors stand first and last around the one under test. Google "
+        f"ADK compacts a session's events after an invocation, so its agent (an `LlmAgent` in an "
+        f"`App` on a `BaseLlm` replaying the same script and reporting its prompt's o200k "
+        f"tokens) runs the rounds as {ADK_TURNS} invocations of one session ({rounds + ADK_TURNS} "
+        f"model calls), `TraceCallback` recording around the `before_model_callback`.",
         "",
         table(results, rounds),
         "",
@@ -331,12 +454,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     started = time.perf_counter()
     configs: List[Dict[str, Any]] = langchain_configs() + agent_framework_configs()
     configs += pydantic_ai_configs()
+    configs += google_adk_configs()
     results = [run_one(c, rounds) for c in configs]
     elapsed = time.perf_counter() - started
     print(table(results, rounds))
     problems = [f"{r['name']}: {dict(r['clauses'])}" for r in results if r["ours"] and r["clauses"]]
-    problems += [f"{r['name']}: {r['observed']} calls checked, {rounds + 1} expected"
-                 for r in results if r["observed"] != rounds + 1]
+    problems += [f"{r['name']}: {r['observed']} calls checked, {r['expected']} expected"
+                 for r in results if r["observed"] != r["expected"]]
     problems += [f"{r['name']}: the agent did not finish" for r in results if not r["answered"]]
     if not args.smoke:
         print(f"wrote {write(section(results, rounds, elapsed))}")

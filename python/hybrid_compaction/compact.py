@@ -193,6 +193,8 @@ class TraceWriter:
         note: Optional[str] = None,
         system: Any = None,
         sent_system: Any = None,
+        ids: Optional[Sequence[str]] = None,
+        sent_ids: Optional[Sequence[str]] = None,
     ) -> str:
         """Records one provider call of any system as an observed record (SPEC TRC-13) and
         returns its call id.
@@ -212,7 +214,9 @@ class TraceWriter:
         :class:`TranscriptError` with its path (``history.messages[3].content[1]``); nothing is
         written then. ``system`` is the top-level system prompt of a format that has one
         (Anthropic's ``system``, the Responses ``instructions``, Gemini's system instruction),
-        in front of the history; ``sent_system`` the one sent (by default ``system``).
+        in front of the history; ``sent_system`` the one sent (by default ``system``). ``ids`` and
+        ``sent_ids`` give the entry ids (one per message, a system first; TRN-5) where the
+        content hash cannot tell identical messages apart.
         """
         _require_list(history, "history")
         if sent is not None:
@@ -221,10 +225,11 @@ class TraceWriter:
         _require_policy(chosen)
         objects = list(history)
         fmt = _format(format) if format is not None else _detect(objects)
-        h = transcript(objects, fmt, system=system)
+        h = transcript(objects, fmt, system=system, ids=ids)
         if sent_system is None:
             sent_system = system
-        s = transcript(list(sent), fmt, system=sent_system) if sent is not None else None
+        s = (transcript(list(sent), fmt, system=sent_system, ids=sent_ids)
+             if sent is not None else None)
         with self._lock:
             if call is None:
                 n = self._calls.get(run, 0) + 1
