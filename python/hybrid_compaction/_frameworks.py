@@ -8,6 +8,7 @@ import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .compact import Compactor, TraceWriter
+from .convert import _entries, transcript
 
 Json = Any
 
@@ -89,3 +90,23 @@ class Objects:
         if hit is not None and hit[0] is d:
             return hit[1]
         return read(d) if read is not None else d
+
+
+def kept_ids(
+    format: str,
+    held: List[Any], history: List[Json], system: Optional[Json],
+    sending: List[Any], sent: List[Json], sent_system: Optional[Json] = None,
+) -> Tuple[List[str], List[str]]:
+    """The entry ids of a recorded call's history and of what was sent (SPEC TRN-5, a system
+    first), a message sent being the caller's own object having the id it has in the history.
+    These frameworks' messages carry no ids, and content-hash ids number identical messages (an
+    agent's repeated answer) by position, which dropping an earlier copy would shift."""
+    h = [e["id"] for e in _entries(transcript(history, format, system=system))]
+    s = [e["id"] for e in _entries(transcript(sent, format, system=sent_system))]
+    ho, so = int(system is not None), int(sent_system is not None)
+    by_object = {id(o): h[i + ho] for i, o in enumerate(held)}
+    if so and ho and sent_system == system:
+        s[0] = h[0]
+    for k, o in enumerate(sending):
+        s[k + so] = by_object.get(id(o), s[k + so])
+    return h, s

@@ -35,9 +35,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from google.genai import types
 
-from ._frameworks import Objects, check_policy, recorder_writer, trace_writer
+from ._frameworks import Objects, check_policy, kept_ids, recorder_writer, trace_writer
 from .compact import UNBOUNDED, Compactor, TraceWriter
-from .convert import _entries, transcript
 
 __all__ = ["CompactionCallback", "TraceCallback", "to_json", "from_json", "system_of"]
 
@@ -107,25 +106,6 @@ def system_of(llm_request: Any) -> Optional[Json]:
         return [p if isinstance(p, str) else p.model_dump(mode="json", exclude_none=True) for p in s]
     dumped: Json = s.model_dump(mode="json", exclude_none=True)
     return dumped
-
-
-def _ids(
-    held: List[Any], history: List[Json], system: Optional[Json],
-    sending: List[Any], sent: List[Json], sent_system: Optional[Json],
-) -> Any:
-    """The entry ids of the history and of what was sent (SPEC TRN-5, a system first), a
-    content sent being the caller's own object having the id it has in the history. ADK's
-    contents carry no ids, and content-hash ids number identical messages (an agent's repeated
-    answer) by position, which dropping an earlier copy would shift."""
-    h = [e["id"] for e in _entries(transcript(history, FORMAT, system=system))]
-    s = [e["id"] for e in _entries(transcript(sent, FORMAT, system=sent_system))]
-    ho, so = int(system is not None), int(sent_system is not None)
-    by_object = {id(o): h[i + ho] for i, o in enumerate(held)}
-    if so and ho and sent_system == system:
-        s[0] = h[0]
-    for k, o in enumerate(sending):
-        s[k + so] = by_object.get(id(o), s[k + so])
-    return h, s
 
 
 class CompactionCallback:
@@ -240,7 +220,7 @@ class TraceCallback:
         sending = list(llm_request.contents)
         sent = to_json(sending)
         sent_system = system_of(llm_request)
-        ids, sent_ids = _ids(held, history, system, sending, sent, sent_system)
+        ids, sent_ids = kept_ids(FORMAT, held, history, system, sending, sent, sent_system)
         self.trace.observe(history, sent, policy=self.policy, run=run, format=FORMAT,
                            system=system, sent_system=sent_system, ids=ids, sent_ids=sent_ids)
         return None

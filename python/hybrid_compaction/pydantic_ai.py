@@ -37,7 +37,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
-from ._frameworks import Objects, check_policy, recorder_writer, trace_writer
+from ._frameworks import Objects, check_policy, kept_ids, recorder_writer, trace_writer
 from .compact import UNBOUNDED, Compactor, TraceWriter
 
 __all__ = ["CompactionProcessor", "Recorder", "to_json", "from_json"]
@@ -170,8 +170,11 @@ class Recorder:
         history = self._held.pop(key, None)
         if history is None:
             history = list(messages)
-        self.trace.observe(to_json(history), to_json(list(messages)), policy=self.policy,
-                           run=run, format=FORMAT)
+        sending = list(messages)
+        written, sent = to_json(history), to_json(sending)
+        ids, sent_ids = kept_ids(FORMAT, history, written, None, sending, sent)
+        self.trace.observe(written, sent, policy=self.policy, run=run, format=FORMAT, ids=ids,
+                           sent_ids=sent_ids)
         return messages
 
     def close(self) -> None:

@@ -210,3 +210,23 @@ def test_pytest_hc_trace_fails_a_session_with_an_orphaning_processor(pytester):
     result = pytester.runpytest("--hc-trace", str(pytester.path / "traces"))
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*TRC-3*"])
+
+
+def test_a_repeated_message_kept_is_recorded_as_the_copy_it_is():
+    """Identical messages have content-hash ids numbered by position (TRN-5); a processor that
+    drops the first copy keeps the second, which the recorder must not read as the first."""
+    ask = [ModelRequest.user_text_prompt(q) for q in ("a", "b", "c")]
+    same = [ModelResponse(parts=[TextPart("Here is what I found.")]) for _ in range(2)]
+    history = [ask[0], same[0], ask[1], same[1], ask[2]]
+    buffer = io.StringIO()
+    policy = dict(POLICY, recentMessageRetentionCount=2)
+
+    class Ctx:
+        run_id = "r1"
+
+    with hc.TraceWriter(buffer) as trace:
+        r = Recorder(policy=policy, trace=trace)
+        asyncio.run(r.history(Ctx(), history))  # type: ignore[arg-type]
+        asyncio.run(r.sent(Ctx(), history[2:]))  # type: ignore[arg-type]
+        r.close()
+    assert hc.check(buffer.getvalue())["violations"] == []
