@@ -369,7 +369,7 @@ class Compactor:
     is the agent's reducer (absent: none, so a history over the trigger goes to the
     preservation-only fallback); ``trace`` a :class:`TraceWriter`; ``format`` the messages'
     format (``"openai-chat"``, ``"anthropic-messages"``, ``"langchain"``,
-    ``"openai-responses"``; by default detected: Responses items (their ``type``s, ``call_id``,
+    ``"openai-responses"``, ``"pydantic-ai"``, ``"gemini"``; by default detected: Responses items (their ``type``s, ``call_id``,
     ``input_text`` content) are Responses, LangChain objects, strings, tuples and other ``type``
     dicts LangChain, role dicts Anthropic when a ``system`` is given apart, else OpenAI chat).
     Calls of one compactor are serialized (the run's gate, SPEC NODE-2).

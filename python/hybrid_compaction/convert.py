@@ -63,7 +63,7 @@ FORMATS = {
 }
 
 #: The formats with a top-level system prompt beside their messages (``system=``): Anthropic's
-#: ``system`` and the Responses ``instructions`` (SPEC TRN-1).
+#: ``system``, the Responses ``instructions`` and Gemini's system instruction (SPEC TRN-1).
 SYSTEM_FORMATS = ("anthropic-messages", "openai-responses", "gemini")
 
 #: The LangChain message fields the converter reads (TRN-4, TRN-7 .. TRN-10); the rest
