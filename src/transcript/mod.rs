@@ -1,4 +1,4 @@
-//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-17).
+//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-17, TRN-21, TRN-22).
 //!
 //! A host holds its conversation in its provider's or framework's message format. [`Transcript::parse`]
 //! turns such a transcript (`openai-chat`, `anthropic-messages`, `langchain` or
@@ -15,7 +15,8 @@
 //! cannot carry back as given is a typed [`TranscriptError::UnsupportedContent`] naming the
 //! message and the part type (TRN-1).
 //!
-//! Format specifics live in [`openai`], [`anthropic`], [`langchain`] and [`responses`]; the JSON value mapping
+//! Format specifics live in [`openai`], [`anthropic`], [`langchain`], [`responses`], [`pydantic_ai`] and
+//! [`gemini`]; the JSON value mapping
 //! and the rendering of new entries in [`json`]. Call ids a transcript reuses across turns are
 //! paired by position where the provider's pairing is unambiguous (TRN-14, `pairing.rs`), so the
 //! rules see distinct exchanges and the caller gets its own ids back.
