@@ -2,16 +2,18 @@
 """Runtime peers: real agent loops, every model call recorded and judged (SPEC TRC-13).
 
 Where ``peers/run.py`` hands each reducer one conversation, this runs the agents themselves: a
-LangChain ``create_agent`` loop, an Agent Framework agent and an OpenAI Agents SDK run, each on a
-seeded fake model (``python/tests/fake_agents.py``, ``fake_af.py``, ``fake_openai_agents.py``
-(the SDK's own ``ScriptedModel``): 1-3 parallel tool calls per round, large tool results, no
-network), with each framework's own compaction as the thing under test, and with ours
-(``CompactionMiddleware``, ``CompactionFilter``). ``TraceMiddleware`` / ``TraceFilter`` records
-every model call (the history the agent held, what the model received) and ``hc.check`` judges
-the trace.
+LangChain ``create_agent`` loop, an Agent Framework agent, an OpenAI Agents SDK run, a
+pydantic-ai agent (its ``FunctionModel`` replaying the LangChain fake's script) and a Google ADK
+agent (a ``BaseLlm`` replaying it over several invocations), each on a seeded fake model
+(``python/tests/fake_agents.py``, ``fake_af.py``, ``fake_openai_agents.py`` (the SDK's own
+``ScriptedModel``): 1-3 parallel tool calls per round, large tool results, no network), with
+each framework's own compaction as the thing under test, and with ours (``CompactionMiddleware``,
+``CompactionFilter``, ``CompactionProcessor``, ``CompactionCallback``). ``TraceMiddleware`` /
+``TraceFilter`` / ``Recorder`` / ``TraceCallback`` records every model call (the history the
+agent held, what the model received) and ``hc.check`` judges the trace.
 
-Usage (the current interpreter needs hybrid_compaction, langchain, agent-framework-core and
-openai-agents at the pins of ``peers/requirements.txt``)::
+Usage (the current interpreter needs hybrid_compaction, langchain, agent-framework-core,
+openai-agents, pydantic-ai-slim and google-adk at the pins of ``peers/requirements.txt``)::
 
     python3 peers/runtime.py            # 36 tool rounds (37 model calls) per configuration;
                                         # rewrites the runtime section of docs/PEERS.md
@@ -169,6 +171,39 @@ def openai_agents_configs() -> List[Dict[str, Any]]:
     ]
 
 
+def pydantic_ai_configs() -> List[Dict[str, Any]]:
+    from hybrid_compaction.pydantic_ai import CompactionProcessor
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    # pydantic-ai's docs, "History processors": keep only the last 5 messages ...
+    async def keep_recent_messages(messages: List[Any]) -> List[Any]:
+        return messages[-5:] if len(messages) > 5 else messages
+
+    # ... and summarize the oldest 10 with another agent (here a stub model), keeping the last.
+    summarizer = Agent(FunctionModel(lambda m, i: ModelResponse(parts=[TextPart(
+        "Summary: the agent searched and fetched pages.")])))
+
+    async def summarize_old_messages(messages: List[Any]) -> List[Any]:
+        if len(messages) > 10:
+            summary = await summarizer.run(message_history=messages[:10])
+            return summary.new_messages() + messages[-1:]
+        return messages
+
+    return [
+        {"name": "pydantic-ai docs: `keep_recent_messages` processor", "framework": "pydantic-ai",
+         "processors": lambda trace: [keep_recent_messages],
+         "setting": "`messages[-5:]` (the docs' example)"},
+        {"name": "pydantic-ai docs: `summarize_old_messages` processor", "framework": "pydantic-ai",
+         "processors": lambda trace: [summarize_old_messages],
+         "setting": "oldest 10 summarized by an agent (stub model), last message kept"},
+        {"name": "ours: `CompactionProcessor` (pydantic-ai)", "framework": "pydantic-ai", "ours": True,
+         "processors": lambda trace: [CompactionProcessor(policy(), trace=trace)],
+         "setting": f"hard limit {HARD_LIMIT} o200k tokens, retention {RETENTION}, no reducer"},
+    ]
+
+
 def run_agents_sdk(config: Dict[str, Any], trace: Any, rounds: int) -> bool:
     """One Agents SDK run under ``TraceFilter`` around the configuration's filter; whether the
     agent answered."""
@@ -189,9 +224,167 @@ def run_agents_sdk(config: Dict[str, Any], trace: Any, rounds: int) -> bool:
 
 
 def expected_calls(config: Dict[str, Any], rounds: int) -> int:
-    """The model calls a configuration's run makes: each question's tool rounds and answer."""
+    """The model calls a configuration's run makes: each question's tool rounds and answer (ADK:
+    the rounds and one answer per invocation)."""
+    if config["framework"] == "google-adk":
+        return rounds + ADK_TURNS
     questions = config.get("conversation", 1)
     return questions * (max(1, rounds // questions) + 1)
+
+
+def run_pydantic_ai(config: Dict[str, Any], rounds: int, trace: Any) -> bool:
+    """The agent of ``fake_agents`` (its seeded script and tools) as a pydantic-ai agent on a
+    ``FunctionModel``, its processors between a recorder's two."""
+    import fake_agents
+    from hybrid_compaction.pydantic_ai import Recorder
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import ProcessHistory
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    turns = iter(fake_agents.script(rounds, SEED))
+
+    def model(messages: List[Any], info: Any) -> Any:
+        m = next(turns)
+        parts: List[Any] = [TextPart(m.content)] if m.content else []
+        parts += [ToolCallPart(c["name"], c["args"], c["id"]) for c in m.tool_calls]
+        return ModelResponse(parts=parts)
+
+    recorder = Recorder(policy=policy(), trace=trace)
+    own = config["processors"](trace)
+    agent = Agent(FunctionModel(model), system_prompt=fake_agents.SYSTEM_PROMPT, capabilities=[
+        ProcessHistory(recorder.history), *[p if hasattr(p, "before_model_request") else ProcessHistory(p)
+                                            for p in own], ProcessHistory(recorder.sent)])
+
+    @agent.tool_plain
+    def search(query: str) -> str:
+        return str(fake_agents.search.invoke({"query": query}))
+
+    @agent.tool_plain
+    def fetch(url: str) -> str:
+        return str(fake_agents.fetch.invoke({"url": url}))
+
+    result = agent.run_sync("Find out about the topics, please.")
+    recorder.close()
+    for p in own:
+        if hasattr(p, "close"):
+            p.close()
+    return bool(result.output == "Here is what I found.")
+
+
+#: Google ADK compacts after an invocation: its runs are this many invocations (user turns), the
+#: rounds split between them.
+ADK_TURNS = 4
+
+
+def google_adk_configs() -> List[Dict[str, Any]]:
+    from google.adk.apps import App
+    from google.adk.apps._configs import EventsCompactionConfig
+    from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
+    from hybrid_compaction.google_adk import CompactionCallback
+
+    def summarizer() -> Any:
+        return LlmEventSummarizer(llm=_adk_model(None, 0))
+
+    return [
+        {"name": "none (Google ADK, no compaction)", "framework": "google-adk",
+         "events": lambda: None, "callback": lambda trace: None, "app": App,
+         "setting": f"`LlmAgent` in an `App`, {ADK_TURNS} invocations of one session"},
+        {"name": "Google ADK `EventsCompactionConfig` (sliding window)", "framework": "google-adk",
+         "events": lambda: EventsCompactionConfig(compaction_interval=1, overlap_size=0,
+                                                  summarizer=summarizer()),
+         "callback": lambda trace: None, "app": App,
+         "setting": "`compaction_interval=1, overlap_size=0`, stub summarizer (after each invocation)"},
+        {"name": "Google ADK `EventsCompactionConfig` (token threshold)", "framework": "google-adk",
+         "events": lambda: EventsCompactionConfig(token_threshold=TRIGGER, event_retention_size=6,
+                                                  summarizer=summarizer()),
+         "callback": lambda trace: None, "app": App,
+         "setting": f"`token_threshold={TRIGGER}, event_retention_size=6`, stub summarizer"},
+        {"name": "ours: `CompactionCallback` (Google ADK)", "framework": "google-adk", "ours": True,
+         "events": lambda: None, "app": App,
+         "callback": lambda trace: CompactionCallback(policy(), trace=trace),
+         "setting": f"hard limit {HARD_LIMIT} o200k tokens, retention {RETENTION}, no reducer"},
+    ]
+
+
+def _adk_model(turns: Any, per_turn: int) -> Any:
+    """A ``BaseLlm`` replaying the LangChain fake's script, ``per_turn`` tool rounds per
+    invocation then an answer, reporting its prompt's o200k tokens; with no script, a
+    summarizer's stub."""
+    import json
+
+    import hybrid_compaction as hc
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    class Scripted(BaseLlm):
+        model: str = "scripted"
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            text = json.dumps([c.model_dump(mode="json", exclude_none=True)
+                               for c in llm_request.contents], ensure_ascii=False)
+            usage = types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=hc.count_tokens([text])[0])
+            if turns is None:
+                parts = [types.Part(text="Summary: the agent searched and fetched pages.")]
+            else:
+                last = llm_request.contents[-1]
+                user_turn = last.role == "user" and any(p.text for p in last.parts or [])
+                rounds_done = 0 if user_turn else getattr(self, "_done", 0)
+                if rounds_done < per_turn:
+                    m = next(turns)
+                    parts = ([types.Part(text=m.content)] if m.content else []) + [
+                        types.Part(function_call=types.FunctionCall(name=c["name"], args=c["args"]))
+                        for c in m.tool_calls]
+                    object.__setattr__(self, "_done", rounds_done + 1)
+                else:
+                    parts = [types.Part(text="Here is what I found.")]
+            yield LlmResponse(content=types.Content(role="model", parts=parts), usage_metadata=usage)
+
+    return Scripted()
+
+
+def run_google_adk(config: Dict[str, Any], rounds: int, trace: Any) -> bool:
+    """The fake agents' script as an ADK agent over ``ADK_TURNS`` invocations of one session."""
+    import fake_agents
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+    from hybrid_compaction.google_adk import TraceCallback
+
+    def search(query: str) -> str:
+        """Searches the web for ``query``."""
+        return str(fake_agents.search.invoke({"query": query}))
+
+    def fetch(url: str) -> str:
+        """Fetches the page at ``url``."""
+        return str(fake_agents.fetch.invoke({"url": url}))
+
+    script = iter(fake_agents.script(rounds, SEED))
+    own = config["callback"](trace)
+    recorder = TraceCallback(policy=policy(), trace=trace, inner=own)
+    agent = LlmAgent(name="researcher", model=_adk_model(script, rounds // ADK_TURNS),
+                     instruction=fake_agents.SYSTEM_PROMPT, tools=[search, fetch],
+                     before_model_callback=recorder)
+    app = config["app"](name="peers", root_agent=agent, events_compaction_config=config["events"]())
+    runner = InMemoryRunner(app=app)
+
+    async def go() -> str:
+        session = await runner.session_service.create_session(app_name="peers", user_id="u")
+        answer = ""
+        for turn in range(ADK_TURNS):
+            message = types.Content(role="user", parts=[types.Part(text=f"Part {turn + 1}: find out about the topics, please.")])
+            async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+                if event.content and event.content.parts and event.content.parts[0].text:
+                    answer = event.content.parts[0].text
+        return answer
+
+    answered = asyncio.run(go()) == "Here is what I found."
+    recorder.close()
+    if own is not None:
+        own.close()
+    return answered
 
 
 def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
@@ -210,6 +403,10 @@ def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
             answered = state["messages"][-1].content == "Here is what I found."
         elif config["framework"] == "openai-agents":
             answered = run_agents_sdk(config, trace, rounds)
+        elif config["framework"] == "pydantic-ai":
+            answered = run_pydantic_ai(config, rounds, trace)
+        elif config["framework"] == "google-adk":
+            answered = run_google_adk(config, rounds, trace)
         else:
             import fake_af
             from hybrid_compaction.agent_framework import TraceMiddleware as AfTrace
@@ -226,7 +423,7 @@ def run_one(config: Dict[str, Any], rounds: int) -> Dict[str, Any]:
     seconds = time.perf_counter() - started
     report = hc.check(buffer.getvalue())
     violations = report["violations"]
-    by_call = {v["call"] for v in violations if v["run"] and v["call"].startswith("model-")}
+    by_call = {(v["run"], v["call"]) for v in violations if v["run"] and v["call"].startswith("model-")}
     first = violations[0] if violations else None
     return {
         "name": config["name"], "setting": config["setting"], "ours": config.get("ours", False),
@@ -254,7 +451,7 @@ def table(results: List[Dict[str, Any]], rounds: int) -> str:
 def section(results: List[Dict[str, Any]], rounds: int, elapsed: float) -> str:
     versions = ", ".join(f"{p} {metadata.version(p)}" for p in (
         "langchain", "langchain-core", "langgraph", "agent-framework-core", "openai-agents",
-        "hybrid-compaction"))
+        "pydantic-ai-slim", "google-adk", "hybrid-compaction"))
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     ours = [r for r in results if r["ours"]]
     clean = all(not r["clauses"] for r in ours)
@@ -268,30 +465,38 @@ def section(results: List[Dict[str, Any]], rounds: int, elapsed: float) -> str:
         "",
         f"**Method.** A LangChain `create_agent` loop, an Agent Framework agent (chat client "
         f"composed the framework's way, so chat middleware and the compaction strategy run at every "
-        f"model call of the tool loop) and an OpenAI Agents SDK run (`Runner.run_sync`; the SDK "
-        f"calls its one `call_model_input_filter` before every model call), each on a seeded fake "
-        f"model (`python/tests/fake_agents.py`, `fake_af.py`, `fake_openai_agents.py`, the last the "
-        f"SDK's own `ScriptedModel`; seed {SEED}): {rounds} rounds of 1-3 parallel tool calls with "
-        f"results of 1.6 to 2.7 KB, then an answer, so {rounds + 1} model calls per run (the Agents "
-        f"SDK conversations: {QUESTIONS} questions of {rounds // QUESTIONS} rounds each, "
-        f"{QUESTIONS * (rounds // QUESTIONS + 1)} calls). "
-        f"`TraceMiddleware` (listed first) or `TraceFilter` (around the filter under test) records, "
+        f"model call of the tool loop), an OpenAI Agents SDK run (`Runner.run_sync`; the SDK "
+        f"calls its one `call_model_input_filter` before every model call) and a pydantic-ai agent "
+        f"on its own `FunctionModel` (its history processors run before every model request), each "
+        f"on a seeded fake model (`python/tests/fake_agents.py`, `fake_af.py`, "
+        f"`fake_openai_agents.py`, the SDK's own `ScriptedModel`; seed {SEED}): {rounds} rounds of "
+        f"1-3 parallel tool calls with results of 1.6 to 2.7 KB, then an answer, so {rounds + 1} "
+        f"model calls per run (the Agents SDK conversations: {QUESTIONS} questions of "
+        f"{rounds // QUESTIONS} rounds each, {QUESTIONS * (rounds // QUESTIONS + 1)} calls). "
+        f"`TraceMiddleware` (listed first), `TraceFilter` (around the filter under test) or the "
+        f"`Recorder`'s processors (first and last) record, "
         f"for every model call, the history the agent held before any compaction "
         f"(the system prompt in front) and what the model received; `hc.check` judges each call "
         f"(SPEC TRC-13) against hard limit {HARD_LIMIT} o200k tokens and retention {RETENTION}: "
         f"TRC-2 nothing sent over the hard limit, TRC-3 what was sent verifies against the history "
         f"(kept messages unchanged, new ones only summaries), TRC-4 the required messages kept, TRC-5 "
         f"tool exchanges atomic. Each framework's compaction is told to act at {TRIGGER} tokens "
-        f"where it takes a budget. The Agents SDK's `ToolOutputTrimmer` never touches what follows "
+        f"where it takes a budget (pydantic-ai's processors are its docs' examples, as written "
+        f"there). The Agents SDK's `ToolOutputTrimmer` never touches what follows "
         f"the `recent_turns`-th last user message, so in a run answering one question it trims "
         f"nothing (the conversation rows show it at work); its session limits (`SessionSettings(limit=)`) choose which stored items a run "
-        f"starts from and do not act inside a run, so they have no row.",
+        f"starts from and do not act inside a run, so they have no row. Google "
+        f"ADK compacts a session's events after an invocation, so its agent (an `LlmAgent` in an "
+        f"`App` on a `BaseLlm` replaying the same script and reporting its prompt's o200k "
+        f"tokens) runs the rounds as {ADK_TURNS} invocations of one session ({rounds + ADK_TURNS} "
+        f"model calls), `TraceCallback` recording around the `before_model_callback`.",
         "",
         table(results, rounds),
         "",
-        ("`CompactionMiddleware` and `CompactionFilter`: 0 violations in every framework (their full "
-         "call records, replayed by the checker, check clean too)." if clean else
-         "**Our compaction has violations: this is a bug.**"),
+        ("Ours (`CompactionMiddleware`, `CompactionFilter`, `CompactionProcessor`, "
+         "`CompactionCallback`): 0 violations in every framework (their full call records, "
+         "replayed by the checker, check clean too)." if clean else
+         "**Ours has violations: this is a bug.**"),
         "",
         END,
     ])
@@ -320,6 +525,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     started = time.perf_counter()
     configs: List[Dict[str, Any]] = (langchain_configs() + agent_framework_configs()
                                      + openai_agents_configs())
+    configs += pydantic_ai_configs()
+    configs += google_adk_configs()
     results = [run_one(c, rounds) for c in configs]
     elapsed = time.perf_counter() - started
     print(table(results, rounds))

@@ -68,6 +68,9 @@ macro_rules! embedded {
             "records.json",
             "rehydration.json",
             "tokens.json",
+            // SPEC TRN-22: Gemini; TRN-21: pydantic-ai.
+            "transcripts-gemini.json",
+            "transcripts-pydantic-ai.json",
             "transcripts.json",
             "trust.json",
             "verify.json",

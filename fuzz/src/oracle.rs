@@ -265,11 +265,13 @@ pub fn wire_bytes(data: &[u8]) {
 }
 
 /// The transcript formats a `transcript` input's first byte picks from (SPEC TRN-1).
-pub const TRANSCRIPT_FORMATS: [&str; 4] = [
+pub const TRANSCRIPT_FORMATS: [&str; 6] = [
     "openai-chat",
     "anthropic-messages",
     "langchain",
     "openai-responses",
+    "pydantic-ai",
+    "gemini",
 ];
 
 /// The `entry` case of a `transcript` input: the first byte picks a format

@@ -465,6 +465,8 @@ impl Conversation {
             TranscriptFormat::AnthropicMessages => self.anthropic(),
             TranscriptFormat::LangChain => self.langchain(),
             TranscriptFormat::OpenAiResponses => self.responses(),
+            TranscriptFormat::PydanticAi => self.pydantic_ai(),
+            TranscriptFormat::Gemini => self.gemini(),
         }
     }
 
@@ -586,6 +588,108 @@ impl Conversation {
             })
             .collect();
         json!({"format": "langchain", "messages": messages, "overrides": self.summaries()})
+    }
+
+    /// Gemini (SPEC TRN-22): the system prompt the `system` instruction (a string), a user turn
+    /// a `user` content of one `text` part, an assistant turn a `model` content of its text and
+    /// `function_call` parts (with ids), consecutive results one `user` content of
+    /// `function_response` parts (as Anthropic's, so a merged content has its first result's id).
+    fn gemini(&self) -> Json {
+        let mut system = None;
+        let mut contents: Vec<Json> = Vec::new();
+        let mut ids: Vec<String> = Vec::new();
+        let mut overrides = Map::new();
+        let mut last_was_tool = false;
+        for (i, t) in self.turns.iter().enumerate() {
+            let m = match t {
+                Turn::System(s) => {
+                    system = Some(s.clone());
+                    ids.push(Conversation::id(i));
+                    continue;
+                }
+                Turn::Tool { call_id, text } => {
+                    let part = json!({"function_response": {"id": call_id, "name": "tool",
+                        "response": {"result": text}}});
+                    if let (true, Some(Json::Array(parts))) = (
+                        last_was_tool,
+                        contents.last_mut().and_then(|m| m.get_mut("parts")),
+                    ) {
+                        parts.push(part);
+                        continue;
+                    }
+                    json!({"role": "user", "parts": [part]})
+                }
+                Turn::User(s) => json!({"role": "user", "parts": [{"text": s}]}),
+                Turn::Summary(s) => {
+                    overrides.insert(ids.len().to_string(), json!("Summary"));
+                    json!({"role": "model", "parts": [{"text": s}]})
+                }
+                Turn::Assistant { text, calls } => {
+                    let mut parts = Vec::new();
+                    if !text.is_empty() || calls.is_empty() {
+                        parts.push(json!({"text": text}));
+                    }
+                    parts.extend(calls.iter().map(|c| {
+                        json!({"function_call": {"id": c.id, "name": c.name, "args": c.arguments}})
+                    }));
+                    json!({"role": "model", "parts": parts})
+                }
+            };
+            last_was_tool = matches!(t, Turn::Tool { .. });
+            contents.push(m);
+            ids.push(Conversation::id(i));
+        }
+        json!({"format": "gemini", "system": system, "messages": contents, "ids": ids,
+               "overrides": overrides})
+    }
+
+    /// pydantic-ai (SPEC TRN-21): the system prompt a request of one `system-prompt` part, a
+    /// user turn a request of one `user-prompt` part, an assistant turn a response of its `text`
+    /// and `tool-call` parts, consecutive results one request of `tool-return` parts (as
+    /// Anthropic's, so a merged request has its first result's id).
+    fn pydantic_ai(&self) -> Json {
+        let mut messages: Vec<Json> = Vec::new();
+        let mut ids: Vec<String> = Vec::new();
+        let mut overrides = Map::new();
+        let mut last_was_tool = false;
+        let request = |kind: &str, content: &str| json!({"kind": "request", "parts": [{"part_kind": kind, "content": content}]});
+        for (i, t) in self.turns.iter().enumerate() {
+            let m = match t {
+                Turn::Tool { call_id, text } => {
+                    let part = json!({"part_kind": "tool-return", "tool_name": "tool",
+                        "tool_call_id": call_id, "content": text});
+                    if let (true, Some(Json::Array(parts))) = (
+                        last_was_tool,
+                        messages.last_mut().and_then(|m| m.get_mut("parts")),
+                    ) {
+                        parts.push(part);
+                        continue;
+                    }
+                    json!({"kind": "request", "parts": [part]})
+                }
+                Turn::System(s) => request("system-prompt", s),
+                Turn::User(s) => request("user-prompt", s),
+                Turn::Summary(s) => {
+                    overrides.insert(ids.len().to_string(), json!("Summary"));
+                    json!({"kind": "response", "parts": [{"part_kind": "text", "content": s}]})
+                }
+                Turn::Assistant { text, calls } => {
+                    let mut parts = Vec::new();
+                    if !text.is_empty() || calls.is_empty() {
+                        parts.push(json!({"part_kind": "text", "content": text}));
+                    }
+                    parts.extend(calls.iter().map(|c| {
+                        json!({"part_kind": "tool-call", "tool_name": c.name,
+                               "args": c.arguments, "tool_call_id": c.id})
+                    }));
+                    json!({"kind": "response", "parts": parts})
+                }
+            };
+            last_was_tool = matches!(t, Turn::Tool { .. });
+            messages.push(m);
+            ids.push(Conversation::id(i));
+        }
+        json!({"format": "pydantic-ai", "messages": messages, "ids": ids, "overrides": overrides})
     }
 
     /// Anthropic: the system prompt at the top level, consecutive tool results merged into one

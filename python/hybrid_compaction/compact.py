@@ -191,6 +191,10 @@ class TraceWriter:
         format: Optional[str] = None,
         dispatch: Optional[str] = None,
         note: Optional[str] = None,
+        system: Any = None,
+        sent_system: Any = None,
+        ids: Optional[Sequence[str]] = None,
+        sent_ids: Optional[Sequence[str]] = None,
     ) -> str:
         """Records one provider call of any system as an observed record (SPEC TRC-13) and
         returns its call id.
@@ -208,7 +212,11 @@ class TraceWriter:
         ``model-<n>``, counted per run); ``dispatch`` ``"answered"`` (the default when ``sent``),
         ``"failed"`` or ``"refused"``. A message the converters cannot map raises
         :class:`TranscriptError` with its path (``history.messages[3].content[1]``); nothing is
-        written then.
+        written then. ``system`` is the top-level system prompt of a format that has one
+        (Anthropic's ``system``, the Responses ``instructions``, Gemini's system instruction),
+        in front of the history; ``sent_system`` the one sent (by default ``system``). ``ids`` and
+        ``sent_ids`` give the entry ids (one per message, a system first; TRN-5) where the
+        content hash cannot tell identical messages apart.
         """
         _require_list(history, "history")
         if sent is not None:
@@ -217,8 +225,11 @@ class TraceWriter:
         _require_policy(chosen)
         objects = list(history)
         fmt = _format(format) if format is not None else _detect(objects)
-        h = transcript(objects, fmt)
-        s = transcript(list(sent), fmt) if sent is not None else None
+        h = transcript(objects, fmt, system=system, ids=ids)
+        if sent_system is None:
+            sent_system = system
+        s = (transcript(list(sent), fmt, system=sent_system, ids=sent_ids)
+             if sent is not None else None)
         with self._lock:
             if call is None:
                 n = self._calls.get(run, 0) + 1
@@ -379,8 +390,8 @@ class Compactor:
     preservation-only fallback); ``trace`` a :class:`TraceWriter` or the path of a trace file
     (opened here, closed by :meth:`close`; anything else is a ``TypeError``); ``format`` the
     messages' format (``"openai-chat"``, ``"anthropic-messages"``, ``"langchain"``,
-    ``"openai-responses"``; by default detected: Responses items (their ``type``s, ``call_id``,
-    ``input_text`` content) are Responses, LangChain objects, strings, tuples and other ``type``
+    ``"openai-responses"``, ``"pydantic-ai"``, ``"gemini"``; by default detected: Responses
+    items (their ``type``s, ``call_id``, ``input_text`` content) are Responses, LangChain objects, strings, tuples and other ``type``
     dicts LangChain, role dicts Anthropic when a ``system`` is given apart, else OpenAI chat).
     Calls of one compactor are serialized (the run's gate, SPEC NODE-2).
     """

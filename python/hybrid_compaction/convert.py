@@ -56,11 +56,15 @@ FORMATS = {
     "langchain": "langchain",
     "openai-responses": "openai-responses",
     "responses": "openai-responses",
+    # pydantic-ai ModelMessages as ModelMessagesTypeAdapter dumps them (SPEC TRN-21).
+    "pydantic-ai": "pydantic-ai",
+    # Gemini Contents as model_dump(mode="json", exclude_none=True) gives them (SPEC TRN-22).
+    "gemini": "gemini",
 }
 
 #: The formats with a top-level system prompt beside their messages (``system=``): Anthropic's
-#: ``system`` and the Responses ``instructions`` (SPEC TRN-1).
-SYSTEM_FORMATS = ("anthropic-messages", "openai-responses")
+#: ``system``, the Responses ``instructions`` and Gemini's system instruction (SPEC TRN-1).
+SYSTEM_FORMATS = ("anthropic-messages", "openai-responses", "gemini")
 
 #: The LangChain message fields the converter reads (TRN-4, TRN-7 .. TRN-10); the rest
 #: (``additional_kwargs``, ``response_metadata``, ``usage_metadata``, ``artifact``, ...) is
@@ -118,8 +122,8 @@ def _format(format: str) -> str:
         return FORMATS[format]
     except KeyError:
         raise ValueError(
-            "format must be 'openai-chat', 'anthropic-messages', 'langchain' or "
-            f"'openai-responses', got {format!r}"
+            "format must be 'openai-chat', 'anthropic-messages', 'langchain', "
+            f"'openai-responses', 'pydantic-ai' or 'gemini', got {format!r}"
         ) from None
 
 
@@ -150,8 +154,9 @@ def transcript(
     if system is not None:
         if format not in SYSTEM_FORMATS:
             raise ValueError(
-                "system= is Anthropic's top-level system prompt or the Responses instructions "
-                f"(format 'anthropic-messages' or 'openai-responses'), not a member of {format!r}"
+                "system= is Anthropic's top-level system prompt, the Responses instructions or "
+                "Gemini's system instruction (format 'anthropic-messages', 'openai-responses' "
+                f"or 'gemini'), not a member of {format!r}"
             )
         t["system"] = system
     member = _overrides_member(overrides)

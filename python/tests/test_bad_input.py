@@ -146,8 +146,8 @@ JSON_ROWS = [
                          "overrides": {"00": "Summary"}}, '$.overrides["00"]',
      "without sign or leading zeros"),
     ("unknown transcript format", {"op": "entry",
-                                   "transcript": {"format": "gemini", "messages": []}},
-     "$.transcript.format", "unknown transcript format `gemini`"),
+                                   "transcript": {"format": "bedrock-converse", "messages": []}},
+     "$.transcript.format", "unknown transcript format `bedrock-converse`"),
     ("nesting over 128", value(nested(200)), "$.entries[0].parts[0].result.value" + "[0]" * 121,  # the 128th container
      "nested deeper than 128 levels"),
 ]

@@ -1,8 +1,8 @@
-//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-17).
+//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-17, TRN-21, TRN-22).
 //!
 //! A host holds its conversation in its provider's or framework's message format. [`Transcript::parse`]
 //! turns such a transcript (`openai-chat`, `anthropic-messages`, `langchain` or
-//! `openai-responses`, as JSON) into messages (TRN-2 .. TRN-4, TRN-17), gives each a stable id
+//! `openai-responses`, `pydantic-ai`, `gemini`, as JSON) into messages (TRN-2 .. TRN-4, TRN-17), gives each a stable id
 //! (TRN-5) and classifies it onto an entry kind by the adaptation of SPEC CLS-1, with per-index
 //! overrides. [`Transcript::render`] turns the bounded entry list an assembly returns back into
 //! the same format: every entry that is still the message it was adapted from is emitted as the
@@ -15,7 +15,8 @@
 //! cannot carry back as given is a typed [`TranscriptError::UnsupportedContent`] naming the
 //! message and the part type (TRN-1).
 //!
-//! Format specifics live in [`openai`], [`anthropic`], [`langchain`] and [`responses`]; the JSON value mapping
+//! Format specifics live in [`openai`], [`anthropic`], [`langchain`], [`responses`], [`pydantic_ai`] and
+//! [`gemini`]; the JSON value mapping
 //! and the rendering of new entries in [`json`]. Call ids a transcript reuses across turns are
 //! paired by position where the provider's pairing is unambiguous (TRN-14, `pairing.rs`), so the
 //! rules see distinct exchanges and the caller gets its own ids back.
@@ -29,6 +30,9 @@ pub mod json;
 pub mod langchain;
 pub mod openai;
 mod pairing;
+// SPEC TRN-21: pydantic-ai messages; TRN-22: Gemini contents.
+pub mod gemini;
+pub mod pydantic_ai;
 pub mod responses;
 pub mod reuse;
 mod sent;
@@ -57,20 +61,26 @@ pub enum TranscriptFormat {
     LangChain,
     /// OpenAI Responses input items (plus the top-level `instructions`, given as `system`).
     OpenAiResponses,
+    /// pydantic-ai `ModelMessage`s as `ModelMessagesTypeAdapter` dumps them (SPEC TRN-21).
+    PydanticAi,
+    /// Gemini `Content`s (google-genai, Google ADK), the system instruction as `system` (SPEC TRN-22).
+    Gemini,
 }
 
 impl TranscriptFormat {
     /// Every format.
-    pub const ALL: [TranscriptFormat; 4] = [
+    pub const ALL: [TranscriptFormat; 6] = [
         TranscriptFormat::OpenAiChat,
         TranscriptFormat::AnthropicMessages,
         TranscriptFormat::LangChain,
         TranscriptFormat::OpenAiResponses,
+        TranscriptFormat::PydanticAi,
+        TranscriptFormat::Gemini,
     ];
 
     /// What a format name must be, for an error naming the choices.
     pub const EXPECTED: &'static str =
-        "\"openai-chat\", \"anthropic-messages\", \"langchain\" or \"openai-responses\"";
+        "\"openai-chat\", \"anthropic-messages\", \"langchain\", \"openai-responses\", \"pydantic-ai\" or \"gemini\"";
 
     /// The wire name.
     pub fn name(self) -> &'static str {
@@ -79,6 +89,8 @@ impl TranscriptFormat {
             TranscriptFormat::AnthropicMessages => "anthropic-messages",
             TranscriptFormat::LangChain => "langchain",
             TranscriptFormat::OpenAiResponses => "openai-responses",
+            TranscriptFormat::PydanticAi => "pydantic-ai",
+            TranscriptFormat::Gemini => "gemini",
         }
     }
 
@@ -92,7 +104,9 @@ impl TranscriptFormat {
     pub fn has_system(self) -> bool {
         matches!(
             self,
-            TranscriptFormat::AnthropicMessages | TranscriptFormat::OpenAiResponses
+            TranscriptFormat::AnthropicMessages
+                | TranscriptFormat::OpenAiResponses
+                | TranscriptFormat::Gemini
         )
     }
 }
@@ -239,6 +253,8 @@ impl Transcript {
             TranscriptFormat::AnthropicMessages => anthropic::adapt(system, messages)?,
             TranscriptFormat::LangChain => langchain::adapt(messages)?,
             TranscriptFormat::OpenAiResponses => responses::adapt(system, messages)?,
+            TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages)?,
+            TranscriptFormat::Gemini => gemini::adapt(system, messages)?,
         };
         let ids = parse_ids(obj.get("ids"), adapted.len())?;
         let overrides = parse_overrides(obj.get("overrides"), adapted.len())?;
@@ -420,6 +436,10 @@ impl Transcript {
                         TranscriptFormat::OpenAiResponses => {
                             responses::render(entry, &mut messages, &mut system)
                         }
+                        TranscriptFormat::PydanticAi => pydantic_ai::render(entry, &mut messages),
+                        TranscriptFormat::Gemini => {
+                            gemini::render(entry, &mut messages, &mut system)
+                        }
                     }
                 }
             }
@@ -427,7 +447,11 @@ impl Transcript {
         let mut out = serde_json::Map::new();
         out.insert("format".into(), Json::String(self.format.name().into()));
         if self.format.has_system() && !system.is_empty() {
-            out.insert("system".into(), anthropic::join_system(system));
+            let joined = match self.format {
+                TranscriptFormat::Gemini => gemini::join_system(system),
+                _ => anthropic::join_system(system),
+            };
+            out.insert("system".into(), joined);
         }
         out.insert("messages".into(), Json::Array(messages));
         Json::Object(out)
@@ -492,6 +516,8 @@ pub fn parse_messages(
         TranscriptFormat::AnthropicMessages => anthropic::adapt(None, messages)?,
         TranscriptFormat::LangChain => langchain::adapt(messages)?,
         TranscriptFormat::OpenAiResponses => responses::adapt(None, messages)?,
+        TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages)?,
+        TranscriptFormat::Gemini => gemini::adapt(None, messages)?,
     };
     Ok(adapted.into_iter().map(|a| a.message).collect())
 }

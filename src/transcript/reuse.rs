@@ -80,6 +80,8 @@ impl Adaptation {
             TranscriptFormat::AnthropicMessages => anthropic::adapt_one(index, message)?,
             TranscriptFormat::LangChain => langchain::adapt_one(index, message)?,
             TranscriptFormat::OpenAiResponses => responses::adapt_one(index, message)?,
+            TranscriptFormat::PydanticAi => super::pydantic_ai::adapt_one(index, message)?,
+            TranscriptFormat::Gemini => super::gemini::adapt_one(index, message)?,
         };
         Ok(Adaptation::new(adapted))
     }
@@ -89,6 +91,7 @@ impl Adaptation {
     pub fn system(format: TranscriptFormat, system: &Json) -> Result<Adaptation, TranscriptError> {
         Ok(Adaptation::new(match format {
             TranscriptFormat::OpenAiResponses => responses::adapt_instructions(system)?,
+            TranscriptFormat::Gemini => super::gemini::adapt_system(system)?,
             _ => anthropic::adapt_system(system)?,
         }))
     }

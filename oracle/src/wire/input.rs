@@ -331,4 +331,10 @@ pub enum TranscriptFormatInput {
     /// OpenAI Responses input items, `system` the top-level `instructions` (SPEC TRN-17).
     #[serde(rename = "openai-responses")]
     OpenAiResponses,
+    /// pydantic-ai `ModelMessage`s as `ModelMessagesTypeAdapter` dumps them (SPEC TRN-21).
+    #[serde(rename = "pydantic-ai")]
+    PydanticAi,
+    /// Gemini `Content`s, `system` the system instruction (SPEC TRN-22).
+    #[serde(rename = "gemini")]
+    Gemini,
 }

@@ -312,7 +312,7 @@ fn table() -> Vec<Bad> {
         bad("message without role", text(json!({"op": "entry", "messages": [{"text": "x"}]})), "$.messages[0]", "missing member `role`", Rejects),
         bad("message text and parts", text(json!({"op": "entry", "messages": [{"role": "user", "text": "x", "parts": []}]})), "$.messages[0]", "mutually exclusive", Rejects),
         bad("transcript with messages", text(json!({"op": "entry", "messages": [], "transcript": {"format": "openai-chat", "messages": []}})), "$:", "`transcript` excludes", Rejects),
-        bad("unknown transcript format", text(json!({"op": "entry", "transcript": {"format": "gemini", "messages": []}})), "$.transcript.format", "unknown transcript format `gemini`", Rejects),
+        bad("unknown transcript format", text(json!({"op": "entry", "transcript": {"format": "bedrock-converse", "messages": []}})), "$.transcript.format", "unknown transcript format `bedrock-converse`", Rejects),
         bad("transcript messages an object", text(json!({"op": "entry", "transcript": {"format": "openai-chat", "messages": {}}})), "$.transcript.messages", "expected an array", Rejects),
         bad("transcript ids a number", text(json!({"op": "entry", "transcript": {"format": "openai-chat", "messages": [], "ids": 1}})), "$.transcript.ids", "expected an array", Rejects),
         bad("transcript override key 01", text(json!({"op": "entry", "transcript": {"format": "openai-chat", "messages": [{"role": "user", "content": "x"}], "overrides": {"01": "Summary"}}})), "$.transcript.overrides[\"01\"]", "without sign or leading zeros", Rejects),
@@ -327,7 +327,7 @@ fn table() -> Vec<Bad> {
         bad("an object for an array, deep", reducer(json!({"kind": "upstream", "steps": [{"return": [{"role": "user", "parts": {"text": "x"}}]}]})), "$.reducer.steps[0].return[0].parts", "expected an array, got an object", Rejects),
         bad("an array for an object, in a schedule", assemble(json!({"entries": null, "snapshots": [[0, []]]})), "$.snapshots[0]", "expected an object, got an array", Rejects),
         bad("a unit step given a value", reducer(json!({"kind": "scripted", "steps": [{"echo": 1}]})), "$.reducer.steps[0].echo", "expected null, got the number 1", Rejects),
-        bad("a plain enum given a number", text(json!({"op": "entry", "transcript": {"format": 5, "messages": []}})), "$.transcript.format", "expected a transcript format: `openai-chat`, `anthropic-messages`, `langchain` or `openai-responses`, as a name or as the one key of an object, got the number 5", Rejects),
+        bad("a plain enum given a number", text(json!({"op": "entry", "transcript": {"format": 5, "messages": []}})), "$.transcript.format", "expected a transcript format: `openai-chat`, `anthropic-messages`, `langchain`, `openai-responses`, `pydantic-ai` or `gemini`, as a name or as the one key of an object, got the number 5", Rejects),
         // integer out of each range (serde's invalid_value, stated by the adapter)
         bad("u32 at 2^32", estimator(json!({"kind": "memo", "estimator": {"kind": "utf8"}, "capacity": 4_294_967_296u64})), "$.policy.estimator.capacity", "expected an unsigned 32-bit integer (0 to 4294967295), got the number 4294967296", Rejects),
         bad("u32 negative, deep", reducer(json!({"kind": "messageCounting", "targetCount": -5})), "$.reducer.targetCount", "expected an unsigned 32-bit integer (0 to 4294967295), got the number -5", Rejects),
