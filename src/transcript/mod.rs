@@ -1,10 +1,10 @@
-//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-17, TRN-21, TRN-22).
+//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-19, TRN-21, TRN-22).
 //!
-//! A host holds its conversation in its provider's or framework's message format. [`Transcript::parse`]
-//! turns such a transcript (`openai-chat`, `anthropic-messages`, `langchain` or
-//! `openai-responses`, `pydantic-ai`, `gemini`, as JSON) into messages (TRN-2 .. TRN-4, TRN-17), gives each a stable id
-//! (TRN-5) and classifies it onto an entry kind by the adaptation of SPEC CLS-1, with per-index
-//! overrides. [`Transcript::render`] turns the bounded entry list an assembly returns back into
+//! A host holds its conversation in its provider's or framework's message format.
+//! [`Transcript::parse`] turns such a transcript (`openai-chat`, `anthropic-messages`,
+//! `langchain`, `openai-responses`, `pydantic-ai` or `gemini`, as JSON) into messages (TRN-2 ..
+//! TRN-4, TRN-17, TRN-21, TRN-22), gives each a stable id (TRN-5) and classifies it onto an entry
+//! kind by the adaptation of SPEC CLS-1, with per-index overrides. [`Transcript::render`] turns the bounded entry list an assembly returns back into
 //! the same format: every entry that is still the message it was adapted from is emitted as the
 //! **original JSON, verbatim** (unknown members, cache-control markers, `is_error` flags and
 //! argument strings included); only entries the assembly created (summaries) are rendered from
@@ -15,11 +15,13 @@
 //! cannot carry back as given is a typed [`TranscriptError::UnsupportedContent`] naming the
 //! message and the part type (TRN-1).
 //!
-//! Format specifics live in [`openai`], [`anthropic`], [`langchain`], [`responses`], [`pydantic_ai`] and
-//! [`gemini`]; the JSON value mapping
-//! and the rendering of new entries in [`json`]. Call ids a transcript reuses across turns are
-//! paired by position where the provider's pairing is unambiguous (TRN-14, `pairing.rs`), so the
-//! rules see distinct exchanges and the caller gets its own ids back.
+//! Format specifics live in [`openai`], [`anthropic`], [`langchain`], [`responses`],
+//! [`pydantic_ai`] and [`gemini`]; the JSON value mapping, arguments given as text (TRN-18) and
+//! the rendering of new entries in [`json`]; image sizes by their provider's rule (TRN-19) in
+//! [`image`]; the sent messages of an observed call identified against its history (TRC-13) in
+//! `sent.rs`. Call ids a transcript reuses across turns are paired by position where the
+//! provider's pairing is unambiguous (TRN-14, `pairing.rs`), so the rules see distinct exchanges
+//! and the caller gets its own ids back.
 //!
 //! The module exists with the crate feature `transcripts` (on by default), which is also the only
 //! reason this crate depends on `serde_json`.
