@@ -41,7 +41,7 @@ use hybrid_compaction::node::{
     select, CallTrace, ChatClient, CompactionEvent, NodeError, NodeOptions, NodeSelection,
     ProgressSink, ProviderError, Reporter, ReporterIdentity,
 };
-use hybrid_compaction::transcript::Transcript;
+use hybrid_compaction::transcript::{FinalSource, Transcript};
 use hybrid_compaction_oracle::{CaseError, Engine};
 use hybrid_compaction_trace::shapes::{assembly_output, diagnostics_output};
 use hybrid_compaction_trace::write::{event, Collector};
@@ -403,58 +403,22 @@ fn answer(t: &Transcript, record: Option<&CallTrace>, offset: usize) -> Json {
     })
 }
 
-/// Where the final entries come from, in order (see the module docs); a run of the caller's
-/// own consecutive messages is one item.
+/// Where the final entries come from, in order (SPEC TRN-6; the library's
+/// [`Transcript::final_sources`]): `["o", position, count]` (`count` of the transcript's own
+/// messages from `position` on), `["r", attempt, index]` (the message a reducer attempt
+/// returned, 0-based both), or `["n", message JSON]` (neither: rendered in the format).
 fn sources(
     t: &Transcript,
     record: Option<&CallTrace>,
     finals: &[Entry],
     offset: usize,
 ) -> Vec<Json> {
-    let mut out: Vec<Json> = Vec::new();
-    let mut run: Option<(usize, usize)> = None;
-    let close = |out: &mut Vec<Json>, run: &mut Option<(usize, usize)>| {
-        if let Some((i, k)) = run.take() {
-            out.push(json!(["o", i, k]));
-        }
-    };
-    for e in finals {
-        let next = run.map_or(0, |(i, k)| i + k);
-        let own = match t.entries().get(next) {
-            Some(x) if x.ptr_eq(e) => Some(next),
-            _ => t.position(e),
-        };
-        match (own, &mut run) {
-            (Some(i), Some((_, k))) if i == next => *k += 1,
-            (Some(i), _) => {
-                close(&mut out, &mut run);
-                run = Some((i, 1));
-            }
-            (None, _) => {
-                close(&mut out, &mut run);
-                out.push(source(t, record, e, offset));
-            }
-        }
-    }
-    close(&mut out, &mut run);
-    out
-}
-
-/// Where a final entry that is not one of the caller's own messages comes from.
-fn source(t: &Transcript, record: Option<&CallTrace>, e: &Entry, offset: usize) -> Json {
-    let calls = record.map(|r| r.reducer.as_slice()).unwrap_or(&[]);
-    for (k, call) in calls.iter().enumerate().rev() {
-        if let Ok(Some(p)) = &call.answer {
-            if let Some(j) = p.iter().position(|x| x.id() == e.id() && x == e) {
-                if j >= offset {
-                    return json!(["r", k, j - offset]);
-                }
-            }
-        }
-    }
-    let rendered = t.render(std::slice::from_ref(e));
-    json!([
-        "n",
-        rendered["messages"].get(0).cloned().unwrap_or(Json::Null)
-    ])
+    t.final_sources(record, finals, offset)
+        .into_iter()
+        .map(|s| match s {
+            FinalSource::Own { position, count } => json!(["o", position, count]),
+            FinalSource::Reducer { attempt, index } => json!(["r", attempt, index]),
+            FinalSource::New(message) => json!(["n", message]),
+        })
+        .collect()
 }

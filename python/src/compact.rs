@@ -42,7 +42,7 @@ use hybrid_compaction::node::{
     select, CallTrace, ChatClient, CompactionEvent, NodeError, NodeOptions, NodeSelection,
     ProgressSink, ProviderError, Reporter, ReporterIdentity,
 };
-use hybrid_compaction::transcript::{Transcript, TranscriptFormat};
+use hybrid_compaction::transcript::{FinalSource, Transcript, TranscriptFormat};
 use hybrid_compaction_oracle::CaseError;
 use hybrid_compaction_oracle::Engine;
 use hybrid_compaction_trace::shapes::{assembly_output, diagnostics_output};
@@ -503,67 +503,22 @@ fn answer(t: &Transcript, record: Option<&CallTrace>, offset: usize) -> Json {
     })
 }
 
-/// Where the final entries come from, in order: `["o", position, count]` (`count` of the
-/// transcript's own messages from `position` on), `["r", attempt, index]` (the message a reducer
-/// attempt returned, 0-based both), or `["n", message JSON]` (neither: rendered in the format,
-/// SPEC TRN-6). `offset` is 1 when the reducer's answers were given Anthropic's system in front
-/// (not one of its objects).
-///
-/// A kept message is usually the transcript's entry right after the previous kept one (the same
-/// handle), so that is tried before the id lookup, and a run of them is one item: the payload of
-/// a call that keeps its history is O(1) items, not one per message.
+/// Where the final entries come from, in order (SPEC TRN-6; the library's
+/// [`Transcript::final_sources`]): `["o", position, count]` (`count` of the transcript's own
+/// messages from `position` on), `["r", attempt, index]` (the message a reducer attempt
+/// returned, 0-based both), or `["n", message JSON]` (neither: rendered in the format).
 fn sources(
     t: &Transcript,
     record: Option<&CallTrace>,
     finals: &[Entry],
     offset: usize,
 ) -> Vec<Json> {
-    let mut out: Vec<Json> = Vec::new();
-    // The open run of own messages: (position, count).
-    let mut run: Option<(usize, usize)> = None;
-    let close = |out: &mut Vec<Json>, run: &mut Option<(usize, usize)>| {
-        if let Some((i, k)) = run.take() {
-            out.push(json!(["o", i, k]));
-        }
-    };
-    for e in finals {
-        let next = run.map_or(0, |(i, k)| i + k);
-        let own = match t.entries().get(next) {
-            Some(x) if x.ptr_eq(e) => Some(next),
-            _ => t.position(e),
-        };
-        match (own, &mut run) {
-            (Some(i), Some((_, k))) if i == next => *k += 1,
-            (Some(i), _) => {
-                close(&mut out, &mut run);
-                run = Some((i, 1));
-            }
-            (None, _) => {
-                close(&mut out, &mut run);
-                out.push(source(t, record, e, offset));
-            }
-        }
-    }
-    close(&mut out, &mut run);
-    out
-}
-
-/// Where a final entry that is not one of the transcript's own messages comes from (see
-/// [`sources`]).
-fn source(t: &Transcript, record: Option<&CallTrace>, e: &Entry, offset: usize) -> Json {
-    let calls = record.map(|r| r.reducer.as_slice()).unwrap_or(&[]);
-    for (k, call) in calls.iter().enumerate().rev() {
-        if let Ok(Some(p)) = &call.answer {
-            if let Some(j) = p.iter().position(|x| x.id() == e.id() && x == e) {
-                if j >= offset {
-                    return json!(["r", k, j - offset]);
-                }
-            }
-        }
-    }
-    let rendered = t.render(std::slice::from_ref(e));
-    json!([
-        "n",
-        rendered["messages"].get(0).cloned().unwrap_or(Json::Null)
-    ])
+    t.final_sources(record, finals, offset)
+        .into_iter()
+        .map(|s| match s {
+            FinalSource::Own { position, count } => json!(["o", position, count]),
+            FinalSource::Reducer { attempt, index } => json!(["r", attempt, index]),
+            FinalSource::New(message) => json!(["n", message]),
+        })
+        .collect()
 }

@@ -38,6 +38,9 @@ pub mod pydantic_ai;
 pub mod responses;
 pub mod reuse;
 mod sent;
+mod sources;
+
+pub use sources::FinalSource;
 
 use std::collections::BTreeMap;
 use std::fmt;
