@@ -10,7 +10,8 @@
 //! | OpenAI (tile rule) | `detail: "low"`: 85; else scaled to fit 2048 x 2048, then its shortest side to 768, 85 + 170 per 512 px tile |
 //! | Anthropic (pixel rule) | its long edge scaled to 1568 at most, then width x height / 750, at most 1640 |
 //!
-//! Scaled sides are rounded up, so a count is never below the provider's. Where the dimensions
+//! OpenAI's two fits are computed with their sides rounded down and up (the most tiles of the four
+//! ways), Anthropic's sides rounded up, so a count is never below the provider's. Where the dimensions
 //! cannot be known (a URL, a file id, data that is not a PNG, JPEG, GIF or WebP header), each rule
 //! has its stated bound: the most one image can cost (OpenAI 85 + 8 x 170 = 1445, Anthropic 1640).
 
@@ -63,9 +64,17 @@ pub fn openai(size: Option<(u64, u64)>, detail: Option<&str>) -> u32 {
     let Some((w, h)) = size else {
         return OPENAI_MAX;
     };
-    let (w, h) = fit(w, h, 2048, w.max(h));
-    let (w, h) = fit(w, h, 768, w.min(h));
-    let tiles = w.div_ceil(512) * h.div_ceil(512);
+    // Each fit's sides rounded down or up (how the provider rounds is not documented): the most
+    // tiles of the four ways is charged, never fewer than the provider's.
+    let tiles = [(false, false), (false, true), (true, false), (true, true)]
+        .into_iter()
+        .map(|(first, second)| {
+            let (w, h) = fit(w, h, 2048, w.max(h), first);
+            let (w, h) = fit(w, h, 768, w.min(h), second);
+            w.div_ceil(512) * h.div_ceil(512)
+        })
+        .max()
+        .unwrap_or(8);
     // At most 2 x 4 tiles after the two fits (OPENAI_MAX), so this fits.
     u32::try_from(85 + 170 * tiles).unwrap_or(u32::MAX)
 }
@@ -75,17 +84,25 @@ pub fn anthropic(size: Option<(u64, u64)>) -> u32 {
     let Some((w, h)) = size else {
         return ANTHROPIC_MAX;
     };
-    let (w, h) = fit(w, h, 1568, w.max(h));
+    let (w, h) = fit(w, h, 1568, w.max(h), true);
     let tokens = (w * h).div_ceil(750).max(1);
     u32::try_from(tokens.min(u64::from(ANTHROPIC_MAX))).unwrap_or(ANTHROPIC_MAX)
 }
 
-/// `(w, h)` scaled so that `side` (one of them) is at most `limit`, each side rounded up.
-fn fit(w: u64, h: u64, limit: u64, side: u64) -> (u64, u64) {
+/// `(w, h)` scaled so that `side` (one of them) is at most `limit`, each side rounded up (`up`)
+/// or down (at least 1).
+fn fit(w: u64, h: u64, limit: u64, side: u64, up: bool) -> (u64, u64) {
     if side <= limit || side == 0 {
         return (w, h);
     }
-    ((w * limit).div_ceil(side), (h * limit).div_ceil(side))
+    let scale = |n: u64| {
+        if up {
+            (n * limit).div_ceil(side)
+        } else {
+            (n * limit / side).max(1)
+        }
+    };
+    (scale(w), scale(h))
 }
 
 /// The base64 text of an image block's inline data, wherever the formats put it: OpenAI chat
@@ -171,6 +188,9 @@ mod tests {
         assert_eq!(openai(Some((2048, 4096)), Some("high")), 1105);
         assert_eq!(openai(Some((4096, 8192)), None), 1105);
         assert_eq!(openai(Some((100, 100)), None), 255);
+        // A short side just under 1024 after the first fit: rounded down, the second fit makes
+        // the long side 1538 (4 tiles); the provider may round so, so it is charged.
+        assert_eq!(openai(Some((7356, 14713)), None), 85 + 8 * 170);
         assert_eq!(openai(Some((4096, 8192)), Some("low")), 85);
         assert_eq!(openai(None, None), OPENAI_MAX);
     }
