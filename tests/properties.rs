@@ -25,6 +25,7 @@
 //! | [`transcripts`] | transcripts to entries and back (TRN); features `tokens` and `transcripts` |
 //! | [`transcript_frameworks`] | the formats of the Python agent frameworks: pydantic-ai (TRN-21), Gemini (TRN-22); feature `transcripts` |
 //! | [`transcript_shapes`] | the shapes chat models and LangChain return (TRN-7 .. TRN-13); feature `transcripts` |
+//! | [`transcript_turns`] | turns a provider receives whole, approval requests awaiting their answer (TRN-23, TRN-24); feature `transcripts` |
 //!
 //! The generators shared with other suites stay in `tests/support/` ([`gen`], [`cases`]).
 
@@ -61,6 +62,9 @@ mod transcript_frameworks;
 #[cfg(feature = "transcripts")]
 #[path = "properties/transcript_shapes.rs"]
 mod transcript_shapes;
+#[cfg(feature = "transcripts")]
+#[path = "properties/transcript_turns.rs"]
+mod transcript_turns;
 #[cfg(all(feature = "tokens", feature = "transcripts"))]
 #[path = "properties/transcripts.rs"]
 mod transcripts;

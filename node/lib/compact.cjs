@@ -170,7 +170,7 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
           }
           out.push(...objects.slice(i - offset, i - offset + k));
         } else if (s[0] === 'r') {
-          out.push(returned[s[1]][s[2]]);
+          out.push(...returned[s[1]].slice(s[2], s[2] + s[3]));
         } else {
           out.push(s[1]);
         }

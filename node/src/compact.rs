@@ -109,6 +109,8 @@ struct JsReducer<'t> {
     /// previous answer (`Some(k)`, attempt k's), as messages.
     expected: (Vec<Message>, Option<usize>),
     attempts: usize,
+    /// Per attempt: how many of its objects each message of its answer was read from (TRN-23).
+    items: Vec<Vec<usize>>,
     events: &'t Sender<String>,
     replies: &'t Receiver<Reply>,
 }
@@ -145,7 +147,7 @@ impl UpstreamReducer for JsReducer<'_> {
                 "the reducer's answer is not an array of messages: {e}"
             ))
         })?;
-        let mut parsed = self.transcript.read_answer(&values).map_err(|e| {
+        let answer = self.transcript.read_answer(&values).map_err(|e| {
             let f = transcript::refusal(&e);
             fail(match f {
                 Failure::Transcript { path, reason, .. } => {
@@ -154,6 +156,8 @@ impl UpstreamReducer for JsReducer<'_> {
                 _ => "the reducer's answer cannot be read".to_owned(),
             })
         })?;
+        let mut parsed = answer.messages;
+        self.items.push(answer.items);
         self.expected = (parsed.clone(), Some(self.attempts));
         self.attempts += 1;
         if let Some(s) = &self.system {
@@ -341,6 +345,7 @@ fn run_call(
             None,
         ),
         attempts: 0,
+        items: Vec::new(),
         events,
         replies,
     };
@@ -364,7 +369,7 @@ fn run_call(
     drop(node);
     let record = collector.take().pop();
     let answered = match &outcome {
-        Ok(()) => Ok(answer(&t, record.as_ref(), offset).to_string()),
+        Ok(()) => Ok(answer(&t, record.as_ref(), offset, &js.items).to_string()),
         Err(e) => Err(failure(e)),
     };
     s.last = record;
@@ -388,7 +393,12 @@ fn failure(e: &NodeError) -> Failure {
 }
 
 /// The answer payload of a successful call (see the module docs).
-fn answer(t: &Transcript, record: Option<&CallTrace>, offset: usize) -> Json {
+fn answer(
+    t: &Transcript,
+    record: Option<&CallTrace>,
+    offset: usize,
+    answers: &[Vec<usize>],
+) -> Json {
     let result = record.and_then(|r| r.result.as_ref());
     let finals = result
         .and_then(|r| r.final_entries.as_deref())
@@ -399,25 +409,31 @@ fn answer(t: &Transcript, record: Option<&CallTrace>, offset: usize) -> Json {
         "events": record
             .and_then(|r| r.events.as_ref())
             .map(|evs| evs.iter().map(event).collect::<Vec<_>>()),
-        "final": sources(t, record, finals, offset),
+        "final": sources(t, record, finals, offset, answers),
     })
 }
 
 /// Where the final entries come from, in order (SPEC TRN-6; the library's
-/// [`Transcript::final_sources`]): `["o", position, count]` (`count` of the transcript's own
-/// messages from `position` on), `["r", attempt, index]` (the message a reducer attempt
-/// returned, 0-based both), or `["n", message JSON]` (neither: rendered in the format).
+/// [`Transcript::final_sources`]): `["o", position, count]` (`count` of the caller's own
+/// objects from `position` on, the top-level system first), `["r", attempt, index, count]`
+/// (`count` of the objects a reducer attempt returned from `index` on, 0-based all: a message,
+/// or a turn of several, TRN-23), or `["n", message JSON]` (neither: rendered in the format).
 fn sources(
     t: &Transcript,
     record: Option<&CallTrace>,
     finals: &[Entry],
     offset: usize,
+    answers: &[Vec<usize>],
 ) -> Vec<Json> {
-    t.final_sources(record, finals, offset)
+    t.final_sources(record, finals, offset, answers)
         .into_iter()
         .map(|s| match s {
             FinalSource::Own { position, count } => json!(["o", position, count]),
-            FinalSource::Reducer { attempt, index } => json!(["r", attempt, index]),
+            FinalSource::Reducer {
+                attempt,
+                index,
+                count,
+            } => json!(["r", attempt, index, count]),
             FinalSource::New(message) => json!(["n", message]),
         })
         .collect()

@@ -13,7 +13,8 @@
 //! every message has a stable id (`m0`, `m1`, ...; LangChain's own `id` member, `ids` for the
 //! others, SPEC TRN-5) and summaries carry a kind override to `Summary` (CLS-1 step 3). Anthropic
 //! has no tool role: the results of one parallel call set travel in one `user` message of
-//! `tool_result` blocks, so its transcript has fewer messages (and ids) than the others.
+//! `tool_result` blocks, so its transcript has fewer messages (and ids) than the others; its
+//! summaries are `user` messages (an assistant one would join the assistant turn after it, TRN-23).
 //!
 //! The same `(messages, seed)` always yields the same conversation, in every format, on every
 //! machine: the random stream is SplitMix64, the texts come from fixed pools. `hybrid-compaction
@@ -118,7 +119,8 @@ pub enum Turn {
         /// The result text.
         text: String,
     },
-    /// A summary of earlier turns (an assistant text message classified `Summary`).
+    /// A summary of earlier turns (an assistant text message classified `Summary`; a user one in
+    /// Anthropic's format).
     Summary(String),
 }
 
@@ -725,9 +727,11 @@ impl Conversation {
                 other => {
                     let m = match other {
                         Turn::User(s) => json!({"role": "user", "content": s}),
+                        // A summary is a user message: as an assistant message it would join
+                        // the assistant turn after it (SPEC TRN-23).
                         Turn::Summary(s) => {
                             overrides.insert(ids.len().to_string(), json!("Summary"));
-                            json!({"role": "assistant", "content": s})
+                            json!({"role": "user", "content": s})
                         }
                         Turn::Assistant { text, calls } if calls.is_empty() => {
                             json!({"role": "assistant", "content": text})

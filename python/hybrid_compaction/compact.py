@@ -553,8 +553,9 @@ class Compactor:
                     kept_system = system
                     i, k = i + 1, k - 1
                 out.extend(objects[i - offset : i - offset + k])
-            elif source[0] == "r":
-                out.append(returned[source[1]][source[2]])
+            elif source[0] == "r":  # objects a reducer returned: attempt, index, count
+                a, i, k = source[1], source[2], source[3]
+                out.extend(returned[a][i : i + k])
             else:
                 out.append(_materialize(source[1], objects, format))
         return Compaction(out, kept_system, payload, format)

@@ -11,7 +11,7 @@
 //!                       back with the same converter (TRN), GIL released
 //!     Capture client: "dispatch" hands nothing on (send_entries: no message copied); the trace
 //!                     observer keeps the call record
-//! record -> final entries as sources: ("o", position, count) | ("r", attempt, index) | ("n", JSON)
+//! record -> final entries as sources: ("o", position, count) | ("r", attempt, index, count) | ("n", JSON)
 //! ```
 //!
 //! A [`Session`] is one `hc.Compactor`: its policy's estimator is wrapped in a memo (SPEC EST-7)
@@ -131,6 +131,8 @@ struct PyReducer<'t> {
     expected: (Expected, Py<PyList>),
     /// The objects each attempt returned, in order.
     returned: Vec<Py<PyList>>,
+    /// Per attempt: how many of its objects each message of its answer was read from (TRN-23).
+    items: Vec<Vec<usize>>,
 }
 
 /// The reducer failed: `problem` travels to the node's error as the source (see [`Problem`]).
@@ -216,10 +218,11 @@ impl UpstreamReducer for PyReducer<'_> {
                 }
             };
             let values: Vec<Json> = serde_json::from_str(&text).unwrap_or_default();
-            let mut parsed = match self.transcript.read_answer(&values) {
-                Ok(m) => m,
+            let (mut parsed, items) = match self.transcript.read_answer(&values) {
+                Ok(a) => (a.messages, a.items),
                 Err(e) => return Err(fail(Problem::Answer(transcript::refusal(&e)))),
             };
+            self.items.push(items);
             self.expected = (Expected::Proposal(parsed.clone()), objects.clone_ref(py));
             self.returned.push(objects);
             if let Some(s) = &self.system {
@@ -347,7 +350,7 @@ impl Session {
     ) -> PyResult<Compacted> {
         let t = transcript::read(transcript)
             .map_err(|(kind, path, reason)| errors::transcript(kind, path, reason))?;
-        let system = t.format().has_system() && t.entries().len() > objects.bind(py).len();
+        let system = t.has_top_level_system();
         self.run(py, &t, system, objects, reducer, serialize)
     }
 
@@ -436,6 +439,7 @@ impl Session {
             system,
             expected: (Expected::History(entries[offset..].to_vec()), objects),
             returned: Vec::new(),
+            items: Vec::new(),
         };
         let collector = Arc::new(Collector::default());
         let reporter = Reporter::new(Arc::new(NoSink), ReporterIdentity::workflow(&self.workflow));
@@ -460,7 +464,7 @@ impl Session {
         let record = collector.take().pop();
         let answered = match &outcome {
             Ok(()) => Ok((
-                answer(t, record.as_ref(), offset).to_string(),
+                answer(t, record.as_ref(), offset, &reducer.items).to_string(),
                 std::mem::take(&mut reducer.returned),
             )),
             Err(e) => Err(raise(py, e)),
@@ -488,7 +492,12 @@ fn raise(py: Python<'_>, e: &NodeError) -> PyErr {
 }
 
 /// The JSON payload of a successful call (see [`Session::compact`]).
-fn answer(t: &Transcript, record: Option<&CallTrace>, offset: usize) -> Json {
+fn answer(
+    t: &Transcript,
+    record: Option<&CallTrace>,
+    offset: usize,
+    answers: &[Vec<usize>],
+) -> Json {
     let result = record.and_then(|r| r.result.as_ref());
     let finals = result
         .and_then(|r| r.final_entries.as_deref())
@@ -499,25 +508,31 @@ fn answer(t: &Transcript, record: Option<&CallTrace>, offset: usize) -> Json {
         "events": record
             .and_then(|r| r.events.as_ref())
             .map(|evs| evs.iter().map(event).collect::<Vec<_>>()),
-        "final": sources(t, record, finals, offset),
+        "final": sources(t, record, finals, offset, answers),
     })
 }
 
 /// Where the final entries come from, in order (SPEC TRN-6; the library's
-/// [`Transcript::final_sources`]): `["o", position, count]` (`count` of the transcript's own
-/// messages from `position` on), `["r", attempt, index]` (the message a reducer attempt
-/// returned, 0-based both), or `["n", message JSON]` (neither: rendered in the format).
+/// [`Transcript::final_sources`]): `["o", position, count]` (`count` of the caller's own
+/// objects from `position` on, the top-level system first), `["r", attempt, index, count]`
+/// (`count` of the objects a reducer attempt returned from `index` on, 0-based all: a message,
+/// or a turn of several, TRN-23), or `["n", message JSON]` (neither: rendered in the format).
 fn sources(
     t: &Transcript,
     record: Option<&CallTrace>,
     finals: &[Entry],
     offset: usize,
+    answers: &[Vec<usize>],
 ) -> Vec<Json> {
-    t.final_sources(record, finals, offset)
+    t.final_sources(record, finals, offset, answers)
         .into_iter()
         .map(|s| match s {
             FinalSource::Own { position, count } => json!(["o", position, count]),
-            FinalSource::Reducer { attempt, index } => json!(["r", attempt, index]),
+            FinalSource::Reducer {
+                attempt,
+                index,
+                count,
+            } => json!(["r", attempt, index, count]),
             FinalSource::New(message) => json!(["n", message]),
         })
         .collect()

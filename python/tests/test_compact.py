@@ -390,3 +390,28 @@ def test_a_call_id_reused_across_turns_is_paired_and_a_reducer_keeping_its_secon
     c = hc.compact(history, policy, reducer=lambda ms: ms[3:])
     assert c.outcome == "Reduced", c
     assert all(a is b for a, b in zip(c.messages, history[3:])) and len(c.messages) == 3
+
+
+def test_a_turn_is_kept_or_dropped_whole_and_its_items_are_the_callers():
+    """SPEC TRN-23: a reasoning item and the call it precedes are one turn: a reducer that keeps
+    the call but drops its reasoning item keeps the turn whole (the caller's own objects), and
+    Anthropic's run of assistant messages answered by one user message is one exchange."""
+    items = responses_items()
+    r = hc.compact(items, policy(570), reducer=lambda ms: ms[2:], system="Be brief.")
+    assert r.outcome == "Reduced"
+    assert r.messages == items[1:] and all(a is b for a, b in zip(r.messages, items[1:]))
+    run = [
+        {"role": "user", "content": "Refund order 123, bitte. " * 8},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "search", "input": {}}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "c2", "name": "load", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "c1", "content": "refund"},
+            {"type": "tool_result", "tool_use_id": "c2", "content": "loaded"}]},
+        {"role": "assistant", "content": "Erstattet."},
+    ]
+    whole = hc.compact(run, policy(10**6), format="anthropic-messages", system="Kurz.")
+    assert whole.outcome == "WithinLimit" and all(a is b for a, b in zip(whole.messages, run))
+    cut = hc.compact(run, policy(230), reducer=lambda ms: ms[1:], format="anthropic-messages",
+                     system="Kurz.")
+    assert cut.outcome == "Reduced" and all(a is b for a, b in zip(cut.messages, run[1:]))
+    assert len(cut.messages) == 4 and cut.system == "Kurz."

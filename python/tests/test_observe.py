@@ -212,3 +212,30 @@ def test_a_kept_message_equal_to_a_dropped_one_keeps_its_history_id(fmt):
         trace.observe(h, [h[1]] + h[4:], policy=policy, format=fmt)
         trace.observe(h, [h[0]] + h[4:], policy=policy, format=fmt)
     assert violations(buffer.getvalue()) == [("TRC-3", "model-4"), ("TRC-4", "model-4")]
+
+
+def test_a_split_turn_and_a_split_approval_are_flagged_and_a_pending_request_is_not():
+    """SPEC TRN-23, TRN-24 in the checker: a Responses call sent without its reasoning item, an
+    approval response sent without its request, are violations; a request awaiting its answer is
+    sent as it is, clean."""
+    user = {"role": "user", "content": "Deploy, bitte"}
+    rs = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA"}
+    fc = {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "lookup", "arguments": "{}"}
+    out = {"type": "function_call_output", "call_id": "c1", "output": "found"}
+    req = {"type": "mcp_approval_request", "id": "mcpr_1", "name": "deploy", "arguments": "{}",
+           "server_label": "ops"}
+    resp = {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True}
+    history = [user, rs, fc, out, req, resp]
+    policy = hc.policy(hard_limit=10**5, trigger_margin=10, recent_message_retention_count=1,
+                       maximum_compaction_attempts=1, preservation_label="t", preservation_version=1)
+    cases = [
+        (history, history, []),
+        (history, [user, fc, out, req, resp], ["TRC-3"]),
+        (history, [user, rs, fc, out, resp], ["TRC-3", "TRC-4", "TRC-5"]),
+        (history[:5], history[:5], []),
+    ]
+    for h, sent, clauses in cases:
+        buffer = io.StringIO()
+        with hc.TraceWriter(buffer) as trace:
+            trace.observe(h, sent, format="openai-responses", policy=policy)
+        assert sorted({c for c, _ in violations(buffer.getvalue())}) == clauses, sent

@@ -45,7 +45,7 @@ ACCEPTED_AT_LEAST = {
     ("tau-bench", "openai-chat"): 200,
     ("mini-swe-agent", "openai-chat"): 38,
     ("pydantic-ai-requests", "openai-chat"): 82,
-    ("pydantic-ai-requests", "anthropic-messages"): 31,
+    ("pydantic-ai-requests", "anthropic-messages"): 32,
     ("pydantic-ai-requests", "openai-responses"): 76,
 }
 

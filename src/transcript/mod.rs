@@ -1,4 +1,4 @@
-//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-19, TRN-21, TRN-22).
+//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-19, TRN-21 .. TRN-24).
 //!
 //! A host holds its conversation in its provider's or framework's message format.
 //! [`Transcript::parse`] turns such a transcript (`openai-chat`, `anthropic-messages`,
@@ -21,17 +21,23 @@
 //! [`image`]; the sent messages of an observed call identified against its history (TRC-13) in
 //! `sent.rs`. Call ids a transcript reuses across turns are paired by position where the
 //! provider's pairing is unambiguous (TRN-14, `pairing.rs`), so the rules see distinct exchanges
-//! and the caller gets its own ids back.
+//! and the caller gets its own ids back. Items a provider receives whole (an Anthropic run of
+//! assistant messages, a Responses reasoning item and what it precedes) are one message
+//! (TRN-23, `turns.rs`), and a reducer's answer is read by the transcript's own messages and
+//! turns (`answer.rs`); a Responses approval request awaiting its answer is approval state, not
+//! an unanswered call (TRN-24, `pending.rs`).
 //!
 //! The module exists with the crate feature `transcripts` (on by default), which is also the only
 //! reason this crate depends on `serde_json`.
 
+mod answer;
 pub mod anthropic;
 pub mod image;
 pub mod json;
 pub mod langchain;
 pub mod openai;
 mod pairing;
+mod pending;
 // SPEC TRN-21: pydantic-ai messages; TRN-22: Gemini contents.
 pub mod gemini;
 pub mod pydantic_ai;
@@ -39,6 +45,7 @@ pub mod responses;
 pub mod reuse;
 mod sent;
 mod sources;
+mod turns;
 
 pub use sources::FinalSource;
 
@@ -202,6 +209,17 @@ pub(crate) enum Source {
     Message(Json),
     /// Anthropic's top-level `system`, verbatim.
     System(Json),
+    /// `messages[i..i + n]`, verbatim: a turn the provider receives whole (TRN-23).
+    Turn(Vec<Json>),
+}
+
+/// A reducer's answer read in a transcript's format ([`Transcript::read_answer`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The messages, its turns joined (TRN-23).
+    pub messages: Vec<Message>,
+    /// Parallel to `messages`: how many of the returned items each was adapted from.
+    pub items: Vec<usize>,
 }
 
 /// A parsed transcript: its entries and what is needed to render a bounded list back.
@@ -217,6 +235,9 @@ pub struct Transcript {
     overrides: BTreeMap<usize, EntryKind>,
     /// Every call id the pairing of reused ids made (TRN-14) -> the caller's id; usually empty.
     originals: FxHashMap<String, String>,
+    /// When a message holds several items (TRN-23): the first item of each adapted position,
+    /// then the number of items (the top-level system counts as one).
+    starts: Option<Vec<usize>>,
 }
 
 impl Transcript {
@@ -253,14 +274,7 @@ impl Transcript {
                 "`system` is only a member of anthropic-messages transcripts (Anthropic's system) and openai-responses ones (the `instructions`)",
             ));
         }
-        let adapted = match format {
-            TranscriptFormat::OpenAiChat => openai::adapt(messages)?,
-            TranscriptFormat::AnthropicMessages => anthropic::adapt(system, messages)?,
-            TranscriptFormat::LangChain => langchain::adapt(messages)?,
-            TranscriptFormat::OpenAiResponses => responses::adapt(system, messages)?,
-            TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages)?,
-            TranscriptFormat::Gemini => gemini::adapt(system, messages)?,
-        };
+        let adapted = turns::join(format, adapt_items(format, system, messages)?);
         let ids = parse_ids(obj.get("ids"), adapted.len())?;
         let overrides = parse_overrides(obj.get("overrides"), adapted.len())?;
         refuse_inapplicable(&overrides, |i| &adapted[i].message)?;
@@ -317,11 +331,44 @@ impl Transcript {
                 source: a.source.clone(),
             });
         }
+        let mut overrides = overrides;
+        let waiting = pending::pending(format, adapted.iter().map(|a| &**a), &originals);
+        for (i, message, kind) in waiting {
+            let e = &entries[i];
+            let kind = kind.unwrap_or(e.kind());
+            if kind != e.kind() {
+                overrides.insert(i, kind);
+            }
+            entries[i] = Entry::new(e.id().as_str(), kind, message.clone())
+                .map_err(|source| AdaptError::Entry { index: i, source })?;
+            let a = &adapted[i];
+            adapted[i] = Arc::new(Adapted {
+                message,
+                given_id: a.given_id.clone(),
+                source: a.source.clone(),
+            });
+        }
         let positions = entries
             .iter()
             .enumerate()
             .map(|(i, e)| (e.id().clone(), i))
             .collect();
+        let starts = adapted
+            .iter()
+            .any(|a| matches!(a.source, Source::Turn(_)))
+            .then(|| {
+                let mut at = 0;
+                let mut starts: Vec<usize> = adapted
+                    .iter()
+                    .map(|a| {
+                        let s = at;
+                        at += turns::items_of(&a.source);
+                        s
+                    })
+                    .collect();
+                starts.push(at);
+                starts
+            });
         Ok(Transcript {
             format,
             entries,
@@ -329,6 +376,7 @@ impl Transcript {
             positions,
             overrides,
             originals,
+            starts,
         })
     }
 
@@ -392,30 +440,26 @@ impl Transcript {
         Entry::new(entry.id().as_str(), entry.kind(), message).ok()
     }
 
-    /// Messages a reducer returned (`values`, this transcript's format, its `messages` only)
-    /// read as the transcript reads its own (TRN-14): a returned message whose JSON is exactly
-    /// that of one of the transcript's messages is that message as adapted here, its reused
-    /// call ids paired (the first not yet taken of equal ones, in order, as BRG-2 matches);
-    /// any other is read alone ([`parse_messages`]).
-    pub fn read_answer(&self, values: &[Json]) -> Result<Vec<Message>, TranscriptError> {
-        let mut parsed = parse_messages(self.format, values)?;
-        if self.originals.is_empty() {
-            return Ok(parsed);
-        }
-        // Each message's JSON text -> its positions, in order (the next not taken first).
-        let mut by_text: FxHashMap<String, std::collections::VecDeque<usize>> =
-            FxHashMap::default();
-        for (i, a) in self.adapted.iter().enumerate() {
-            if let Source::Message(j) = &a.source {
-                by_text.entry(j.to_string()).or_default().push_back(i);
+    /// Whether the first entry was adapted from the top-level `system` (Anthropic's, the
+    /// Responses instructions, Gemini's system instruction), not from a message.
+    pub fn has_top_level_system(&self) -> bool {
+        matches!(
+            self.adapted.first().map(|a| &a.source),
+            Some(Source::System(_))
+        )
+    }
+
+    /// The caller's items (the top-level system first) adapted positions `position ..
+    /// position + count` were adapted from: `(first item, number of items)` (TRN-23: a turn is
+    /// several items).
+    pub fn items(&self, position: usize, count: usize) -> (usize, usize) {
+        match &self.starts {
+            None => (position, count),
+            Some(starts) => {
+                let (a, b) = (starts[position], starts[position + count]);
+                (a, b - a)
             }
         }
-        for (m, v) in parsed.iter_mut().zip(values) {
-            if let Some(i) = by_text.get_mut(&v.to_string()).and_then(|q| q.pop_front()) {
-                m.clone_from(&self.adapted[i].message);
-            }
-        }
-        Ok(parsed)
     }
 
     /// Renders `entries` (typically an assembly's final list) as a transcript object of the
@@ -428,6 +472,7 @@ impl Transcript {
                 Some((_, a)) => match &a.source {
                     Source::Message(j) => messages.push(j.clone()),
                     Source::System(j) => system.push(j.clone()),
+                    Source::Turn(items) => messages.extend(items.iter().cloned()),
                 },
                 _ => {
                     let restored = self.restored(entry);
@@ -516,15 +561,25 @@ pub fn parse_messages(
     format: TranscriptFormat,
     messages: &[Json],
 ) -> Result<Vec<Message>, TranscriptError> {
-    let adapted = match format {
-        TranscriptFormat::OpenAiChat => openai::adapt(messages)?,
-        TranscriptFormat::AnthropicMessages => anthropic::adapt(None, messages)?,
-        TranscriptFormat::LangChain => langchain::adapt(messages)?,
-        TranscriptFormat::OpenAiResponses => responses::adapt(None, messages)?,
-        TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages)?,
-        TranscriptFormat::Gemini => gemini::adapt(None, messages)?,
-    };
+    let adapted = turns::join(format, adapt_items(format, None, messages)?);
     Ok(adapted.into_iter().map(|a| a.message).collect())
+}
+
+/// The top-level `system` and every one of `messages` adapted alone, in order (TRN-2 .. TRN-4,
+/// TRN-17, TRN-21, TRN-22), before turns are joined (TRN-23).
+fn adapt_items(
+    format: TranscriptFormat,
+    system: Option<&Json>,
+    messages: &[Json],
+) -> Result<Vec<Adapted>, TranscriptError> {
+    match format {
+        TranscriptFormat::OpenAiChat => openai::adapt(messages),
+        TranscriptFormat::AnthropicMessages => anthropic::adapt(system, messages),
+        TranscriptFormat::LangChain => langchain::adapt(messages),
+        TranscriptFormat::OpenAiResponses => responses::adapt(system, messages),
+        TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages),
+        TranscriptFormat::Gemini => gemini::adapt(system, messages),
+    }
 }
 
 /// The classifier of [`Transcript::classifier`]: ids and overrides by index, replayed.

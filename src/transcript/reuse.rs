@@ -39,7 +39,7 @@ use serde_json::Value as Json;
 
 use super::{
     anthropic, langchain, openai, parse_ids, parse_overrides, refuse_inapplicable, responses,
-    Adapted, Transcript, TranscriptError, TranscriptFormat,
+    turns, Adapted, Transcript, TranscriptError, TranscriptFormat,
 };
 use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
 
@@ -56,6 +56,9 @@ struct Inner {
     /// The last entry reassembly built for it with another id or an override's kind, with the
     /// id and override it was built from (the same inputs give the same entry).
     other: Mutex<Option<(String, Option<EntryKind>, Entry)>>,
+    /// The last turn this message opened (TRN-23): the adaptations that joined it, and the
+    /// turn's adaptation (the same items give the same turn).
+    turn: Mutex<Option<(Vec<Adaptation>, Adaptation)>>,
 }
 
 impl fmt::Debug for Adaptation {
@@ -113,7 +116,34 @@ impl Adaptation {
             hex,
             base,
             other: Mutex::new(None),
+            turn: Mutex::new(None),
         }))
+    }
+
+    /// The adaptation of the turn `first` and `rest` make (TRN-23; no `rest`: `first`): a turn
+    /// built before from the same adaptations (the same allocations) is that same adaptation.
+    fn turn(first: &Adaptation, rest: &[Adaptation]) -> Adaptation {
+        if rest.is_empty() {
+            return first.clone();
+        }
+        let mut cached = first.0.turn.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((joined, turn)) = &*cached {
+            if joined.len() == rest.len()
+                && joined
+                    .iter()
+                    .zip(rest)
+                    .all(|(a, b)| Arc::ptr_eq(&a.0, &b.0))
+            {
+                return turn.clone();
+            }
+        }
+        let mut adapted = (*first.0.adapted).clone();
+        for a in rest {
+            turns::extend(&mut adapted, (*a.0.adapted).clone());
+        }
+        let turn = Adaptation::new(adapted);
+        *cached = Some((rest.to_vec(), turn.clone()));
+        turn
     }
 
     /// The adapted message.
@@ -200,6 +230,16 @@ impl Transcript {
         ids: Option<&Json>,
         overrides: Option<&Json>,
     ) -> Result<Transcript, TranscriptError> {
+        let runs = turns::runs(format, adaptations.iter().map(|a| &*a.0.adapted));
+        let mut at = 0;
+        let units: Vec<Adaptation> = runs
+            .iter()
+            .map(|&k| {
+                at += k;
+                Adaptation::turn(&adaptations[at - k], &adaptations[at - k + 1..at])
+            })
+            .collect();
+        let adaptations = units.as_slice();
         let n = adaptations.len();
         let ids = parse_ids(ids, n)?;
         let overrides: BTreeMap<usize, EntryKind> = parse_overrides(overrides, n)?;
@@ -295,6 +335,11 @@ mod tests {
             json!({"format": "langchain", "messages": [
                 {"type": "human", "content": "hi", "id": "h1"}, {"type": "human", "content": "hi"},
                 {"type": "ai", "content": "", "tool_calls": [{"id": "c", "name": "f", "args": {}}]}]}),
+            // a run of assistant messages is one turn (TRN-23), its id by the turn's rendering
+            json!({"format": "anthropic-messages", "messages": [
+                {"role": "user", "content": "hi"}, {"role": "assistant", "content": "a"},
+                {"role": "assistant", "content": "b"}, {"role": "user", "content": "hi"}],
+                "overrides": {"1": "Summary"}}),
         ];
         for t in &cases {
             let parsed = Transcript::parse(t).unwrap();

@@ -37,10 +37,19 @@ impl Transcript {
     }
 }
 
-/// A message's JSON text, tagged by where it was given (a message, or the top-level system).
-fn key(source: &Source) -> String {
+/// A message's JSON text, tagged by where it was given (a message, the top-level system, or a
+/// turn of several messages, TRN-23).
+pub(crate) fn key(source: &Source) -> String {
     match source {
         Source::Message(j) => format!("m{j}"),
         Source::System(j) => format!("s{j}"),
+        Source::Turn(items) => {
+            let mut k = String::from("t");
+            for j in items {
+                k.push_str(&j.to_string());
+                k.push('\u{1e}');
+            }
+            k
+        }
     }
 }

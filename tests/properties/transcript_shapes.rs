@@ -387,12 +387,13 @@ fn trn_14_reused_call_ids_are_paired_by_position() {
     // A reducer's answer holding the second exchange alone is read with its paired ids.
     let answer = t.read_answer(&[ms[4].clone(), ms[5].clone()]).unwrap();
     assert_eq!(
-        answer,
+        answer.messages,
         [
             t.entries()[4].message().clone(),
             t.entries()[5].message().clone()
         ]
     );
+    assert_eq!(answer.items, [1, 1]);
     assert_eq!(
         parse_messages(TranscriptFormat::OpenAiChat, &[ms[4].clone()]).unwrap()[0],
         {

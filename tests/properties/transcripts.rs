@@ -100,9 +100,9 @@ fn trn_1_trn_4_trn_6_each_format_adapts_and_renders_back_verbatim() {
         ),
         (
             responses(),
+            // the reasoning item and the call it precedes are one turn (TRN-23)
             vec![
                 EntryKind::SystemInstruction,
-                EntryKind::ConversationalMessage,
                 EntryKind::ConversationalMessage,
                 EntryKind::ToolExchange,
                 EntryKind::ToolExchange,
