@@ -115,6 +115,23 @@ test('a prepareStep that orphans tool results is flagged with its clause', async
   assert.deepEqual([...new Set(report.violations.map((v) => v.call))].sort(), ['model-2', 'model-3']);
 });
 
+test('the history is recorded before the prepareStep it wraps: a rewritten question is flagged', async () => {
+  const file = path.join(dir, 'rewriting.jsonl');
+  const trace = new hc.TraceWriter(file);
+  // Replaces the user's question (the required last message) with another.
+  const rewriting = ({ messages }) => ({ messages: [...messages.slice(0, -1), { role: 'user', content: 'Something else?' }] });
+  const recorder = traceRecorder({ policy, trace, prepareStep: rewriting });
+  await generateText({
+    model: wrapLanguageModel({ model: model(0), middleware: recorder.middleware }),
+    prompt: 'Weather?',
+    prepareStep: recorder.prepareStep,
+  });
+  trace.close();
+  const report = hc.check(file);
+  assert.equal(report.calls, 1);
+  assert.ok(report.violations.some((v) => v.clause === 'TRC-4'), JSON.stringify(report.violations));
+});
+
 test('a streamText run is recorded through the middleware', async () => {
   const file = path.join(dir, 'stream.jsonl');
   const trace = new hc.TraceWriter(file);
