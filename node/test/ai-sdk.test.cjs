@@ -1,7 +1,7 @@
 'use strict';
 // hybrid-compaction/ai-sdk with the real AI SDK (`ai` 7.x) and its own test model
-// (MockLanguageModelV4, `ai/test`): a generateText tool loop with large tool results compacts every
-// step over its trigger, every model call is recorded by traceRecorder (the prompt the model received, seen
+// (MockLanguageModelV4, `ai/test`): a generateText tool loop with large tool results compacts at every
+// step (reducing every step over its trigger), every model call is recorded by traceRecorder (the prompt the model received, seen
 // by its middleware) and checks clean; a prepareStep that orphans tool results is flagged with
 // its TRC clause; a streamText run is recorded through the middleware; bad options raise at
 // construction.
@@ -61,11 +61,12 @@ function summarizer(calls) {
   };
 }
 
-test('a generateText tool loop compacts every step over its trigger; every call recorded and clean', async () => {
+test('a generateText tool loop compacts at every step; every call recorded and clean', async () => {
   const file = path.join(dir, 'clean.jsonl');
   const trace = new hc.TraceWriter(file);
   const calls = [];
-  const recorder = traceRecorder({ policy, trace, prepareStep: compactionStep(policy, { reducer: summarizer(calls) }) });
+  // The compaction writes its own full call records into the same trace (a run of its own).
+  const recorder = traceRecorder({ policy, trace, prepareStep: compactionStep(policy, { reducer: summarizer(calls), trace }) });
   const m = model(3);
   const result = await generateText({
     model: wrapLanguageModel({ model: m, middleware: recorder.middleware }),
@@ -83,8 +84,11 @@ test('a generateText tool loop compacts every step over its trigger; every call 
   // carries returned messages forward) and one result, within the limit.
   assert.equal(calls.length, 3, 'a reduction at every step over the trigger');
   const report = hc.check(file);
-  assert.equal(report.calls, 4);
+  assert.equal(report.calls, 4 + 4, 'every model call observed, every step a full call record');
   assert.deepEqual(report.violations, [], JSON.stringify(report.violations));
+  const outcomes = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    .filter((r) => r.type === 'call').map((r) => r.diagnostics.outcome);
+  assert.deepEqual(outcomes, ['Reduced', 'WithinLimit', 'Reduced', 'Reduced']);
   // The model received the system prompt, the summary and the last exchange.
   const prompt = m.doGenerateCalls.at(-1).prompt;
   assert.deepEqual(prompt.map((p) => p.role), ['system', 'user', 'assistant', 'tool']);
