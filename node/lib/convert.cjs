@@ -15,16 +15,23 @@ function langchainJson(m) {
 /** A value of an AI SDK `ModelMessage` as JSON can hold it (SPEC TRN-20): binary data
  * (`Uint8Array`, `Buffer`, `ArrayBuffer`) as base64 text, a `URL` as its text; anything else as
  * it is (the JSON writer refuses what JSON cannot hold, naming its path). */
-function aiSdkJson(v) {
+function aiSdkJson(v, open = new Set()) {
   if (v === null || typeof v !== 'object') return v;
   if (v instanceof URL) return v.href;
   if (v instanceof ArrayBuffer) return Buffer.from(v).toString('base64');
   if (ArrayBuffer.isView(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
-  if (Array.isArray(v)) return v.map(aiSdkJson);
   const proto = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) return v;
-  const out = {};
-  for (const k of Object.keys(v)) out[k] = aiSdkJson(v[k]);
+  // A cycle is left as it is: the JSON writer refuses it with its path.
+  if (open.has(v) || (!Array.isArray(v) && proto !== Object.prototype && proto !== null)) return v;
+  open.add(v);
+  let out;
+  if (Array.isArray(v)) {
+    out = v.map((x) => aiSdkJson(x, open));
+  } else {
+    out = {};
+    for (const k of Object.keys(v)) out[k] = aiSdkJson(v[k], open);
+  }
+  open.delete(v);
   return out;
 }
 
@@ -32,7 +39,7 @@ function aiSdkJson(v) {
  * AI SDK binary data as base64 text), the others as they are. */
 function wireMessages(format, messages) {
   if (format === 'langchain') return messages.map(langchainJson);
-  if (format === 'ai-sdk') return messages.map(aiSdkJson);
+  if (format === 'ai-sdk') return messages.map((m) => aiSdkJson(m));
   return messages;
 }
 

@@ -175,6 +175,12 @@ test('fromAISDK converts ModelMessages, binary data included', () => {
   ]);
   assert.deepEqual(entries.map((e) => [e.kind, e.role]), [['SystemInstruction', 'system'], ['ConversationalMessage', 'user'], ['ToolExchange', 'assistant'], ['ToolExchange', 'tool']]);
   assert.throws(() => hc.fromAISDK([{ role: 'bot', content: 'x' }]), (e) => e instanceof hc.TranscriptError && e.path === 'messages[0].role');
+  // A URL is its text; a cycle is refused with its path, not a stack overflow.
+  const [file] = hc.fromAISDK([{ role: 'user', content: [{ type: 'file', data: new URL('https://x/y.pdf'), mediaType: 'application/pdf' }] }]);
+  assert.deepEqual(file.parts[0].block.json.data, 'https://x/y.pdf');
+  const cyclic = { role: 'user', content: [{ type: 'text', text: 'x' }] };
+  cyclic.content[0].self = cyclic;
+  assert.throws(() => hc.fromAISDK([cyclic]), (e) => e instanceof hc.TranscriptError && /cycle/.test(e.message) && e.path.startsWith('messages[0].content[0].self'));
 });
 
 test('bad options raise at construction with a clear message', () => {
