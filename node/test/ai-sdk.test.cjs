@@ -3,7 +3,7 @@
 // (MockLanguageModelV4, `ai/test`): a generateText tool loop with large tool results compacts at every
 // step (reducing every step over its trigger), every model call is recorded by traceRecorder (the prompt the model received, seen
 // by its middleware) and checks clean; a prepareStep that orphans tool results is flagged with
-// its TRC clause; a streamText run is recorded through the middleware; bad options raise at
+// its TRC clause; a streamText run and a ToolLoopAgent are recorded through the middleware; bad options raise at
 // construction.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -12,7 +12,7 @@ const os = require('node:os');
 const path = require('node:path');
 const hc = require('hybrid-compaction');
 const { compactionStep, traceRecorder } = require('hybrid-compaction/ai-sdk');
-const { generateText, streamText, tool, jsonSchema, wrapLanguageModel, isStepCount, simulateReadableStream } = require('ai');
+const { generateText, streamText, ToolLoopAgent, tool, jsonSchema, wrapLanguageModel, isStepCount, simulateReadableStream } = require('ai');
 const { MockLanguageModelV4 } = require('ai/test');
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hc-ai-sdk-'));
@@ -162,6 +162,25 @@ test('a streamText run is recorded through the middleware', async () => {
   assert.equal(m.doStreamCalls.length, 2);
   const report = hc.check(file);
   assert.equal(report.calls, 2);
+  assert.deepEqual(report.violations, [], JSON.stringify(report.violations));
+  assert.ok(calls.length >= 1);
+});
+
+test('a ToolLoopAgent takes the same prepareStep and middleware', async () => {
+  const file = path.join(dir, 'agent.jsonl');
+  const trace = new hc.TraceWriter(file);
+  const calls = [];
+  const recorder = traceRecorder({ policy, trace, prepareStep: compactionStep(policy, { reducer: summarizer(calls) }) });
+  const m = model(2);
+  const agent = new ToolLoopAgent({
+    model: wrapLanguageModel({ model: m, middleware: recorder.middleware }),
+    instructions: 'You are brief.', tools: { search }, stopWhen: isStepCount(10), prepareStep: recorder.prepareStep,
+  });
+  const result = await agent.generate({ messages: [...earlier(), { role: 'user', content: 'Wetter?' }] });
+  trace.close();
+  assert.equal(result.text, 'Done: rain all week.');
+  const report = hc.check(file);
+  assert.equal(report.calls, 3);
   assert.deepEqual(report.violations, [], JSON.stringify(report.violations));
   assert.ok(calls.length >= 1);
 });
