@@ -13,12 +13,16 @@
 //   (SPEC TRC-13): its `.prepareStep` keeps the step's history (the instructions, then the
 //   messages, before the `prepareStep` it wraps changes them) and its `.middleware` (a
 //   LanguageModelMiddleware for `wrapLanguageModel`) sees the prompt the model receives
-//   (generate and stream alike) and writes the record. Both sides are written as the SDK writes
-//   a prompt (string content as a text part, an image part as a file part, consecutive tool
-//   messages as one, approval parts the model is not sent left out), so a message the model
-//   receives unchanged has its history id.
+//   (generate and stream alike) and writes the record. The history is written as the SDK writes
+//   a prompt, by the SDK's own conversion (`convertToLanguageModelPrompt` of `ai/internal`, URLs
+//   left as URLs: nothing is downloaded), so a message the model receives unchanged has its
+//   history id; where that conversion is missing or refuses the history, by the same rules in
+//   JavaScript (string content as a text part, an image part as a file part, consecutive tool
+//   messages as one, the approval parts a model is not sent left out). A URL the SDK downloads
+//   for a model that does not take it reaches the model as data: that message is judged a new
+//   one.
 //
-// `ai` is a peer dependency; these functions never load it.
+// `ai` is a peer dependency; only traceRecorder's prepareStep loads it (`ai/internal`).
 
 const hc = require('./index.cjs');
 
@@ -73,7 +77,7 @@ function filePart(p) {
   return { type: 'file', data: fileData(image ? p.image : p.data), filename: p.filename, mediaType: image ? p.mediaType ?? 'image' : p.mediaType, providerOptions: p.providerOptions };
 }
 
-function part(role, p) {
+function part(p) {
   if (p === null || typeof p !== 'object') return p;
   if (p.type === 'image' || p.type === 'file') return filePart(p);
   if (p.type === 'reasoning-file') return { ...p, data: fileData(p.data) };
@@ -94,7 +98,7 @@ function promptMessage(m) {
   if (m === null || typeof m !== 'object' || m.role === 'system' || !('content' in m)) return m;
   const content = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
   if (!Array.isArray(content)) return m;
-  return { ...m, content: content.filter((p) => keep(m.role, p)).map((p) => part(m.role, p)) };
+  return { ...m, content: content.filter((p) => keep(m.role, p)).map(part) };
 }
 
 /** Messages as the SDK writes them into a prompt: each as above, consecutive tool messages as
@@ -117,6 +121,37 @@ function sentMessages(prompt) {
   return promptMessages(prompt.map((m) => (m.role === 'system' ? { role: 'system', content: m.content, providerOptions: m.providerOptions } : m)));
 }
 
+/** The SDK's own prompt conversion (`ai/internal`), or null where the installed `ai` has none. */
+let sdkConvert;
+function sdkPromptConversion() {
+  if (sdkConvert === undefined) {
+    try {
+      const f = require('ai/internal').convertToLanguageModelPrompt;
+      sdkConvert = typeof f === 'function' ? f : null;
+    } catch {
+      sdkConvert = null;
+    }
+  }
+  return sdkConvert;
+}
+
+const EVERY_URL = Object.freeze({ '*': [/^/] });
+const NO_DOWNLOAD = async (requests) => requests.map(() => null);
+
+/** A step's history (its instructions and messages) as the SDK writes it into a prompt. */
+async function historyMessages(instructions, messages) {
+  const convert = sdkPromptConversion();
+  if (convert !== null) {
+    try {
+      const prompt = await convert({ prompt: { instructions, messages }, supportedUrls: EVERY_URL, download: NO_DOWNLOAD });
+      return sentMessages(prompt);
+    } catch {
+      // A history the SDK refuses (a call without its result): written by the rules below.
+    }
+  }
+  return promptMessages([...systemMessages(instructions), ...messages]);
+}
+
 /** A recorder of every model call (see the module comment). */
 function traceRecorder({ policy, trace, run, prepareStep } = {}) {
   if (!(trace instanceof hc.TraceWriter)) throw new TypeError('traceRecorder needs {trace: a TraceWriter}');
@@ -135,7 +170,7 @@ function traceRecorder({ policy, trace, run, prepareStep } = {}) {
   }
 
   async function recordingStep(options) {
-    history = promptMessages([...systemMessages(options.instructions), ...options.messages]);
+    history = await historyMessages(options.instructions, options.messages);
     return prepareStep === undefined ? undefined : prepareStep(options);
   }
 
@@ -173,4 +208,4 @@ function traceRecorder({ policy, trace, run, prepareStep } = {}) {
   };
 }
 
-module.exports = { compactionStep, traceRecorder, promptMessages, sentMessages };
+module.exports = { compactionStep, traceRecorder, promptMessages, sentMessages, historyMessages };

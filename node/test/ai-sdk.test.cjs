@@ -166,6 +166,40 @@ test('a streamText run is recorded through the middleware', async () => {
   assert.ok(calls.length >= 1);
 });
 
+test('media the model receives unchanged keep their history ids (images, files, URLs, data URLs)', async () => {
+  const file = path.join(dir, 'media.jsonl');
+  const trace = new hc.TraceWriter(file);
+  // Every message required (retention 20): a sent message whose id is not its history id is
+  // a TRC-4 violation.
+  const all = hc.policy({ ...policy, recentMessageRetentionCount: 20 });
+  const recorder = traceRecorder({ policy: all, trace });
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+  const m = new MockLanguageModelV4({
+    supportedUrls: { 'image/*': [/^https:/], 'application/pdf': [/^https:/] },
+    doGenerate: { content: [{ type: 'text', text: 'Ein Pixel.' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] },
+  });
+  await generateText({
+    model: wrapLanguageModel({ model: m, middleware: recorder.middleware }),
+    instructions: [{ role: 'system', content: 'Sei kurz.', providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } }],
+    messages: [
+      { role: 'user', content: [
+        { type: 'text', text: 'Was siehst du? 👀' },
+        { type: 'image', image: new Uint8Array(png) },
+        { type: 'image', image: new URL('https://example.com/a.png') },
+        { type: 'file', data: `data:image/png;base64,${png.toString('base64')}`, mediaType: 'image/png' },
+        { type: 'file', data: 'https://example.com/plan.pdf', mediaType: 'application/pdf', filename: 'plan.pdf' },
+        { type: 'text', text: '' }] },
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'Bilder.' }, { type: 'text', text: 'Vier Dateien.' }] },
+      { role: 'user', content: 'Und?' },
+    ],
+    prepareStep: recorder.prepareStep,
+  });
+  trace.close();
+  const report = hc.check(file);
+  assert.equal(report.calls, 1);
+  assert.deepEqual(report.violations, [], JSON.stringify(report.violations));
+});
+
 test('a ToolLoopAgent takes the same prepareStep and middleware', async () => {
   const file = path.join(dir, 'agent.jsonl');
   const trace = new hc.TraceWriter(file);
