@@ -152,14 +152,21 @@ async function historyMessages(instructions, messages) {
   return promptMessages([...systemMessages(instructions), ...messages]);
 }
 
-/** A recorder of every model call (see the module comment). */
+let recorders = 0;
+
+/** A recorder of every model call (see the module comment): one per agent loop at a time (a
+ * step's history waits for its model call), each its own run (`ai-sdk-<n>` unless named). The
+ * middleware alone (no `.prepareStep`) records the prompt as both history and sent: sizes and
+ * tool exchanges are judged, what a `prepareStep` dropped is not seen. */
 function traceRecorder({ policy, trace, run, prepareStep } = {}) {
   if (!(trace instanceof hc.TraceWriter)) throw new TypeError('traceRecorder needs {trace: a TraceWriter}');
   if (policy !== undefined) requirePolicyObject(policy, 'traceRecorder');
   if (prepareStep !== undefined && typeof prepareStep !== 'function') {
     throw new TypeError(`traceRecorder: prepareStep must be a function (the prepareStep to wrap), got ${typeof prepareStep}`);
   }
-  const runId = run ?? 'ai-sdk-1';
+  if (run !== undefined && (typeof run !== 'string' || run === '')) throw new TypeError(`traceRecorder: run must be a non-empty string, got ${typeof run}`);
+  recorders += 1;
+  const runId = run ?? `ai-sdk-${recorders}`;
   let history = null;
 
   function observe(prompt, dispatch) {
@@ -171,7 +178,13 @@ function traceRecorder({ policy, trace, run, prepareStep } = {}) {
 
   async function recordingStep(options) {
     history = await historyMessages(options.instructions, options.messages);
-    return prepareStep === undefined ? undefined : prepareStep(options);
+    if (prepareStep === undefined) return undefined;
+    try {
+      return await prepareStep(options);
+    } catch (e) {
+      history = null; // no model call follows
+      throw e;
+    }
   }
 
   const middleware = {

@@ -219,6 +219,24 @@ test('a ToolLoopAgent takes the same prepareStep and middleware', async () => {
   assert.ok(calls.length >= 1);
 });
 
+test('two recorders on one trace are two runs, each judged on its own', async () => {
+  const file = path.join(dir, 'two.jsonl');
+  const trace = new hc.TraceWriter(file);
+  for (let i = 0; i < 2; i++) {
+    const recorder = traceRecorder({ policy, trace });
+    await generateText({
+      model: wrapLanguageModel({ model: model(1), middleware: recorder.middleware }),
+      prompt: 'Weather?', tools: { search }, stopWhen: isStepCount(5), prepareStep: recorder.prepareStep,
+    });
+  }
+  trace.close();
+  const report = hc.check(file);
+  assert.equal(report.calls, 4);
+  assert.deepEqual(report.violations, [], JSON.stringify(report.violations));
+  const runs = new Set(fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).run).filter(Boolean));
+  assert.equal(runs.size, 2);
+});
+
 test('fromAISDK converts ModelMessages, binary data included', () => {
   const entries = hc.fromAISDK([
     { role: 'system', content: 'Sei kurz.' },
@@ -244,5 +262,6 @@ test('bad options raise at construction with a clear message', () => {
   assert.throws(() => traceRecorder({ policy }), /traceRecorder needs \{trace: a TraceWriter\}/);
   const trace = new hc.TraceWriter(path.join(dir, 'bad.jsonl'));
   assert.throws(() => traceRecorder({ policy, trace, prepareStep: 5 }), /prepareStep must be a function/);
+  assert.throws(() => traceRecorder({ policy, trace, run: 5 }), /run must be a non-empty string, got number/);
   trace.close();
 });
