@@ -23,6 +23,7 @@
 //! | [`token_golden`] | the token estimator against Python tiktoken's golden counts (EST-6); feature `tokens` |
 //! | [`token_differential`] | the token counter against `tiktoken-rs` on 100k+ stressing strings (EST-6); feature `tokens` |
 //! | [`transcripts`] | transcripts to entries and back (TRN); features `tokens` and `transcripts` |
+//! | [`transcript_ai_sdk`] | the Vercel AI SDK's `ModelMessage`s (TRN-20); feature `transcripts` |
 //! | [`transcript_frameworks`] | the formats of the Python agent frameworks: pydantic-ai (TRN-21), Gemini (TRN-22); feature `transcripts` |
 //! | [`transcript_shapes`] | the shapes chat models and LangChain return (TRN-7 .. TRN-13); feature `transcripts` |
 //! | [`transcript_turns`] | turns a provider receives whole, approval requests awaiting their answer (TRN-23, TRN-24); feature `transcripts` |
@@ -56,6 +57,9 @@ mod token_differential;
 #[cfg(feature = "tokens")]
 #[path = "properties/token_golden.rs"]
 mod token_golden;
+#[cfg(feature = "transcripts")]
+#[path = "properties/transcript_ai_sdk.rs"]
+mod transcript_ai_sdk;
 #[cfg(feature = "transcripts")]
 #[path = "properties/transcript_frameworks.rs"]
 mod transcript_frameworks;

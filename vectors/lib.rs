@@ -68,7 +68,8 @@ macro_rules! embedded {
             "records.json",
             "rehydration.json",
             "tokens.json",
-            // SPEC TRN-22: Gemini; TRN-21: pydantic-ai.
+            // SPEC TRN-20: the AI SDK; TRN-22: Gemini; TRN-21: pydantic-ai.
+            "transcripts-ai-sdk.json",
             "transcripts-gemini.json",
             "transcripts-pydantic-ai.json",
             "transcripts.json",

@@ -265,13 +265,14 @@ pub fn wire_bytes(data: &[u8]) {
 }
 
 /// The transcript formats a `transcript` input's first byte picks from (SPEC TRN-1).
-pub const TRANSCRIPT_FORMATS: [&str; 6] = [
+pub const TRANSCRIPT_FORMATS: [&str; 7] = [
     "openai-chat",
     "anthropic-messages",
     "langchain",
     "openai-responses",
     "pydantic-ai",
     "gemini",
+    "ai-sdk",
 ];
 
 /// The `entry` case of a `transcript` input: the first byte picks a format

@@ -9,7 +9,9 @@
 
 const { unwrap, SpecError } = require('./errors.cjs');
 const { toJson, Refusal } = require('./json.cjs');
-const { langchainJson } = require('./convert.cjs');
+const { wireMessages } = require('./convert.cjs');
+
+const FORMATS = ['openai-chat', 'anthropic-messages', 'langchain', 'openai-responses', 'ai-sdk'];
 
 const SYSTEM_FORMATS = ['anthropic-messages', 'openai-responses'];
 
@@ -53,7 +55,7 @@ function* steps(call, objects, reducer, format) {
     }
     let text;
     try {
-      text = toJson(format === 'langchain' ? answer.map(langchainJson) : answer);
+      text = toJson(wireMessages(format, answer));
     } catch (e) {
       if (!(e instanceof Refusal)) throw e;
       thrown = new TypeError(`the reducer's answer at ${e.path}: ${e.reason}`);
@@ -123,8 +125,8 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       if (reducer !== undefined && reducer !== null && typeof reducer !== 'function') {
         throw new TypeError(`reducer must be a function, got ${typeof reducer}`);
       }
-      if (format !== undefined && !['openai-chat', 'anthropic-messages', 'langchain', 'openai-responses'].includes(format)) {
-        throw new TypeError(`format must be "openai-chat", "anthropic-messages", "langchain" or "openai-responses", got ${JSON.stringify(format)}`);
+      if (format !== undefined && !FORMATS.includes(format)) {
+        throw new TypeError(`format must be one of ${FORMATS.map((f) => JSON.stringify(f)).join(', ')}, got ${JSON.stringify(format)}`);
       }
       this._session = newSession(policy, estimator, persistent, String(workflow));
       this._reducer = reducer ?? null;
@@ -140,7 +142,7 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       }
       const format = this._format ?? detect(messages, system);
       const hasSystem = system !== undefined && system !== null && SYSTEM_FORMATS.includes(format);
-      const t = { format, messages: format === 'langchain' ? messages.map(langchainJson) : messages };
+      const t = { format, messages: wireMessages(format, messages) };
       if (hasSystem) t.system = system;
       if (overrides !== undefined && Object.keys(overrides).length) t.overrides = overrides;
       const call = this._session.start(jsonText(t), this._reducer !== null, hasSystem);

@@ -12,12 +12,43 @@ function langchainJson(m) {
   return m !== null && typeof m === 'object' && typeof m.toDict === 'function' ? m.toDict() : m;
 }
 
+/** A value of an AI SDK `ModelMessage` as JSON can hold it (SPEC TRN-20): binary data
+ * (`Uint8Array`, `Buffer`, `ArrayBuffer`) as base64 text, a `URL` as its text; anything else as
+ * it is (the JSON writer refuses what JSON cannot hold, naming its path). */
+function aiSdkJson(v, open = new Set()) {
+  if (v === null || typeof v !== 'object') return v;
+  if (v instanceof URL) return v.href;
+  if (v instanceof ArrayBuffer) return Buffer.from(v).toString('base64');
+  if (ArrayBuffer.isView(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+  const proto = Object.getPrototypeOf(v);
+  // A cycle is left as it is: the JSON writer refuses it with its path.
+  if (open.has(v) || (!Array.isArray(v) && proto !== Object.prototype && proto !== null)) return v;
+  open.add(v);
+  let out;
+  if (Array.isArray(v)) {
+    out = v.map((x) => aiSdkJson(x, open));
+  } else {
+    out = {};
+    for (const k of Object.keys(v)) out[k] = aiSdkJson(v[k], open);
+  }
+  open.delete(v);
+  return out;
+}
+
+/** The messages of `format` as the converter reads them (LangChain.js objects as their dicts,
+ * AI SDK binary data as base64 text), the others as they are. */
+function wireMessages(format, messages) {
+  if (format === 'langchain') return messages.map(langchainJson);
+  if (format === 'ai-sdk') return messages.map((m) => aiSdkJson(m));
+  return messages;
+}
+
 const factory = (native, jsonText) => {
   function transcript(messages, format, { system, ids, overrides } = {}) {
     if (!Array.isArray(messages)) {
       throw new TypeError(`messages must be an array, got ${messages === null ? 'null' : typeof messages}`);
     }
-    const t = { format, messages: format === 'langchain' ? messages.map(langchainJson) : messages };
+    const t = { format, messages: wireMessages(format, messages) };
     if (system !== undefined && system !== null) t.system = system;
     if (ids !== undefined) t.ids = ids;
     if (overrides !== undefined && Object.keys(overrides).length) t.overrides = overrides;
@@ -44,8 +75,13 @@ const factory = (native, jsonText) => {
      * objects, their serialized dicts (`toDict()`, `{lc: 1, type: "constructor", ...}`) and
      * role dicts. */
     fromLangChain: (messages, options) => transcript(messages, 'langchain', options),
+    /** The Vercel AI SDK's `ModelMessage`s as wire entries (SPEC TRN-20): system messages among
+     * them (give `instructions` as a first `{role: "system", content}` message). */
+    fromAISDK: (messages, options) => transcript(messages, 'ai-sdk', options),
   };
 };
 
 factory.langchainJson = langchainJson;
+factory.aiSdkJson = aiSdkJson;
+factory.wireMessages = wireMessages;
 module.exports = factory;

@@ -18,7 +18,7 @@ const { InvalidCaseError, SpecError, unwrap } = errors;
 const IMPLEMENTATIONS = Object.freeze(['model', 'engine']);
 
 /** The transcript formats (SPEC TRN-1). */
-const TRANSCRIPT_FORMATS = Object.freeze(['openai-chat', 'anthropic-messages', 'langchain', 'openai-responses']);
+const TRANSCRIPT_FORMATS = Object.freeze(['openai-chat', 'anthropic-messages', 'langchain', 'openai-responses', 'ai-sdk']);
 
 function requireImplementation(implementation) {
   if (!IMPLEMENTATIONS.includes(implementation)) {

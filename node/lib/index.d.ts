@@ -119,7 +119,7 @@ export type Reducer<M = unknown> = (messages: M[]) => M[] | null | undefined | P
 export interface CompactOptions<M = unknown> {
   reducer?: Reducer<M> | null;
   estimator?: string | { kind: string; [key: string]: Json };
-  format?: 'openai-chat' | 'anthropic-messages' | 'langchain' | 'openai-responses';
+  format?: 'openai-chat' | 'anthropic-messages' | 'langchain' | 'openai-responses' | 'ai-sdk';
   trace?: TraceWriter | null;
 }
 
@@ -159,6 +159,7 @@ export function fromOpenAI(messages: unknown[], options?: ConvertOptions): Entry
 export function fromAnthropic(messages: unknown[], system?: string | unknown[] | null, options?: ConvertOptions): Entry[];
 export function fromOpenAIResponses(items: unknown[], instructions?: string | unknown[] | null, options?: ConvertOptions): Entry[];
 export function fromLangChain(messages: unknown[], options?: ConvertOptions): Entry[];
+export function fromAISDK(messages: unknown[], options?: ConvertOptions): Entry[];
 export function compact<M>(messages: M[], policy: Policy, options?: CompactOptions<M> & { system?: unknown; overrides?: Record<number, string> }): Promise<Compaction<M>>;
 export function compactSync<M>(messages: M[], policy: Policy, options?: CompactOptions<M> & { system?: unknown; overrides?: Record<number, string> }): Compaction<M>;
 
@@ -191,5 +192,6 @@ declare const hc: {
   fromAnthropic: typeof fromAnthropic;
   fromOpenAIResponses: typeof fromOpenAIResponses;
   fromLangChain: typeof fromLangChain;
+  fromAISDK: typeof fromAISDK;
 };
 export default hc;

@@ -24,6 +24,7 @@ export const {
   fromAnthropic,
   fromOpenAIResponses,
   fromLangChain,
+  fromAISDK,
   Compaction,
   Compactor,
   compact,

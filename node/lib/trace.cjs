@@ -8,7 +8,7 @@
 const fs = require('node:fs');
 const { HybridCompactionError, unwrap } = require('./errors.cjs');
 const tracedir = require('./tracedir.cjs');
-const { langchainJson } = require('./convert.cjs');
+const { wireMessages } = require('./convert.cjs');
 
 /** A trace cannot be written: `path` names the file, `reason` what went wrong. */
 class TraceWriteError extends HybridCompactionError {
@@ -110,7 +110,7 @@ module.exports = (native, jsonText, requirePolicy) => {
       const chosen = policy ?? UNBOUNDED;
       requirePolicy(chosen);
       const fmt = format ?? detect(history);
-      const written = (ms) => (fmt === 'langchain' ? ms.map(langchainJson) : ms);
+      const written = (ms) => wireMessages(fmt, ms);
       const h = jsonText({ format: fmt, messages: written(history) });
       const s = sent === null || sent === undefined ? null : jsonText({ format: fmt, messages: written(sent) });
       let id = call;

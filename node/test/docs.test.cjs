@@ -13,9 +13,11 @@ const { ROOT } = require('./repo.cjs');
 const DOC = path.join(ROOT, 'docs', 'NODE.md');
 const EXAMPLES = [...fs.readFileSync(DOC, 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
 
-// A folder holding only `hybrid-compaction` (a link to the package under test), for NODE_PATH.
+// A folder holding `hybrid-compaction` (a link to the package under test) and `ai`, for NODE_PATH.
 const modules = fs.mkdtempSync(path.join(os.tmpdir(), 'hc-docs-'));
 fs.symlinkSync(path.dirname(require.resolve('hybrid-compaction/package.json')), path.join(modules, 'hybrid-compaction'));
+// The AI SDK (a dev dependency) for the examples of hybrid-compaction/ai-sdk.
+fs.symlinkSync(path.dirname(require.resolve('ai/package.json')), path.join(modules, 'ai'));
 
 test('docs/NODE.md has its examples', () => {
   assert.ok(EXAMPLES.length >= 4, `${EXAMPLES.length} examples`);

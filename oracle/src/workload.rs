@@ -469,7 +469,56 @@ impl Conversation {
             TranscriptFormat::OpenAiResponses => self.responses(),
             TranscriptFormat::PydanticAi => self.pydantic_ai(),
             TranscriptFormat::Gemini => self.gemini(),
+            TranscriptFormat::AiSdk => self.ai_sdk(),
         }
+    }
+
+    /// The AI SDK (SPEC TRN-20): the system prompt a `system` message, a user turn a `user`
+    /// message of a string, an assistant turn an `assistant` message of its `text` and
+    /// `tool-call` parts, consecutive results one `tool` message of `tool-result` parts (as one
+    /// step's results are, so a merged message has its first result's id).
+    fn ai_sdk(&self) -> Json {
+        let mut messages: Vec<Json> = Vec::new();
+        let mut ids: Vec<String> = Vec::new();
+        let mut overrides = Map::new();
+        let mut last_was_tool = false;
+        for (i, t) in self.turns.iter().enumerate() {
+            let m = match t {
+                Turn::Tool { call_id, text } => {
+                    let part = json!({"type": "tool-result", "toolCallId": call_id,
+                        "toolName": "tool", "output": {"type": "text", "value": text}});
+                    if let (true, Some(Json::Array(parts))) = (
+                        last_was_tool,
+                        messages.last_mut().and_then(|m| m.get_mut("content")),
+                    ) {
+                        parts.push(part);
+                        continue;
+                    }
+                    json!({"role": "tool", "content": [part]})
+                }
+                Turn::System(s) => json!({"role": "system", "content": s}),
+                Turn::User(s) => json!({"role": "user", "content": s}),
+                Turn::Summary(s) => {
+                    overrides.insert(ids.len().to_string(), json!("Summary"));
+                    json!({"role": "assistant", "content": s})
+                }
+                Turn::Assistant { text, calls } => {
+                    let mut parts = Vec::new();
+                    if !text.is_empty() || calls.is_empty() {
+                        parts.push(json!({"type": "text", "text": text}));
+                    }
+                    parts.extend(calls.iter().map(|c| {
+                        json!({"type": "tool-call", "toolCallId": c.id, "toolName": c.name,
+                               "input": c.arguments})
+                    }));
+                    json!({"role": "assistant", "content": parts})
+                }
+            };
+            last_was_tool = matches!(t, Turn::Tool { .. });
+            messages.push(m);
+            ids.push(Conversation::id(i));
+        }
+        json!({"format": "ai-sdk", "messages": messages, "ids": ids, "overrides": overrides})
     }
 
     /// OpenAI Responses: the system prompt as the top-level `instructions` (the transcript's

@@ -390,7 +390,7 @@ class Compactor:
     preservation-only fallback); ``trace`` a :class:`TraceWriter` or the path of a trace file
     (opened here, closed by :meth:`close`; anything else is a ``TypeError``); ``format`` the
     messages' format (``"openai-chat"``, ``"anthropic-messages"``, ``"langchain"``,
-    ``"openai-responses"``, ``"pydantic-ai"``, ``"gemini"``; by default detected: Responses
+    ``"openai-responses"``, ``"pydantic-ai"``, ``"gemini"``, ``"ai-sdk"``; by default detected: Responses
     items (their ``type``s, ``call_id``, ``input_text`` content) are Responses, LangChain objects, strings, tuples and other ``type``
     dicts LangChain, role dicts Anthropic when a ``system`` is given apart, else OpenAI chat).
     Calls of one compactor are serialized (the run's gate, SPEC NODE-2).

@@ -60,6 +60,8 @@ FORMATS = {
     "pydantic-ai": "pydantic-ai",
     # Gemini Contents as model_dump(mode="json", exclude_none=True) gives them (SPEC TRN-22).
     "gemini": "gemini",
+    # The Vercel AI SDK's ModelMessages as JSON (SPEC TRN-20).
+    "ai-sdk": "ai-sdk",
 }
 
 #: The formats with a top-level system prompt beside their messages (``system=``): Anthropic's
@@ -123,7 +125,7 @@ def _format(format: str) -> str:
     except KeyError:
         raise ValueError(
             "format must be 'openai-chat', 'anthropic-messages', 'langchain', "
-            f"'openai-responses', 'pydantic-ai' or 'gemini', got {format!r}"
+            f"'openai-responses', 'pydantic-ai', 'gemini' or 'ai-sdk', got {format!r}"
         ) from None
 
 

@@ -293,3 +293,22 @@ def test_wire_value_tags_what_json_cannot_say():
         hc.wire_value(2**64)
     with pytest.raises(ValueError):
         hc.wire_value({1: "x"})
+
+
+def test_ai_sdk_model_messages_convert_trn_20():
+    """The Vercel AI SDK's ModelMessages as JSON (SPEC TRN-20): format ``ai-sdk``."""
+    t = hc.convert.transcript([
+        {"role": "system", "content": "Sei kurz."},
+        {"role": "user", "content": [{"type": "text", "text": "Wetter in Zürich?"}]},
+        {"role": "assistant", "content": [
+            {"type": "tool-call", "toolCallId": "c1", "toolName": "weather", "input": {"city": "Zürich"}}]},
+        {"role": "tool", "content": [
+            {"type": "tool-result", "toolCallId": "c1", "toolName": "weather",
+             "output": {"type": "text", "value": "12 °C"}}]},
+    ], "ai-sdk")
+    entries = hc.convert._entries(t)
+    assert [(e["kind"], e["role"]) for e in entries] == [
+        ("SystemInstruction", "system"), ("ConversationalMessage", "user"),
+        ("ToolExchange", "assistant"), ("ToolExchange", "tool")]
+    with pytest.raises(ValueError, match="'gemini' or 'ai-sdk'"):
+        hc.convert.transcript([], "vercel")

@@ -1,9 +1,9 @@
-//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-19, TRN-21 .. TRN-24).
+//! Provider transcripts to entries and back (SPEC TRN-1 .. TRN-24).
 //!
 //! A host holds its conversation in its provider's or framework's message format.
 //! [`Transcript::parse`] turns such a transcript (`openai-chat`, `anthropic-messages`,
-//! `langchain`, `openai-responses`, `pydantic-ai` or `gemini`, as JSON) into messages (TRN-2 ..
-//! TRN-4, TRN-17, TRN-21, TRN-22), gives each a stable id (TRN-5) and classifies it onto an entry
+//! `langchain`, `openai-responses`, `pydantic-ai`, `gemini` or `ai-sdk`, as JSON) into messages (TRN-2 ..
+//! TRN-4, TRN-17, TRN-20 .. TRN-22), gives each a stable id (TRN-5) and classifies it onto an entry
 //! kind by the adaptation of SPEC CLS-1, with per-index overrides. [`Transcript::render`] turns the bounded entry list an assembly returns back into
 //! the same format: every entry that is still the message it was adapted from is emitted as the
 //! **original JSON, verbatim** (unknown members, cache-control markers, `is_error` flags and
@@ -30,6 +30,8 @@
 //! The module exists with the crate feature `transcripts` (on by default), which is also the only
 //! reason this crate depends on `serde_json`.
 
+// SPEC TRN-20: the AI SDK's ModelMessages.
+pub mod ai_sdk;
 mod answer;
 pub mod anthropic;
 pub mod image;
@@ -77,22 +79,25 @@ pub enum TranscriptFormat {
     PydanticAi,
     /// Gemini `Content`s (google-genai, Google ADK), the system instruction as `system` (SPEC TRN-22).
     Gemini,
+    /// The Vercel AI SDK's `ModelMessage`s, system messages among them (SPEC TRN-20).
+    AiSdk,
 }
 
 impl TranscriptFormat {
     /// Every format.
-    pub const ALL: [TranscriptFormat; 6] = [
+    pub const ALL: [TranscriptFormat; 7] = [
         TranscriptFormat::OpenAiChat,
         TranscriptFormat::AnthropicMessages,
         TranscriptFormat::LangChain,
         TranscriptFormat::OpenAiResponses,
         TranscriptFormat::PydanticAi,
         TranscriptFormat::Gemini,
+        TranscriptFormat::AiSdk,
     ];
 
     /// What a format name must be, for an error naming the choices.
     pub const EXPECTED: &'static str =
-        "\"openai-chat\", \"anthropic-messages\", \"langchain\", \"openai-responses\", \"pydantic-ai\" or \"gemini\"";
+        "\"openai-chat\", \"anthropic-messages\", \"langchain\", \"openai-responses\", \"pydantic-ai\", \"gemini\" or \"ai-sdk\"";
 
     /// The wire name.
     pub fn name(self) -> &'static str {
@@ -103,6 +108,7 @@ impl TranscriptFormat {
             TranscriptFormat::OpenAiResponses => "openai-responses",
             TranscriptFormat::PydanticAi => "pydantic-ai",
             TranscriptFormat::Gemini => "gemini",
+            TranscriptFormat::AiSdk => "ai-sdk",
         }
     }
 
@@ -490,6 +496,7 @@ impl Transcript {
                         TranscriptFormat::Gemini => {
                             gemini::render(entry, &mut messages, &mut system)
                         }
+                        TranscriptFormat::AiSdk => ai_sdk::render(entry, &mut messages),
                     }
                 }
             }
@@ -579,6 +586,7 @@ fn adapt_items(
         TranscriptFormat::OpenAiResponses => responses::adapt(system, messages),
         TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages),
         TranscriptFormat::Gemini => gemini::adapt(system, messages),
+        TranscriptFormat::AiSdk => ai_sdk::adapt(messages),
     }
 }
 

@@ -85,6 +85,7 @@ impl Adaptation {
             TranscriptFormat::OpenAiResponses => responses::adapt_one(index, message)?,
             TranscriptFormat::PydanticAi => super::pydantic_ai::adapt_one(index, message)?,
             TranscriptFormat::Gemini => super::gemini::adapt_one(index, message)?,
+            TranscriptFormat::AiSdk => super::ai_sdk::adapt_one(index, message)?,
         };
         Ok(Adaptation::new(adapted))
     }

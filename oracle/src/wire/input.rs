@@ -337,4 +337,7 @@ pub enum TranscriptFormatInput {
     /// Gemini `Content`s, `system` the system instruction (SPEC TRN-22).
     #[serde(rename = "gemini")]
     Gemini,
+    /// The Vercel AI SDK's `ModelMessage`s (SPEC TRN-20).
+    #[serde(rename = "ai-sdk")]
+    AiSdk,
 }

@@ -143,6 +143,7 @@ fn every_format_round_trips_through_the_transcript_parser_trn_1_to_6() {
                 TranscriptFormat::AnthropicMessages
                     | TranscriptFormat::PydanticAi
                     | TranscriptFormat::Gemini
+                    | TranscriptFormat::AiSdk
             ) {
                 assert!(ids.len() < c.turns.len());
             } else if f == TranscriptFormat::OpenAiResponses {
