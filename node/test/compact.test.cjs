@@ -139,3 +139,21 @@ test('compactSync while a compact() is pending is refused, not a deadlock', asyn
   assert.equal((await pending).outcome, 'Reduced');
   assert.equal(c.compactSync(history().slice(0, 2)).outcome, 'WithinLimit');
 });
+
+test('a turn (SPEC TRN-23) is kept whole: a reducer that keeps part of it gets the caller\'s objects of all of it', async () => {
+  const items = [
+    { role: 'user', content: 'Wetter in Zürich? '.repeat(10) },
+    { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAA' },
+    { type: 'function_call', id: 'fc_1', call_id: 'c1', name: 'weather', arguments: '{"city":"Zürich"}' },
+    { type: 'function_call_output', call_id: 'c1', output: '12 °C' },
+    { role: 'user', content: 'Und morgen?' },
+  ];
+  const policy = hc.policy({
+    hardLimit: 200, triggerMargin: 10, recentMessageRetentionCount: 1,
+    maximumCompactionAttempts: 1, preservationLabel: 'turns', preservationVersion: 1,
+  });
+  const result = await hc.compact(items, policy, { reducer: (ms) => ms.slice(2), format: 'openai-responses' });
+  assert.equal(result.outcome, 'Reduced');
+  assert.deepEqual(result.messages, items.slice(1));
+  result.messages.forEach((m, i) => assert.equal(m, items[i + 1]));
+});
