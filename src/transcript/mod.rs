@@ -338,43 +338,19 @@ impl Transcript {
             });
         }
         let mut overrides = overrides;
-        let waiting = pending::pending(format, adapted.iter().map(|a| &**a), &originals);
-        for (i, message, kind) in waiting {
-            let e = &entries[i];
-            let kind = kind.unwrap_or(e.kind());
-            if kind != e.kind() {
-                overrides.insert(i, kind);
-            }
-            entries[i] = Entry::new(e.id().as_str(), kind, message.clone())
-                .map_err(|source| AdaptError::Entry { index: i, source })?;
-            let a = &adapted[i];
-            adapted[i] = Arc::new(Adapted {
-                message,
-                given_id: a.given_id.clone(),
-                source: a.source.clone(),
-            });
-        }
+        pending::apply(
+            format,
+            &mut entries,
+            &mut adapted,
+            &mut overrides,
+            &originals,
+        )?;
         let positions = entries
             .iter()
             .enumerate()
             .map(|(i, e)| (e.id().clone(), i))
             .collect();
-        let starts = adapted
-            .iter()
-            .any(|a| matches!(a.source, Source::Turn(_)))
-            .then(|| {
-                let mut at = 0;
-                let mut starts: Vec<usize> = adapted
-                    .iter()
-                    .map(|a| {
-                        let s = at;
-                        at += turns::items_of(&a.source);
-                        s
-                    })
-                    .collect();
-                starts.push(at);
-                starts
-            });
+        let starts = turns::starts(&adapted);
         Ok(Transcript {
             format,
             entries,
@@ -462,8 +438,9 @@ impl Transcript {
         match &self.starts {
             None => (position, count),
             Some(starts) => {
-                let (a, b) = (starts[position], starts[position + count]);
-                (a, b - a)
+                let at = |k: usize| starts.get(k).or(starts.last()).copied().unwrap_or(0);
+                let (a, b) = (at(position), at(position + count));
+                (a, b.saturating_sub(a))
             }
         }
     }

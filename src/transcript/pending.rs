@@ -11,22 +11,54 @@
 //! is the one its call form gave it (TRN-5), so the message keeps its id when its response
 //! arrives and it becomes a call again.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value as Json;
 
-use hybrid_compaction_model::entry::EntryKind;
+use hybrid_compaction_model::entry::{Entry, EntryKind};
 use hybrid_compaction_model::message::{Block, BlockKind, Message, Part};
 
 use super::{Adapted, Source, TranscriptFormat};
+use crate::engine::classify::AdaptError;
 
 /// The type of the items this module looks at.
 const REQUEST: &str = "mcp_approval_request";
+
+/// Makes every approval request of `adapted` awaiting its answer a block (see the module docs):
+/// its message and entry changed, the entry's id kept, the kind it then has recorded as an
+/// override (so a host adapting the messages again with the transcript's classifier gets it).
+pub(crate) fn apply(
+    format: TranscriptFormat,
+    entries: &mut [Entry],
+    adapted: &mut [Arc<Adapted>],
+    overrides: &mut BTreeMap<usize, EntryKind>,
+    originals: &FxHashMap<String, String>,
+) -> Result<(), AdaptError> {
+    for (i, message, kind) in pending(format, adapted.iter().map(|a| &**a), originals) {
+        let e = &entries[i];
+        let kind = kind.unwrap_or(e.kind());
+        if kind != e.kind() {
+            overrides.insert(i, kind);
+        }
+        entries[i] = Entry::new(e.id().as_str(), kind, message.clone())
+            .map_err(|source| AdaptError::Entry { index: i, source })?;
+        let a = &adapted[i];
+        adapted[i] = Arc::new(Adapted {
+            message,
+            given_id: a.given_id.clone(),
+            source: a.source.clone(),
+        });
+    }
+    Ok(())
+}
 
 /// The messages of `adapted` (in order; call ids paired by TRN-14, `originals` mapping the ids
 /// pairing made back to the caller's) that hold an approval request no later message answers,
 /// each with its message (the requests' call parts made blocks) and the kind it then has (`None`
 /// when it still holds a call or a result).
-pub(crate) fn pending<'a>(
+fn pending<'a>(
     format: TranscriptFormat,
     adapted: impl DoubleEndedIterator<Item = &'a Adapted> + ExactSizeIterator,
     originals: &FxHashMap<String, String>,

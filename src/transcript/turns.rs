@@ -14,6 +14,8 @@
 //! reads only the adapted items, so a transcript extended at its end keeps its prefix's turns
 //! except the last, which may grow.
 
+use std::sync::Arc;
+
 use hybrid_compaction_model::message::{Message, Part, ROLE_ASSISTANT};
 use serde_json::Value as Json;
 
@@ -111,6 +113,22 @@ pub(crate) fn items_of(source: &Source) -> usize {
         Source::Turn(items) => items.len(),
         Source::Message(_) | Source::System(_) => 1,
     }
+}
+
+/// When a message of `adapted` holds several items: the first item of each, then the number of
+/// items (the top-level system counts as one); else `None`.
+pub(crate) fn starts(adapted: &[Arc<Adapted>]) -> Option<Vec<usize>> {
+    if !adapted.iter().any(|a| matches!(a.source, Source::Turn(_))) {
+        return None;
+    }
+    let mut at = 0;
+    let mut starts: Vec<usize> = Vec::with_capacity(adapted.len() + 1);
+    for a in adapted {
+        starts.push(at);
+        at += items_of(&a.source);
+    }
+    starts.push(at);
+    Some(starts)
 }
 
 /// Whether `message` holds a call or result part (CLS-1 step 1).
