@@ -2,7 +2,8 @@
 //!
 //! A reducer (the caller's function) gets the caller's items and returns items. Each returned
 //! item that is one of the transcript's own is read as the message the transcript adapted it
-//! into: its reused call ids paired as the transcript pairs them (TRN-14), and, when it is an
+//! into: its reused call ids paired as the transcript pairs them (TRN-14), an approval request
+//! awaiting its answer as approval state (TRN-24), and, when it is an
 //! item of a turn (TRN-23), that whole turn, with the turn's items that follow it in the answer.
 //! A provider receives a turn whole, so an answer keeps or drops a turn whole: any of its items
 //! keeps it. Every other item is adapted alone ([`parse_messages`](super::parse_messages)), a
@@ -22,7 +23,7 @@ impl Transcript {
     /// each message was read from.
     pub fn read_answer(&self, values: &[Json]) -> Result<Answer, TranscriptError> {
         let alone = adapt_items(self.format, None, values)?;
-        if self.originals.is_empty() && self.starts.is_none() {
+        if self.originals.is_empty() && self.starts.is_none() && !self.rewritten {
             let messages = alone.into_iter().map(|a| a.message).collect();
             return Ok(Answer {
                 messages,

@@ -244,6 +244,9 @@ pub struct Transcript {
     /// When a message holds several items (TRN-23): the first item of each adapted position,
     /// then the number of items (the top-level system counts as one).
     starts: Option<Vec<usize>>,
+    /// Whether an adapted message differs from its item adapted alone (an approval request
+    /// awaiting its answer, TRN-24).
+    rewritten: bool,
 }
 
 impl Transcript {
@@ -338,7 +341,7 @@ impl Transcript {
             });
         }
         let mut overrides = overrides;
-        pending::apply(
+        let rewritten = pending::apply(
             format,
             &mut entries,
             &mut adapted,
@@ -359,6 +362,7 @@ impl Transcript {
             overrides,
             originals,
             starts,
+            rewritten,
         })
     }
 

@@ -29,14 +29,17 @@ const REQUEST: &str = "mcp_approval_request";
 /// Makes every approval request of `adapted` awaiting its answer a block (see the module docs):
 /// its message and entry changed, the entry's id kept, the kind it then has recorded as an
 /// override (so a host adapting the messages again with the transcript's classifier gets it).
+/// Whether any was.
 pub(crate) fn apply(
     format: TranscriptFormat,
     entries: &mut [Entry],
     adapted: &mut [Arc<Adapted>],
     overrides: &mut BTreeMap<usize, EntryKind>,
     originals: &FxHashMap<String, String>,
-) -> Result<(), AdaptError> {
-    for (i, message, kind) in pending(format, adapted.iter().map(|a| &**a), originals) {
+) -> Result<bool, AdaptError> {
+    let waiting = pending(format, adapted.iter().map(|a| &**a), originals);
+    let any = !waiting.is_empty();
+    for (i, message, kind) in waiting {
         let e = &entries[i];
         let kind = kind.unwrap_or(e.kind());
         if kind != e.kind() {
@@ -51,7 +54,7 @@ pub(crate) fn apply(
             source: a.source.clone(),
         });
     }
-    Ok(())
+    Ok(any)
 }
 
 /// The messages of `adapted` (in order; call ids paired by TRN-14, `originals` mapping the ids

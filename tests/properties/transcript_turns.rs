@@ -131,6 +131,11 @@ fn trn_24_dep_24_a_pending_approval_request_is_kept_approval_state() {
     answered["messages"].as_array_mut().unwrap().push(
         json!({"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": true}),
     );
+    // A reducer's answer holding the request reads it as the transcript does.
+    let read = t
+        .read_answer(&pending["messages"].as_array().unwrap()[1..])
+        .unwrap();
+    assert_eq!(read.messages[1], *t.entries()[2].message());
     let a = Transcript::parse(&answered).unwrap();
     assert_eq!(a.entries()[2].kind(), EntryKind::ToolExchange);
     assert_eq!(a.entries()[2].id(), t.entries()[2].id());
