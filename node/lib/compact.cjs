@@ -6,9 +6,13 @@
 // objects (the history, or its own previous answer), awaits it if it answered a Promise, and
 // hands the answer back as JSON text. The final messages are the caller's objects where a
 // message was kept and the reducer's objects where it added one (identity kept).
+//
+// A Compactor keeps each message object's conversion with its witness (lib/json.cjs) in a
+// WeakMap: a repeat call converts only the messages it cannot prove unchanged (docs/NODE.md,
+// "Repeat calls"; node/src/reuse.rs).
 
 const { unwrap, SpecError } = require('./errors.cjs');
-const { toJson, Refusal } = require('./json.cjs');
+const { toJson, unchanged, Refusal } = require('./json.cjs');
 const { langchainJson } = require('./convert.cjs');
 
 const SYSTEM_FORMATS = ['anthropic-messages', 'openai-responses'];
@@ -116,7 +120,7 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
    * (SPEC EST-7). `reducer(messages) -> messages` (or a Promise of them) is your proposer.
    */
   class Compactor {
-    constructor(policy, { reducer, estimator, format, trace, workflow = 'hybrid-compaction', persistent = true } = {}) {
+    constructor(policy, { reducer, estimator, format, trace, workflow = 'hybrid-compaction', persistent = true, _reuse = true } = {}) {
       if (trace !== undefined && trace !== null && !(trace instanceof TraceWriter)) {
         throw new TypeError('trace must be a TraceWriter');
       }
@@ -132,6 +136,58 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       this._queue = Promise.resolve();
       this._trace = trace ?? null;
       this._pending = 0;
+      // message object -> {format, witness, converted} (see the module comment); null: every
+      // call converts its whole transcript (the one-call functions, whose compactor is not kept).
+      this._kept = _reuse ? new WeakMap() : null;
+    }
+
+    /** Each message's conversion, reused where its witness proves it unchanged, else written
+     * and converted (the new ones in one native call); null when anything is refused or throws
+     * (the whole transcript is then converted, which reports it with its path). */
+    _converted(messages, format) {
+      try {
+        const out = new Array(messages.length);
+        const texts = [];
+        const fresh = [];
+        for (let i = 0; i < messages.length; i++) {
+          const m = messages[i];
+          const value = format === 'langchain' ? langchainJson(m) : m;
+          const keyed = m !== null && typeof m === 'object';
+          const kept = keyed ? this._kept.get(m) : undefined;
+          if (kept !== undefined && kept.format === format && unchanged(value, kept.witness)) {
+            out[i] = kept.converted;
+            continue;
+          }
+          const witness = keyed ? [] : undefined;
+          texts.push(toJson(value, witness));
+          fresh.push({ i, m, witness });
+        }
+        if (fresh.length > 0) {
+          const converted = native.adaptMessages(format, fresh.map((f) => f.i), `[${texts.join(',')}]`);
+          fresh.forEach(({ i, m, witness }, j) => {
+            out[i] = converted[j];
+            if (witness !== undefined) this._kept.set(m, { format, witness, converted: converted[j] });
+          });
+        }
+        return out;
+      } catch (e) {
+        return null;
+      }
+    }
+
+    /** The call on kept conversions, or null (see `_converted`). */
+    _startKept(messages, format, system, overrides) {
+      const converted = this._converted(messages, format);
+      if (converted === null) return null;
+      let systemText = null;
+      let overridesText = null;
+      try {
+        if (system !== null) systemText = toJson(system);
+        if (overrides !== undefined && overrides !== null && Object.keys(overrides).length) overridesText = toJson(overrides);
+      } catch (e) {
+        return null;
+      }
+      return this._session.startAdapted(format, converted, systemText, overridesText, this._reducer !== null);
     }
 
     _start(messages, system, overrides) {
@@ -140,10 +196,13 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       }
       const format = this._format ?? detect(messages, system);
       const hasSystem = system !== undefined && system !== null && SYSTEM_FORMATS.includes(format);
-      const t = { format, messages: format === 'langchain' ? messages.map(langchainJson) : messages };
-      if (hasSystem) t.system = system;
-      if (overrides !== undefined && Object.keys(overrides).length) t.overrides = overrides;
-      const call = this._session.start(jsonText(t), this._reducer !== null, hasSystem);
+      let call = this._kept !== null ? this._startKept(messages, format, hasSystem ? system : null, overrides) : null;
+      if (call === null) {
+        const t = { format, messages: format === 'langchain' ? messages.map(langchainJson) : messages };
+        if (hasSystem) t.system = system;
+        if (overrides !== undefined && Object.keys(overrides).length) t.overrides = overrides;
+        call = this._session.start(jsonText(t), this._reducer !== null, hasSystem);
+      }
       const objects = messages.slice();
       return { gen: steps(call, objects, this._reducer, format), objects, system: hasSystem ? system : null, format };
     }
@@ -221,9 +280,9 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       if (this._trace !== null && !this._trace.closed) this._trace._endRun(this._session);
     }
 
-    /** The memo's counters (SPEC EST-7): `{hits, misses, cached}`. */
+    /** The memo's counters (SPEC EST-7): `{hits, misses, cached}`; readable while a call is
+     * pending (they are read beside the session, not through it). */
     get memoStats() {
-      this._idle('memoStats');
       const [hits, misses, cached] = this._session.memoStats();
       return { hits, misses, cached };
     }
@@ -231,12 +290,12 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
 
   /** One call: `new Compactor(policy, options).compact(messages, options)` in a run of its own. */
   function compact(messages, policy, { reducer, estimator, format, system, overrides, trace } = {}) {
-    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false }).compact(messages, { system, overrides });
+    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false, _reuse: false }).compact(messages, { system, overrides });
   }
 
   /** `compact` for a synchronous reducer. */
   function compactSync(messages, policy, { reducer, estimator, format, system, overrides, trace } = {}) {
-    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false }).compactSync(messages, { system, overrides });
+    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false, _reuse: false }).compactSync(messages, { system, overrides });
   }
 
   return { Compaction, Compactor, compact, compactSync };

@@ -23,6 +23,14 @@ export declare class Call {
   reply(kind: string, text: string): void
 }
 
+/**
+ * One message converted on its own (see the module docs): an opaque handle the JavaScript
+ * layer keeps beside the message object.
+ */
+export declare class Converted {
+
+}
+
 /** A compaction session: one `Compactor` (see the module docs). */
 export declare class Session {
   /**
@@ -37,11 +45,20 @@ export declare class Session {
    * top-level system, not one of the caller's objects). Step through it with [`Call::next`].
    */
   start(transcript: string, reducer: boolean, system: boolean): Call
+  /**
+   * [`Session::start`] on a `format` transcript given as each message's kept conversion
+   * (`crate::reuse`), its top-level `system` and its `overrides` member as JSON text if
+   * given: the transcript is reassembled from them, converting nothing again.
+   */
+  startAdapted(format: string, messages: Array<Converted>, system: string | undefined | null, overrides: string | undefined | null, reducer: boolean): Call
   /** The trace line of the last call for `recorder` (`docs/TRACE.md`), once. */
   takeRecord(recorder: TraceRecorder): string | null
   /** The `runEnd` line of this session's run for `recorder`, if the recorder named the run. */
   endRun(recorder: TraceRecorder): string | null
-  /** The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53). */
+  /**
+   * The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53), read
+   * without the session's lock: they answer while a call runs.
+   */
   memoStats(): Array<number>
 }
 
@@ -61,6 +78,14 @@ export declare class TraceRecorder {
   /** The `runEnd` line of the observed run `run` (its entry table is dropped). */
   endObservedRun(run: string): string
 }
+
+/**
+ * `messages` (a JSON array of messages) converted one by one in `format`, the `i`-th as
+ * message `indices[i]` of its transcript (so a refusal names `$.messages[index]`). Throws an
+ * `Error` whose message is the failure's envelope for the first refusal (the JavaScript layer
+ * then converts the whole transcript, which reports it as a `TranscriptError`).
+ */
+export declare function adaptMessages(format: string, indices: Array<number>, messages: string): Array<Converted>
 
 /**
  * Checks the trace in the file at `path` as [`check_text`], read in blocks as the command

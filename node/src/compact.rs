@@ -22,7 +22,9 @@
 //!
 //! A [`Session`] is one `Compactor`: its policy's estimator wrapped in a memo (SPEC EST-7) once,
 //! and a run scope holding one run for all its calls (SPEC LSE-6). Its calls are made one at a
-//! time (the JavaScript layer queues them): a worker holds the session while its call runs.
+//! time (the JavaScript layer queues them): a worker holds the session while its call runs (the
+//! memo's counters are read beside it, not through it). A call's transcript is either JSON text
+//! converted whole or the messages' kept conversions, reassembled (`crate::reuse`).
 
 use std::error::Error;
 use std::fmt;
@@ -50,6 +52,7 @@ use serde_json::{json, Value as Json};
 
 use crate::answer::{envelope, Failure};
 use crate::record::TraceRecorder;
+use crate::reuse::{Converted, Input};
 use crate::transcript;
 use hybrid_compaction_trace::format::Record;
 
@@ -166,7 +169,6 @@ impl UpstreamReducer for JsReducer<'_> {
 /// One `Compactor`'s state (see the module docs).
 struct State {
     policy: Policy,
-    memo: Arc<MemoEstimator>,
     scope: RunScope,
     workflow: String,
     /// The last call's record (for a trace writer).
@@ -177,6 +179,9 @@ struct State {
 #[napi]
 pub struct Session {
     state: Arc<Mutex<State>>,
+    /// The policy's memo (shared with `state.policy`): its counters are read without the
+    /// session's lock, so they answer while a call runs.
+    memo: Arc<MemoEstimator>,
 }
 
 /// A wire policy (JSON text) as the library's policy, or why not: invalid input (its path under
@@ -208,13 +213,13 @@ impl Session {
         };
         let state = State {
             policy: built.with_estimator(memo.clone()),
-            memo,
             scope,
             workflow,
             last: None,
         };
         Ok(Session {
             state: Arc::new(Mutex::new(state)),
+            memo,
         })
     }
 
@@ -223,6 +228,32 @@ impl Session {
     /// top-level system, not one of the caller's objects). Step through it with [`Call::next`].
     #[napi]
     pub fn start(&self, transcript: String, reducer: bool, system: bool) -> Call {
+        self.spawn(Input::Text(transcript), reducer, system)
+    }
+
+    /// [`Session::start`] on a `format` transcript given as each message's kept conversion
+    /// (`crate::reuse`), its top-level `system` and its `overrides` member as JSON text if
+    /// given: the transcript is reassembled from them, converting nothing again.
+    #[napi]
+    pub fn start_adapted(
+        &self,
+        format: String,
+        messages: Vec<&Converted>,
+        system: Option<String>,
+        overrides: Option<String>,
+        reducer: bool,
+    ) -> Call {
+        let has_system = system.is_some();
+        let input = Input::Adapted {
+            format,
+            messages: messages.iter().map(|c| c.adaptation.clone()).collect(),
+            system,
+            overrides,
+        };
+        self.spawn(input, reducer, has_system)
+    }
+
+    fn spawn(&self, input: Input, reducer: bool, system: bool) -> Call {
         let (events, from_worker) = channel::<String>();
         let (to_worker, replies) = channel::<Reply>();
         let state = Arc::clone(&self.state);
@@ -230,7 +261,7 @@ impl Session {
             .name("hybrid-compaction-call".into())
             .spawn(move || {
                 let answer = match state.lock() {
-                    Ok(mut s) => run_call(&mut s, &transcript, reducer, system, &events, &replies),
+                    Ok(mut s) => run_call(&mut s, input, reducer, system, &events, &replies),
                     Err(_) => Err(Failure::internal("engine", "the session was poisoned")),
                 };
                 let _ = events.send(format!("{{\"done\":{}}}", envelope(answer)));
@@ -258,16 +289,12 @@ impl Session {
         serde_json::to_string(&Record::RunEnd(end)).ok()
     }
 
-    /// The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53).
+    /// The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53), read
+    /// without the session's lock: they answer while a call runs.
     #[napi]
     pub fn memo_stats(&self) -> Vec<f64> {
-        self.state.lock().map_or_else(
-            |_| Vec::new(),
-            |s| {
-                let m = s.memo.stats();
-                vec![m.hits as f64, m.misses as f64, m.cached as f64]
-            },
-        )
+        let m = self.memo.stats();
+        vec![m.hits as f64, m.misses as f64, m.cached as f64]
     }
 }
 
@@ -320,13 +347,13 @@ impl Call {
 /// The worker's part of a call: its answer payload, or its failure.
 fn run_call(
     s: &mut State,
-    text: &str,
+    input: Input,
     reducer: bool,
     system: bool,
     events: &Sender<String>,
     replies: &Receiver<Reply>,
 ) -> Result<String, Failure> {
-    let t = transcript::parse(text)?;
+    let t = input.transcript()?;
     let entries = t.entries().to_vec();
     let offset = usize::from(system && !entries.is_empty());
     let mut js = JsReducer {
