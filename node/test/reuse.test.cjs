@@ -87,6 +87,7 @@ test('kept conversions answer exactly what converting the whole transcript answe
     (x) => [...x, { role: 'user', content: 'Question 0?' }], // equal to an earlier one: CLS-2's counter
     (x) => [x[0], { role: 'user', content: 'Question 0?' }, ...x.slice(1)], // its ids move
     (x) => x.slice(0, 5),
+    (x) => { x[1].content = 'Question zero, changed?'; return x; }, // in place: its id is its content's
     (x) => [...x, ...conversation(12).slice(5)], // over the trigger: the reducer runs
   ];
   let cur = h;
