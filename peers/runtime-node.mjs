@@ -167,6 +167,16 @@ function table(results) {
   return lines.join('\n');
 }
 
+/** What the rows show that the clauses alone do not say (only when the run shows it). */
+function findings(results) {
+  const out = [];
+  const summarization = results.find((r) => r.name.includes('summarizationMiddleware'));
+  if (summarization.first && String(summarization.first.message).includes('RetainedOriginalEntryMutated')) {
+    out.push(`\`summarizationMiddleware\` gives its summary message the id of the first message it replaces (\`id: conversationMessages[0].id\` in its \`beforeModel\`), so at the call that summarizes, that message of the history is sent changed under its own id: TRC-3 \`RetainedOriginalEntryMutated\` (the Python middleware's row above has no violation). From the next call on, the state holds the summary (${summarization.observed - summarization.violating} of its ${summarization.observed} calls check clean).`, '');
+  }
+  return out;
+}
+
 function section(results, elapsed) {
   const version = (p) => JSON.parse(fs.readFileSync(require.resolve(`${p}/package.json`), 'utf8')).version;
   const now = new Date().toISOString().slice(0, 16).replace('T', ' ');
@@ -182,6 +192,7 @@ function section(results, elapsed) {
     '',
     table(results),
     '',
+    ...findings(results),
     clean ? 'Ours (`compactionMiddleware`): 0 violations (its full call records, replayed by the checker, check clean too).' : '**Ours has violations: this is a bug.**',
     '',
     END,

@@ -11,7 +11,7 @@
 // WeakMap: a repeat call converts only the messages it cannot prove unchanged (docs/NODE.md,
 // "Repeat calls"; node/src/reuse.rs).
 
-const { unwrap, SpecError } = require('./errors.cjs');
+const { unwrap, unwrapValue, SpecError } = require('./errors.cjs');
 const { toJson, unchanged, Refusal } = require('./json.cjs');
 const { langchainJson } = require('./convert.cjs');
 
@@ -211,7 +211,7 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       if (this._trace !== null) this._trace._record(this._session);
       let payload;
       try {
-        payload = unwrap(JSON.stringify(envelope));
+        payload = unwrapValue(envelope);
       } catch (e) {
         if (e instanceof SpecError && thrown !== undefined) e.cause = thrown;
         throw e;
