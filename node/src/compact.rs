@@ -108,12 +108,32 @@ struct JsReducer<'t> {
     transcript: &'t Transcript,
     /// The top-level system (Anthropic's, the Responses instructions): not the reducer's.
     system: Option<Message>,
-    /// The request of the next attempt: the history (its entries without the system) or the
-    /// previous answer (`Some(k)`, attempt k's), as messages.
-    expected: (Vec<Message>, Option<usize>),
+    /// The request of the next attempt: the history (its entries without the system: shared
+    /// handles, no message copied) or the previous answer (attempt k's).
+    expected: Expected,
     attempts: usize,
     events: &'t Sender<String>,
     replies: &'t Receiver<Reply>,
+}
+
+/// The request the reducer is expected to get next (as in the Python binding).
+enum Expected {
+    /// The history: the transcript's entries (the system excluded).
+    History(Vec<Entry>),
+    /// Attempt k's proposal.
+    Proposal(usize, Vec<Message>),
+}
+
+impl Expected {
+    fn is(&self, request: &[Message]) -> bool {
+        match self {
+            Expected::History(entries) => {
+                request.len() == entries.len()
+                    && request.iter().zip(entries).all(|(m, e)| m == e.message())
+            }
+            Expected::Proposal(_, messages) => request == messages.as_slice(),
+        }
+    }
 }
 
 impl UpstreamReducer for JsReducer<'_> {
@@ -125,14 +145,14 @@ impl UpstreamReducer for JsReducer<'_> {
             Some(s) if messages.first() == Some(s) => &messages[1..],
             _ => messages,
         };
-        if body != self.expected.0.as_slice() {
+        if !self.expected.is(body) {
             return Err(fail(
                 "internal: the request is neither the history nor the last proposal",
             ));
         }
-        let request = match self.expected.1 {
-            None => json!({"reduce": "history"}),
-            Some(k) => json!({"reduce": k}),
+        let request = match &self.expected {
+            Expected::History(_) => json!({"reduce": "history"}),
+            Expected::Proposal(k, _) => json!({"reduce": k}),
         };
         self.events
             .send(request.to_string())
@@ -157,7 +177,7 @@ impl UpstreamReducer for JsReducer<'_> {
                 _ => "the reducer's answer cannot be read".to_owned(),
             })
         })?;
-        self.expected = (parsed.clone(), Some(self.attempts));
+        self.expected = Expected::Proposal(self.attempts, parsed.clone());
         self.attempts += 1;
         if let Some(s) = &self.system {
             parsed.insert(0, s.clone());
@@ -360,13 +380,7 @@ fn run_call(
         present: reducer,
         transcript: &t,
         system: (offset == 1).then(|| entries[0].message().clone()),
-        expected: (
-            entries[offset..]
-                .iter()
-                .map(|e| e.message().clone())
-                .collect(),
-            None,
-        ),
+        expected: Expected::History(entries[offset..].to_vec()),
         attempts: 0,
         events,
         replies,
