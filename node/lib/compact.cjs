@@ -7,9 +7,9 @@
 // hands the answer back as JSON text. The final messages are the caller's objects where a
 // message was kept and the reducer's objects where it added one (identity kept).
 //
-// A Compactor keeps each message object's conversion with its witness (lib/json.cjs) in a
-// WeakMap: a repeat call converts only the messages it cannot prove unchanged (docs/NODE.md,
-// "Repeat calls"; node/src/reuse.rs).
+// A Compactor keeps, in a WeakMap, each message object's witness (lib/json.cjs) and the id of
+// its conversion, which the session keeps: a repeat call converts only the messages it cannot
+// prove unchanged (docs/NODE.md, "Repeat calls"; node/src/reuse.rs).
 
 const { unwrap, unwrapValue, SpecError } = require('./errors.cjs');
 const { toJson, unchanged, Refusal } = require('./json.cjs');
@@ -136,12 +136,15 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       this._queue = Promise.resolve();
       this._trace = trace ?? null;
       this._pending = 0;
-      // message object -> {format, witness, converted} (see the module comment); null: every
-      // call converts its whole transcript (the one-call functions, whose compactor is not kept).
+      // message object -> {format, witness, id, gen} (see the module comment); null: every call
+      // converts its whole transcript (the one-call functions, whose compactor is not kept).
+      // The session keeps the conversions of its last call and those made since (a call makes
+      // a new generation): an id is current while its `gen` is `this._gen`.
       this._kept = _reuse ? new WeakMap() : null;
+      this._gen = 0;
     }
 
-    /** Each message's conversion, reused where its witness proves it unchanged, else written
+    /** Each message's kept entry, reused where its witness proves it unchanged, else written
      * and converted (the new ones in one native call); null when anything is refused or throws
      * (the whole transcript is then converted, which reports it with its path). */
     _converted(messages, format) {
@@ -154,19 +157,22 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
           const value = format === 'langchain' ? langchainJson(m) : m;
           const keyed = m !== null && typeof m === 'object';
           const kept = keyed ? this._kept.get(m) : undefined;
-          if (kept !== undefined && kept.format === format && unchanged(value, kept.witness)) {
-            out[i] = kept.converted;
+          if (kept !== undefined && kept.gen === this._gen && kept.format === format && unchanged(value, kept.witness)) {
+            out[i] = kept;
             continue;
           }
           const witness = keyed ? [] : undefined;
           texts.push(toJson(value, witness));
-          fresh.push({ i, m, witness });
+          fresh.push(i);
+          out[i] = { format, witness, id: -1, gen: this._gen, m: keyed ? m : undefined };
         }
         if (fresh.length > 0) {
-          const converted = native.adaptMessages(format, fresh.map((f) => f.i), `[${texts.join(',')}]`);
-          fresh.forEach(({ i, m, witness }, j) => {
-            out[i] = converted[j];
-            if (witness !== undefined) this._kept.set(m, { format, witness, converted: converted[j] });
+          const ids = this._session.adapt(format, Uint32Array.from(fresh), `[${texts.join(',')}]`);
+          fresh.forEach((i, j) => {
+            const e = out[i];
+            e.id = ids[j];
+            if (e.m !== undefined) this._kept.set(e.m, e);
+            e.m = undefined;
           });
         }
         return out;
@@ -177,8 +183,8 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
 
     /** The call on kept conversions, or null (see `_converted`). */
     _startKept(messages, format, system, overrides) {
-      const converted = this._converted(messages, format);
-      if (converted === null) return null;
+      const entries = this._converted(messages, format);
+      if (entries === null) return null;
       let systemText = null;
       let overridesText = null;
       try {
@@ -187,7 +193,18 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       } catch (e) {
         return null;
       }
-      return this._session.startAdapted(format, converted, systemText, overridesText, this._reducer !== null);
+      const ids = new Uint32Array(entries.length);
+      for (let i = 0; i < entries.length; i++) ids[i] = entries[i].id;
+      let call;
+      try {
+        call = this._session.startAdapted(format, ids, systemText, overridesText, this._reducer !== null);
+      } catch (e) {
+        return null; // an id the session does not keep (a bug): nothing started, convert it whole
+      }
+      // The session now keeps exactly these conversions: a new generation.
+      this._gen += 1;
+      for (const e of entries) e.gen = this._gen;
+      return call;
     }
 
     _start(messages, system, overrides) {

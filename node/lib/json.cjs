@@ -112,34 +112,45 @@ function toJson(value, witness) {
   return write(value);
 }
 
+// The witness being compared and the position in it (`unchanged` is not reentrant: it calls
+// no user code but getters, and a walk is never nested in another).
+let seen = null;
+let at = 0;
+
+/** `unchanged`'s walk of one value at `depth` (module-level, so no closure is made per call). */
+function same(v, depth) {
+  if (at >= seen.length) return false;
+  if (v === null || typeof v !== 'object') return Object.is(v, seen[at++]);
+  if (depth + 1 >= MAX_DEPTH) return false;
+  if (Array.isArray(v)) {
+    if (seen[at] !== ARRAY || seen[at + 1] !== v.length) return false;
+    at += 2;
+    for (let i = 0; i < v.length; i++) if (!same(v[i], depth + 1)) return false;
+    return true;
+  }
+  if (seen[at] !== OBJECT || !isPlainObject(v)) return false;
+  at += 1;
+  for (const k of Object.keys(v)) {
+    const x = v[k];
+    if (x === undefined) continue;
+    if (seen[at] !== k) return false;
+    at += 1;
+    if (!same(x, depth + 1)) return false;
+  }
+  return seen[at++] === END;
+}
+
 /** Whether `toJson(value)` reads exactly what `witness` recorded (so writes the same text): the
  * same reads, in order, each primitive the same (Object.is), each container of the same kind
  * with the same length or keys. Reads no more than the witness holds (a cycle ends it). */
 function unchanged(value, witness) {
-  const n = witness.length;
-  let at = 0;
-  const walk = (v, depth) => {
-    if (at >= n) return false;
-    if (v === null || typeof v !== 'object') return Object.is(v, witness[at++]);
-    if (depth + 1 >= MAX_DEPTH) return false;
-    if (Array.isArray(v)) {
-      if (witness[at] !== ARRAY || witness[at + 1] !== v.length) return false;
-      at += 2;
-      for (let i = 0; i < v.length; i++) if (!walk(v[i], depth + 1)) return false;
-      return true;
-    }
-    if (witness[at] !== OBJECT || !isPlainObject(v)) return false;
-    at += 1;
-    for (const k of Object.keys(v)) {
-      const x = v[k];
-      if (x === undefined) continue;
-      if (witness[at] !== k) return false;
-      at += 1;
-      if (!walk(x, depth + 1)) return false;
-    }
-    return witness[at++] === END;
-  };
-  return walk(value, 0) && at === n;
+  seen = witness;
+  at = 0;
+  try {
+    return same(value, 0) && at === witness.length;
+  } finally {
+    seen = null;
+  }
 }
 
 module.exports = { toJson, unchanged, Refusal, MAX_DEPTH };

@@ -836,10 +836,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.Call = nativeBinding.Call
-module.exports.Converted = nativeBinding.Converted
 module.exports.Session = nativeBinding.Session
 module.exports.TraceRecorder = nativeBinding.TraceRecorder
-module.exports.adaptMessages = nativeBinding.adaptMessages
 module.exports.checkFile = nativeBinding.checkFile
 module.exports.checkText = nativeBinding.checkText
 module.exports.countTokens = nativeBinding.countTokens

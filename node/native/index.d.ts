@@ -23,14 +23,6 @@ export declare class Call {
   reply(kind: string, text: string): void
 }
 
-/**
- * One message converted on its own (see the module docs): an opaque handle the JavaScript
- * layer keeps beside the message object.
- */
-export declare class Converted {
-
-}
-
 /** A compaction session: one `Compactor` (see the module docs). */
 export declare class Session {
   /**
@@ -46,11 +38,21 @@ export declare class Session {
    */
   start(transcript: string, reducer: boolean, system: boolean): Call
   /**
-   * [`Session::start`] on a `format` transcript given as each message's kept conversion
-   * (`crate::reuse`), its top-level `system` and its `overrides` member as JSON text if
-   * given: the transcript is reassembled from them, converting nothing again.
+   * `messages` (a JSON array of messages) converted one by one in `format` and kept, the
+   * `i`-th as message `indices[i]` of its transcript (so a refusal names
+   * `$.messages[index]`): their ids, in order (`crate::reuse`). Throws an `Error` whose
+   * message is the failure's envelope for the first refusal (the JavaScript layer then
+   * converts the whole transcript, which reports it as a `TranscriptError`).
    */
-  startAdapted(format: string, messages: Array<Converted>, system: string | undefined | null, overrides: string | undefined | null, reducer: boolean): Call
+  adapt(format: string, indices: Uint32Array, messages: string): Uint32Array
+  /**
+   * [`Session::start`] on a `format` transcript given as each message's kept conversion
+   * (`ids`, [`Session::adapt`]'s; the store then keeps exactly these), its top-level
+   * `system` and its `overrides` member as JSON text if given: the transcript is
+   * reassembled from them, converting nothing again. An id not kept throws (the envelope of
+   * an internal failure); nothing is started then.
+   */
+  startAdapted(format: string, ids: Uint32Array, system: string | undefined | null, overrides: string | undefined | null, reducer: boolean): Call
   /** The trace line of the last call for `recorder` (`docs/TRACE.md`), once. */
   takeRecord(recorder: TraceRecorder): string | null
   /** The `runEnd` line of this session's run for `recorder`, if the recorder named the run. */
@@ -78,14 +80,6 @@ export declare class TraceRecorder {
   /** The `runEnd` line of the observed run `run` (its entry table is dropped). */
   endObservedRun(run: string): string
 }
-
-/**
- * `messages` (a JSON array of messages) converted one by one in `format`, the `i`-th as
- * message `indices[i]` of its transcript (so a refusal names `$.messages[index]`). Throws an
- * `Error` whose message is the failure's envelope for the first refusal (the JavaScript layer
- * then converts the whole transcript, which reports it as a `TranscriptError`).
- */
-export declare function adaptMessages(format: string, indices: Array<number>, messages: string): Array<Converted>
 
 /**
  * Checks the trace in the file at `path` as [`check_text`], read in blocks as the command

@@ -47,12 +47,13 @@ use hybrid_compaction::transcript::{FinalSource, Transcript};
 use hybrid_compaction_oracle::{CaseError, Engine};
 use hybrid_compaction_trace::shapes::{assembly_output, diagnostics_output};
 use hybrid_compaction_trace::write::{event, Collector};
+use napi::bindgen_prelude::Uint32Array;
 use napi_derive::napi;
 use serde_json::{json, Value as Json};
 
 use crate::answer::{envelope, Failure};
 use crate::record::TraceRecorder;
-use crate::reuse::{Converted, Input};
+use crate::reuse::{Input, Store};
 use crate::transcript;
 use hybrid_compaction_trace::format::Record;
 
@@ -202,6 +203,9 @@ pub struct Session {
     /// The policy's memo (shared with `state.policy`): its counters are read without the
     /// session's lock, so they answer while a call runs.
     memo: Arc<MemoEstimator>,
+    /// The kept conversions of the messages (`crate::reuse`): used on the JavaScript thread
+    /// only, before a call starts, so never while a worker holds the session.
+    store: Mutex<Store>,
 }
 
 /// A wire policy (JSON text) as the library's policy, or why not: invalid input (its path under
@@ -240,6 +244,7 @@ impl Session {
         Ok(Session {
             state: Arc::new(Mutex::new(state)),
             memo,
+            store: Mutex::new(Store::default()),
         })
     }
 
@@ -251,26 +256,53 @@ impl Session {
         self.spawn(Input::Text(transcript), reducer, system)
     }
 
+    /// `messages` (a JSON array of messages) converted one by one in `format` and kept, the
+    /// `i`-th as message `indices[i]` of its transcript (so a refusal names
+    /// `$.messages[index]`): their ids, in order (`crate::reuse`). Throws an `Error` whose
+    /// message is the failure's envelope for the first refusal (the JavaScript layer then
+    /// converts the whole transcript, which reports it as a `TranscriptError`).
+    #[napi]
+    pub fn adapt(
+        &self,
+        format: String,
+        indices: Uint32Array,
+        messages: String,
+    ) -> napi::Result<Uint32Array> {
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        store
+            .adapt(&format, &indices, &messages)
+            .map(Uint32Array::from)
+            .map_err(|f| napi::Error::from_reason(envelope(Err(f))))
+    }
+
     /// [`Session::start`] on a `format` transcript given as each message's kept conversion
-    /// (`crate::reuse`), its top-level `system` and its `overrides` member as JSON text if
-    /// given: the transcript is reassembled from them, converting nothing again.
+    /// (`ids`, [`Session::adapt`]'s; the store then keeps exactly these), its top-level
+    /// `system` and its `overrides` member as JSON text if given: the transcript is
+    /// reassembled from them, converting nothing again. An id not kept throws (the envelope of
+    /// an internal failure); nothing is started then.
     #[napi]
     pub fn start_adapted(
         &self,
         format: String,
-        messages: Vec<&Converted>,
+        ids: Uint32Array,
         system: Option<String>,
         overrides: Option<String>,
         reducer: bool,
-    ) -> Call {
+    ) -> napi::Result<Call> {
+        let messages = self
+            .store
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take_call(&ids)
+            .map_err(|f| napi::Error::from_reason(envelope(Err(f))))?;
         let has_system = system.is_some();
         let input = Input::Adapted {
             format,
-            messages: messages.iter().map(|c| c.adaptation.clone()).collect(),
+            messages,
             system,
             overrides,
         };
-        self.spawn(input, reducer, has_system)
+        Ok(self.spawn(input, reducer, has_system))
     }
 
     fn spawn(&self, input: Input, reducer: bool, system: bool) -> Call {

@@ -3,32 +3,101 @@
 //! `python/src/reuse.rs` does the same for Python objects).
 //!
 //! ```text
-//!  JS (lib/compact.cjs): per message object, WeakMap -> {witness, Converted}
-//!      witness matches (docs/NODE.md, "Repeat calls"): its Converted, nothing written
+//!  JS (lib/compact.cjs): per message object, WeakMap -> {witness, id, gen}
+//!      witness matches (docs/NODE.md, "Repeat calls") and gen is current: its id, nothing written
 //!      else: toJson (recording the witness) ---+
-//!  adapt_messages(format, indices, [new messages as one JSON array]) -> Converted per message
-//!  Session::start_adapted(format, [Converted per message], system?, overrides?)
+//!  Session::adapt(format, indices, [new messages as one JSON array]) -> an id per message
+//!  Session::start_adapted(format, ids, system?, overrides?)
+//!      the store keeps exactly these ids (the conversions of this call's messages)
 //!      worker: Transcript::reassemble (ids, kinds; entries and their digests reused) -> the node
 //! ```
 //!
 //! What counts as unchanged is decided in JavaScript (the witness walk); this side only keeps
-//! each message's adaptation and reassembles a transcript from them, which is what
+//! each message's adaptation, under an id, and reassembles a transcript from them, which is what
 //! `Transcript::parse` gives for the same transcript object (the library's
-//! `reuse_matches_parse`).
+//! `reuse_matches_parse`). The conversions live here, not in JavaScript objects: no object is
+//! made per message, and memory is given back deterministically. The [`Store`] keeps the
+//! conversions of the last call that used it and those made since, as the Python binding's
+//! cache keeps the objects of its last call; the JavaScript layer applies the same rule to its
+//! ids (a generation number), so it never names an id the store has dropped, and an id it does
+//! not know is refused, never guessed.
 
 use hybrid_compaction::transcript::reuse::Adaptation;
 use hybrid_compaction::transcript::{Transcript, TranscriptFormat};
-use napi_derive::napi;
+use rustc_hash::FxHashMap;
 use serde_json::Value as Json;
 
-use crate::answer::{envelope, Failure};
+use crate::answer::Failure;
 use crate::transcript;
 
-/// One message converted on its own (see the module docs): an opaque handle the JavaScript
-/// layer keeps beside the message object.
-#[napi]
-pub struct Converted {
-    pub(crate) adaptation: Adaptation,
+/// A session's kept conversions (see the module docs).
+#[derive(Default)]
+pub(crate) struct Store {
+    /// Each id's conversion and the generation that last used it (or made it).
+    kept: FxHashMap<u32, (Adaptation, u64)>,
+    /// The next id (ids are never reused: a stale one is refused, not mistaken).
+    next: u32,
+    /// The number of calls that used the store so far.
+    generation: u64,
+}
+
+impl Store {
+    /// `messages` (a JSON array of messages) converted one by one in `format`, the `i`-th as
+    /// message `indices[i]` of its transcript (so a refusal names `$.messages[index]`), kept
+    /// under new ids (answered in order).
+    pub(crate) fn adapt(
+        &mut self,
+        format_name: &str,
+        indices: &[u32],
+        messages: &str,
+    ) -> Result<Vec<u32>, Failure> {
+        let format = format(format_name)?;
+        let Json::Array(values) = read(messages, "messages")? else {
+            return Err(Failure::invalid("messages", "expected a JSON array"));
+        };
+        if values.len() != indices.len() {
+            return Err(Failure::invalid(
+                "indices",
+                format!("{} indices for {} messages", indices.len(), values.len()),
+            ));
+        }
+        let adapted = values
+            .iter()
+            .zip(indices)
+            .map(|(m, &i)| Adaptation::message(format, i as usize, m))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| transcript::refusal(&e))?;
+        let mut ids = Vec::with_capacity(adapted.len());
+        for a in adapted {
+            let id = self.next;
+            self.next = self.next.checked_add(1).ok_or_else(|| {
+                Failure::internal("engine", "a Compactor ran out of conversion ids")
+            })?;
+            self.kept.insert(id, (a, self.generation));
+            ids.push(id);
+        }
+        Ok(ids)
+    }
+
+    /// The conversions of `ids`, in order; the store then keeps exactly these (a new
+    /// generation). An id it does not hold is refused (nothing is dropped then).
+    pub(crate) fn take_call(&mut self, ids: &[u32]) -> Result<Vec<Adaptation>, Failure> {
+        let generation = self.generation + 1;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let Some((a, used)) = self.kept.get_mut(id) else {
+                return Err(Failure::internal(
+                    "engine",
+                    format!("conversion {id} is not kept (a stale id)"),
+                ));
+            };
+            *used = generation;
+            out.push(a.clone());
+        }
+        self.generation = generation;
+        self.kept.retain(|_, (_, used)| *used == generation);
+        Ok(out)
+    }
 }
 
 /// The transcript format named `name`, or invalid input naming `format`.
@@ -39,41 +108,6 @@ pub(crate) fn format(name: &str) -> Result<TranscriptFormat, Failure> {
 
 fn read(text: &str, what: &str) -> Result<Json, Failure> {
     serde_json::from_str(text).map_err(|e| Failure::invalid(what, format!("not JSON: {e}")))
-}
-
-/// `messages` (a JSON array of messages) converted one by one in `format`, the `i`-th as
-/// message `indices[i]` of its transcript (so a refusal names `$.messages[index]`). Throws an
-/// `Error` whose message is the failure's envelope for the first refusal (the JavaScript layer
-/// then converts the whole transcript, which reports it as a `TranscriptError`).
-#[napi]
-pub fn adapt_messages(
-    format: String,
-    indices: Vec<u32>,
-    messages: String,
-) -> napi::Result<Vec<Converted>> {
-    adapt(&format, &indices, &messages).map_err(|f| napi::Error::from_reason(envelope(Err(f))))
-}
-
-fn adapt(format_name: &str, indices: &[u32], messages: &str) -> Result<Vec<Converted>, Failure> {
-    let format = format(format_name)?;
-    let Json::Array(values) = read(messages, "messages")? else {
-        return Err(Failure::invalid("messages", "expected a JSON array"));
-    };
-    if values.len() != indices.len() {
-        return Err(Failure::invalid(
-            "indices",
-            format!("{} indices for {} messages", indices.len(), values.len()),
-        ));
-    }
-    values
-        .iter()
-        .zip(indices)
-        .map(|(m, &i)| {
-            Adaptation::message(format, i as usize, m)
-                .map(|adaptation| Converted { adaptation })
-                .map_err(|e| transcript::refusal(&e))
-        })
-        .collect()
 }
 
 /// A transcript to compact: its JSON text (converted whole), or kept conversions (see the

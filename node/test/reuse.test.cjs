@@ -2,7 +2,7 @@
 // A Compactor's kept conversions (docs/NODE.md, "Repeat calls"; node/src/reuse.rs): a repeat
 // call converts only the messages its witness cannot prove unchanged, and answers exactly what
 // converting the whole transcript answers. The addon's converter is counted by wrapping the
-// native function the package calls.
+// native method the package calls.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const hc = require('hybrid-compaction');
@@ -26,16 +26,16 @@ function conversation(n) {
 
 /** Runs `f` counting the messages the addon converts one by one. */
 function counting(f) {
-  const original = native.adaptMessages;
+  const original = native.Session.prototype.adapt;
   let converted = 0;
-  native.adaptMessages = (format, indices, text) => {
+  native.Session.prototype.adapt = function adapt(format, indices, text) {
     converted += indices.length;
-    return original(format, indices, text);
+    return original.call(this, format, indices, text);
   };
   try {
     return { value: f(), converted };
   } finally {
-    native.adaptMessages = original;
+    native.Session.prototype.adapt = original;
   }
 }
 
@@ -75,6 +75,22 @@ test('a repeat call converts only its new or changed messages', () => {
   assert.equal(counting(() => c.compactSync(next)).converted, 0, 'a value set back to the same string');
   next[6].tool_calls[0].function = { ...next[6].tool_calls[0].function, name: 'g' };
   assert.equal(counting(() => c.compactSync(next)).converted, 1, 'a nested object replaced');
+});
+
+test('the session keeps the conversions of its last call: messages left out of one call are converted again', () => {
+  const c = new hc.Compactor(policy);
+  const whole = new hc.Compactor(policy, { _reuse: false });
+  const h = conversation(8);
+  assert.equal(counting(() => c.compactSync(h)).converted, 8);
+  assert.equal(counting(() => c.compactSync(h.slice(0, 5))).converted, 0);
+  const again = counting(() => c.compactSync(h));
+  assert.equal(again.converted, 3, 'the three left out were dropped by the session');
+  same(answer(again.value), answer(whole.compactSync(h)));
+  assert.equal(counting(() => c.compactSync(h)).converted, 0);
+  // the same object twice in one call: one conversion, kept for both
+  const twice = [...h, h[1]];
+  assert.equal(counting(() => c.compactSync(twice)).converted, 0);
+  same(answer(c.compactSync(twice)), answer(whole.compactSync(twice)));
 });
 
 test('kept conversions answer exactly what converting the whole transcript answers', async () => {
