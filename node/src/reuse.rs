@@ -154,3 +154,37 @@ impl Input {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_keeps_the_last_calls_conversions_and_refuses_stale_ids() {
+        let mut store = Store::default();
+        let two = r#"[{"role":"user","content":"a"},{"role":"user","content":"b"}]"#;
+        let ids = store.adapt("openai-chat", &[0, 1], two).unwrap();
+        assert_eq!(ids, vec![0, 1]);
+        assert_eq!(store.take_call(&[ids[1], ids[1]]).unwrap().len(), 2);
+        // the call that did not name it dropped it; a new conversion gets a new id
+        assert!(store.take_call(&[ids[0]]).is_err());
+        let again = store.adapt("openai-chat", &[0], r#"[{"role":"user","content":"a"}]"#);
+        assert_eq!(again.unwrap(), vec![2]);
+        assert_eq!(store.take_call(&[2, 1]).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn refusals_name_the_message_and_keep_nothing() {
+        let mut store = Store::default();
+        let bad = r#"[{"role":"user","content":"a"},{"role":"user","content":42}]"#;
+        match store.adapt("openai-chat", &[3, 4], bad) {
+            Err(Failure::Transcript { path, .. }) => {
+                assert!(path.starts_with("messages[4]"), "{path}")
+            }
+            _ => panic!("not refused"),
+        }
+        assert!(store.kept.is_empty());
+        assert!(store.adapt("openai-chat", &[0], "[]").is_err());
+        assert!(store.adapt("xml", &[], "[]").is_err());
+    }
+}
