@@ -47,7 +47,8 @@ use hybrid_compaction::transcript::{FinalSource, Transcript};
 use hybrid_compaction_oracle::{CaseError, Engine};
 use hybrid_compaction_trace::shapes::{assembly_output, diagnostics_output};
 use hybrid_compaction_trace::write::{event, Collector};
-use napi::bindgen_prelude::Uint32Array;
+use napi::bindgen_prelude::{ObjectFinalize, Uint32Array};
+use napi::Env;
 use napi_derive::napi;
 use serde_json::{json, Value as Json};
 
@@ -197,7 +198,7 @@ struct State {
 }
 
 /// A compaction session: one `Compactor` (see the module docs).
-#[napi]
+#[napi(custom_finalize)]
 pub struct Session {
     state: Arc<Mutex<State>>,
     /// The policy's memo (shared with `state.policy`): its counters are read without the
@@ -264,15 +265,17 @@ impl Session {
     #[napi]
     pub fn adapt(
         &self,
+        env: Env,
         format: String,
         indices: Uint32Array,
         messages: String,
     ) -> napi::Result<Uint32Array> {
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        store
+        let (ids, added) = store
             .adapt(&format, &indices, &messages)
-            .map(Uint32Array::from)
-            .map_err(|f| napi::Error::from_reason(envelope(Err(f))))
+            .map_err(|f| napi::Error::from_reason(envelope(Err(f))))?;
+        env.adjust_external_memory(added)?;
+        Ok(Uint32Array::from(ids))
     }
 
     /// [`Session::start`] on a `format` transcript given as each message's kept conversion
@@ -283,18 +286,20 @@ impl Session {
     #[napi]
     pub fn start_adapted(
         &self,
+        env: Env,
         format: String,
         ids: Uint32Array,
         system: Option<String>,
         overrides: Option<String>,
         reducer: bool,
     ) -> napi::Result<Call> {
-        let messages = self
+        let (messages, dropped) = self
             .store
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take_call(&ids)
             .map_err(|f| napi::Error::from_reason(envelope(Err(f))))?;
+        env.adjust_external_memory(-dropped)?;
         let has_system = system.is_some();
         let input = Input::Adapted {
             format,
@@ -347,6 +352,14 @@ impl Session {
     pub fn memo_stats(&self) -> Vec<f64> {
         let m = self.memo.stats();
         vec![m.hits as f64, m.misses as f64, m.cached as f64]
+    }
+}
+
+impl ObjectFinalize for Session {
+    /// Gives back to V8's account the memory its kept conversions held.
+    fn finalize(self, env: Env) -> napi::Result<()> {
+        let bytes = self.store.lock().map_or(0, |s| s.bytes);
+        env.adjust_external_memory(-bytes).map(|_| ())
     }
 }
 

@@ -33,8 +33,12 @@ use crate::transcript;
 /// A session's kept conversions (see the module docs).
 #[derive(Default)]
 pub(crate) struct Store {
-    /// Each id's conversion and the generation that last used it (or made it).
-    kept: FxHashMap<u32, (Adaptation, u64)>,
+    /// Each id's conversion, about the memory it holds ([`weight`]) and the generation that
+    /// last used it (or made it).
+    kept: FxHashMap<u32, (Adaptation, i64, u64)>,
+    /// About the memory all kept conversions hold (reported to V8 by the session, so that its
+    /// collector weighs a dropped `Compactor` by what it holds here too).
+    pub(crate) bytes: i64,
     /// The next id (ids are never reused: a stale one is refused, not mistaken).
     next: u32,
     /// The number of calls that used the store so far.
@@ -44,13 +48,13 @@ pub(crate) struct Store {
 impl Store {
     /// `messages` (a JSON array of messages) converted one by one in `format`, the `i`-th as
     /// message `indices[i]` of its transcript (so a refusal names `$.messages[index]`), kept
-    /// under new ids (answered in order).
+    /// under new ids (answered in order), with about the memory they hold.
     pub(crate) fn adapt(
         &mut self,
         format_name: &str,
         indices: &[u32],
         messages: &str,
-    ) -> Result<Vec<u32>, Failure> {
+    ) -> Result<(Vec<u32>, i64), Failure> {
         let format = format(format_name)?;
         let Json::Array(values) = read(messages, "messages")? else {
             return Err(Failure::invalid("messages", "expected a JSON array"));
@@ -64,28 +68,32 @@ impl Store {
         let adapted = values
             .iter()
             .zip(indices)
-            .map(|(m, &i)| Adaptation::message(format, i as usize, m))
+            .map(|(m, &i)| Adaptation::message(format, i as usize, m).map(|a| (a, weight(m))))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| transcript::refusal(&e))?;
         let mut ids = Vec::with_capacity(adapted.len());
-        for a in adapted {
+        let mut added = 0i64;
+        for (a, w) in adapted {
             let id = self.next;
             self.next = self.next.checked_add(1).ok_or_else(|| {
                 Failure::internal("engine", "a Compactor ran out of conversion ids")
             })?;
-            self.kept.insert(id, (a, self.generation));
+            self.kept.insert(id, (a, w, self.generation));
+            added = added.saturating_add(w);
             ids.push(id);
         }
-        Ok(ids)
+        self.bytes = self.bytes.saturating_add(added);
+        Ok((ids, added))
     }
 
-    /// The conversions of `ids`, in order; the store then keeps exactly these (a new
-    /// generation). An id it does not hold is refused (nothing is dropped then).
-    pub(crate) fn take_call(&mut self, ids: &[u32]) -> Result<Vec<Adaptation>, Failure> {
+    /// The conversions of `ids`, in order, and about the memory dropped: the store then keeps
+    /// exactly these (a new generation). An id it does not hold is refused (nothing is dropped
+    /// then).
+    pub(crate) fn take_call(&mut self, ids: &[u32]) -> Result<(Vec<Adaptation>, i64), Failure> {
         let generation = self.generation + 1;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            let Some((a, used)) = self.kept.get_mut(id) else {
+            let Some((a, _, used)) = self.kept.get_mut(id) else {
                 return Err(Failure::internal(
                     "engine",
                     format!("conversion {id} is not kept (a stale id)"),
@@ -95,9 +103,31 @@ impl Store {
             out.push(a.clone());
         }
         self.generation = generation;
-        self.kept.retain(|_, (_, used)| *used == generation);
-        Ok(out)
+        let mut dropped = 0i64;
+        self.kept.retain(|_, (_, w, used)| {
+            let keep = *used == generation;
+            if !keep {
+                dropped = dropped.saturating_add(*w);
+            }
+            keep
+        });
+        self.bytes = self.bytes.saturating_sub(dropped);
+        Ok((out, dropped))
     }
+}
+
+/// About the memory a message's conversion holds: its strings' bytes (the adapted message, its
+/// source and its entry each hold them: three times) and a small cost per value.
+fn weight(v: &Json) -> i64 {
+    fn walk(v: &Json) -> usize {
+        match v {
+            Json::String(s) => s.len() + 32,
+            Json::Array(a) => 32 + a.iter().map(walk).sum::<usize>(),
+            Json::Object(m) => 32 + m.iter().map(|(k, v)| k.len() + 32 + walk(v)).sum::<usize>(),
+            _ => 16,
+        }
+    }
+    i64::try_from(walk(v).saturating_mul(3)).unwrap_or(i64::MAX)
 }
 
 /// The transcript format named `name`, or invalid input naming `format`.
@@ -163,14 +193,18 @@ mod tests {
     fn the_store_keeps_the_last_calls_conversions_and_refuses_stale_ids() {
         let mut store = Store::default();
         let two = r#"[{"role":"user","content":"a"},{"role":"user","content":"b"}]"#;
-        let ids = store.adapt("openai-chat", &[0, 1], two).unwrap();
+        let (ids, added) = store.adapt("openai-chat", &[0, 1], two).unwrap();
         assert_eq!(ids, vec![0, 1]);
-        assert_eq!(store.take_call(&[ids[1], ids[1]]).unwrap().len(), 2);
+        assert_eq!(store.bytes, added);
+        let (kept, dropped) = store.take_call(&[ids[1], ids[1]]).unwrap();
+        assert_eq!(kept.len(), 2);
+        assert!(dropped > 0 && dropped < added);
+        assert_eq!(store.bytes, added - dropped);
         // the call that did not name it dropped it; a new conversion gets a new id
         assert!(store.take_call(&[ids[0]]).is_err());
         let again = store.adapt("openai-chat", &[0], r#"[{"role":"user","content":"a"}]"#);
-        assert_eq!(again.unwrap(), vec![2]);
-        assert_eq!(store.take_call(&[2, 1]).unwrap().len(), 2);
+        assert_eq!(again.unwrap().0, vec![2]);
+        assert_eq!(store.take_call(&[2, 1]).unwrap().0.len(), 2);
     }
 
     #[test]
