@@ -6,10 +6,14 @@
 // objects (the history, or its own previous answer), awaits it if it answered a Promise, and
 // hands the answer back as JSON text. The final messages are the caller's objects where a
 // message was kept and the reducer's objects where it added one (identity kept).
+//
+// A Compactor keeps, in a WeakMap, each message object's witness (lib/json.cjs) and the id of
+// its conversion, which the session keeps: a repeat call converts only the messages it cannot
+// prove unchanged (docs/NODE.md, "Repeat calls"; node/src/reuse.rs).
 
-const { unwrap, SpecError } = require('./errors.cjs');
-const { toJson, Refusal } = require('./json.cjs');
-const { wireMessages } = require('./convert.cjs');
+const { unwrap, unwrapValue, SpecError } = require('./errors.cjs');
+const { toJson, unchanged, Refusal } = require('./json.cjs');
+const { wireMessage, wireMessages } = require('./convert.cjs');
 
 const FORMATS = ['openai-chat', 'anthropic-messages', 'langchain', 'openai-responses', 'ai-sdk'];
 
@@ -118,7 +122,7 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
    * (SPEC EST-7). `reducer(messages) -> messages` (or a Promise of them) is your proposer.
    */
   class Compactor {
-    constructor(policy, { reducer, estimator, format, trace, workflow = 'hybrid-compaction', persistent = true } = {}) {
+    constructor(policy, { reducer, estimator, format, trace, workflow = 'hybrid-compaction', persistent = true, _reuse = true } = {}) {
       if (trace !== undefined && trace !== null && !(trace instanceof TraceWriter)) {
         throw new TypeError('trace must be a TraceWriter');
       }
@@ -134,6 +138,75 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       this._queue = Promise.resolve();
       this._trace = trace ?? null;
       this._pending = 0;
+      // message object -> {format, witness, id, gen} (see the module comment); null: every call
+      // converts its whole transcript (the one-call functions, whose compactor is not kept).
+      // The session keeps the conversions of its last call and those made since (a call makes
+      // a new generation): an id is current while its `gen` is `this._gen`.
+      this._kept = _reuse ? new WeakMap() : null;
+      this._gen = 0;
+    }
+
+    /** Each message's kept entry, reused where its witness proves it unchanged, else written
+     * and converted (the new ones in one native call); null when anything is refused or throws
+     * (the whole transcript is then converted, which reports it with its path). */
+    _converted(messages, format) {
+      try {
+        const out = new Array(messages.length);
+        const texts = [];
+        const fresh = [];
+        for (let i = 0; i < messages.length; i++) {
+          const m = messages[i];
+          const value = wireMessage(format, m);
+          const keyed = m !== null && typeof m === 'object';
+          const kept = keyed ? this._kept.get(m) : undefined;
+          if (kept !== undefined && kept.gen === this._gen && kept.format === format && unchanged(value, kept.witness)) {
+            out[i] = kept;
+            continue;
+          }
+          const witness = keyed ? [] : undefined;
+          texts.push(toJson(value, witness));
+          fresh.push(i);
+          out[i] = { format, witness, id: -1, gen: this._gen, m: keyed ? m : undefined };
+        }
+        if (fresh.length > 0) {
+          const ids = this._session.adapt(format, Uint32Array.from(fresh), `[${texts.join(',')}]`);
+          fresh.forEach((i, j) => {
+            const e = out[i];
+            e.id = ids[j];
+            if (e.m !== undefined) this._kept.set(e.m, e);
+            e.m = undefined;
+          });
+        }
+        return out;
+      } catch (e) {
+        return null;
+      }
+    }
+
+    /** The call on kept conversions, or null (see `_converted`). */
+    _startKept(messages, format, system, overrides) {
+      const entries = this._converted(messages, format);
+      if (entries === null) return null;
+      let systemText = null;
+      let overridesText = null;
+      try {
+        if (system !== null) systemText = toJson(system);
+        if (overrides !== undefined && overrides !== null && Object.keys(overrides).length) overridesText = toJson(overrides);
+      } catch (e) {
+        return null;
+      }
+      const ids = new Uint32Array(entries.length);
+      for (let i = 0; i < entries.length; i++) ids[i] = entries[i].id;
+      let call;
+      try {
+        call = this._session.startAdapted(format, ids, systemText, overridesText, this._reducer !== null);
+      } catch (e) {
+        return null; // an id the session does not keep (a bug): nothing started, convert it whole
+      }
+      // The session now keeps exactly these conversions: a new generation.
+      this._gen += 1;
+      for (const e of entries) e.gen = this._gen;
+      return call;
     }
 
     _start(messages, system, overrides) {
@@ -142,10 +215,13 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       }
       const format = this._format ?? detect(messages, system);
       const hasSystem = system !== undefined && system !== null && SYSTEM_FORMATS.includes(format);
-      const t = { format, messages: wireMessages(format, messages) };
-      if (hasSystem) t.system = system;
-      if (overrides !== undefined && Object.keys(overrides).length) t.overrides = overrides;
-      const call = this._session.start(jsonText(t), this._reducer !== null, hasSystem);
+      let call = this._kept !== null ? this._startKept(messages, format, hasSystem ? system : null, overrides) : null;
+      if (call === null) {
+        const t = { format, messages: wireMessages(format, messages) };
+        if (hasSystem) t.system = system;
+        if (overrides !== undefined && Object.keys(overrides).length) t.overrides = overrides;
+        call = this._session.start(jsonText(t), this._reducer !== null, hasSystem);
+      }
       const objects = messages.slice();
       return { gen: steps(call, objects, this._reducer, format), objects, system: hasSystem ? system : null, format };
     }
@@ -154,7 +230,7 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       if (this._trace !== null) this._trace._record(this._session);
       let payload;
       try {
-        payload = unwrap(JSON.stringify(envelope));
+        payload = unwrapValue(envelope);
       } catch (e) {
         if (e instanceof SpecError && thrown !== undefined) e.cause = thrown;
         throw e;
@@ -223,9 +299,9 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
       if (this._trace !== null && !this._trace.closed) this._trace._endRun(this._session);
     }
 
-    /** The memo's counters (SPEC EST-7): `{hits, misses, cached}`. */
+    /** The memo's counters (SPEC EST-7): `{hits, misses, cached}`; readable while a call is
+     * pending (they are read beside the session, not through it). */
     get memoStats() {
-      this._idle('memoStats');
       const [hits, misses, cached] = this._session.memoStats();
       return { hits, misses, cached };
     }
@@ -233,12 +309,12 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
 
   /** One call: `new Compactor(policy, options).compact(messages, options)` in a run of its own. */
   function compact(messages, policy, { reducer, estimator, format, system, overrides, trace } = {}) {
-    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false }).compact(messages, { system, overrides });
+    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false, _reuse: false }).compact(messages, { system, overrides });
   }
 
   /** `compact` for a synchronous reducer. */
   function compactSync(messages, policy, { reducer, estimator, format, system, overrides, trace } = {}) {
-    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false }).compactSync(messages, { system, overrides });
+    return new Compactor(policy, { reducer, estimator, format, trace, persistent: false, _reuse: false }).compactSync(messages, { system, overrides });
   }
 
   return { Compaction, Compactor, compact, compactSync };

@@ -37,9 +37,15 @@ function aiSdkJson(v, open = new Set()) {
 
 /** The messages of `format` as the converter reads them (LangChain.js objects as their dicts,
  * AI SDK binary data as base64 text), the others as they are. */
+/** One message as the wire format has it: LangChain.js objects and AI SDK binary data written. */
+function wireMessage(format, m) {
+  if (format === 'langchain') return langchainJson(m);
+  if (format === 'ai-sdk') return aiSdkJson(m);
+  return m;
+}
+
 function wireMessages(format, messages) {
-  if (format === 'langchain') return messages.map(langchainJson);
-  if (format === 'ai-sdk') return messages.map((m) => aiSdkJson(m));
+  if (format === 'langchain' || format === 'ai-sdk') return messages.map((m) => wireMessage(format, m));
   return messages;
 }
 
@@ -84,4 +90,5 @@ const factory = (native, jsonText) => {
 factory.langchainJson = langchainJson;
 factory.aiSdkJson = aiSdkJson;
 factory.wireMessages = wireMessages;
+factory.wireMessage = wireMessage;
 module.exports = factory;

@@ -68,9 +68,13 @@ class CompactionTerminated extends HybridCompactionError {
   }
 }
 
-/** The answer inside a native envelope, or the error it names, thrown. */
+/** The answer inside a native envelope (JSON text), or the error it names, thrown. */
 function unwrap(text) {
-  const e = JSON.parse(text);
+  return unwrapValue(JSON.parse(text));
+}
+
+/** `unwrap` of an envelope already parsed. */
+function unwrapValue(e) {
   if ('ok' in e) return e.ok;
   if (e.invalid) throw new InvalidCaseError(e.invalid.path, e.invalid.reason);
   if (e.internal) throw new InternalError(e.internal.implementation, e.internal.reason);
@@ -90,4 +94,5 @@ module.exports = {
   UnsupportedContentError,
   CompactionTerminated,
   unwrap,
+  unwrapValue,
 };

@@ -191,7 +191,7 @@ const convert = require('./convert.cjs')(native, jsonText);
 const tracing = require('./trace.cjs')(native, jsonText, requirePolicy);
 const compaction = require('./compact.cjs')(native, jsonText, estimatorObject, requirePolicy, tracing);
 
-const { unwrap: _unwrap, ...publicErrors } = errors;
+const { unwrap: _unwrap, unwrapValue: _unwrapValue, ...publicErrors } = errors;
 
 module.exports = {
   ...publicErrors,

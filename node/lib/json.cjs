@@ -7,6 +7,12 @@
 // `artifact: undefined`); an `undefined` anywhere else is refused. Here each is refused with its path, before anything runs. Member
 // order is the object's own (it is observable on the wire). Nesting is limited to the 128 levels
 // docs/WIRE.md allows.
+//
+// A witness (docs/NODE.md, "Repeat calls"): `toJson(value, witness)` also records, in `witness`,
+// everything it read, in order: each primitive written, each array as ARRAY and its length, each
+// plain object as OBJECT, its written keys each followed by its value, then END. The JSON text
+// is a function of that sequence alone, so `unchanged(value, witness)` (the same reads, compared
+// with Object.is) proves `toJson(value)` would write the same text, without writing it.
 
 const MAX_DEPTH = 128;
 
@@ -43,20 +49,29 @@ function isPlainObject(v) {
   return proto === Object.prototype || proto === null;
 }
 
-/** `value` as JSON text; throws a `Refusal` (path, reason) for what JSON cannot hold. */
-function toJson(value) {
+const ARRAY = Object.freeze({ witness: 'array' });
+const OBJECT = Object.freeze({ witness: 'object' });
+const END = Object.freeze({ witness: 'end' });
+
+/** `value` as JSON text; throws a `Refusal` (path, reason) for what JSON cannot hold. With a
+ * `witness` array, records what it read there (see the module comment). */
+function toJson(value, witness) {
   const path = [];
   const open = new Set();
   const fail = (reason) => {
     throw new Refusal(render(path), reason);
   };
   const write = (v) => {
-    if (v === null || typeof v === 'boolean' || typeof v === 'string') return JSON.stringify(v);
+    if (v === null || typeof v === 'boolean' || typeof v === 'string') {
+      if (witness !== undefined) witness.push(v);
+      return JSON.stringify(v);
+    }
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) {
         const n = Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
         fail(`expected a finite number, got ${n}: JSON has no NaN or infinities (a wire value spells it {"f64": "${n}"})`);
       }
+      if (witness !== undefined) witness.push(v);
       return JSON.stringify(v);
     }
     if (typeof v !== 'object') {
@@ -68,6 +83,7 @@ function toJson(value) {
     let out;
     if (Array.isArray(v)) {
       const items = [];
+      if (witness !== undefined) witness.push(ARRAY, v.length);
       for (let i = 0; i < v.length; i++) {
         path.push(i);
         items.push(write(v[i]));
@@ -76,12 +92,16 @@ function toJson(value) {
       out = `[${items.join(',')}]`;
     } else if (isPlainObject(v)) {
       const members = [];
+      if (witness !== undefined) witness.push(OBJECT);
       for (const k of Object.keys(v)) {
-        if (v[k] === undefined) continue; // an absent member, as JSON.stringify reads it
+        const x = v[k]; // read once: what is written is what the witness holds
+        if (x === undefined) continue; // an absent member, as JSON.stringify reads it
+        if (witness !== undefined) witness.push(k);
         path.push(k);
-        members.push(`${JSON.stringify(k)}:${write(v[k])}`);
+        members.push(`${JSON.stringify(k)}:${write(x)}`);
         path.pop();
       }
+      if (witness !== undefined) witness.push(END);
       out = `{${members.join(',')}}`;
     } else {
       fail(`expected a JSON value (a plain object, array, string, number, boolean or null), got ${describe(v)}`);
@@ -92,4 +112,45 @@ function toJson(value) {
   return write(value);
 }
 
-module.exports = { toJson, Refusal, MAX_DEPTH };
+// The witness being compared and the position in it (`unchanged` is not reentrant: it calls
+// no user code but getters, and a walk is never nested in another).
+let seen = null;
+let at = 0;
+
+/** `unchanged`'s walk of one value at `depth` (module-level, so no closure is made per call). */
+function same(v, depth) {
+  if (at >= seen.length) return false;
+  if (v === null || typeof v !== 'object') return Object.is(v, seen[at++]);
+  if (depth + 1 >= MAX_DEPTH) return false;
+  if (Array.isArray(v)) {
+    if (seen[at] !== ARRAY || seen[at + 1] !== v.length) return false;
+    at += 2;
+    for (let i = 0; i < v.length; i++) if (!same(v[i], depth + 1)) return false;
+    return true;
+  }
+  if (seen[at] !== OBJECT || !isPlainObject(v)) return false;
+  at += 1;
+  for (const k of Object.keys(v)) {
+    const x = v[k];
+    if (x === undefined) continue;
+    if (seen[at] !== k) return false;
+    at += 1;
+    if (!same(x, depth + 1)) return false;
+  }
+  return seen[at++] === END;
+}
+
+/** Whether `toJson(value)` reads exactly what `witness` recorded (so writes the same text): the
+ * same reads, in order, each primitive the same (Object.is), each container of the same kind
+ * with the same length or keys. Reads no more than the witness holds (a cycle ends it). */
+function unchanged(value, witness) {
+  seen = witness;
+  at = 0;
+  try {
+    return same(value, 0) && at === witness.length;
+  } finally {
+    seen = null;
+  }
+}
+
+module.exports = { toJson, unchanged, Refusal, MAX_DEPTH };

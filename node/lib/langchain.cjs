@@ -7,7 +7,9 @@
 //   gets the compacted messages (your own message objects where kept), the agent's state is
 //   untouched.
 // - traceMiddleware({policy, trace}) records every model call as an observed record (SPEC
-//   TRC-13): the history (the system message first, then the request's messages) and what the
+//   TRC-13): the history (the system message first, then the agent's messages as its
+//   `beforeModel` hook saw them, before any later middleware's `beforeModel` rewrote the state,
+//   as `summarizationMiddleware` does; the request's messages if it saw none) and what the
 //   model actually received, seen by a callback handler on the request's model
 //   (`request.model.withConfig({callbacks})`), so middleware inside it (a compaction, a
 //   summarization, a context edit) is judged too. Put it first in the `middleware` list: the
@@ -47,11 +49,19 @@ function traceMiddleware({ policy, trace, run, name = 'HybridCompactionTrace' } 
   if (!(trace instanceof hc.TraceWriter)) throw new TypeError('traceMiddleware needs {trace: a TraceWriter}');
   let runs = 0;
   const runId = run ?? `langchain-${++runs}`;
+  // The agent's messages at this model call's `beforeModel` (the first middleware's runs first).
+  let held = null;
   return createMiddleware({
     name,
+    beforeModel: (state) => {
+      held = [...state.messages];
+      return undefined;
+    },
     wrapModelCall: async (request, handler) => {
       const s = system(request);
-      const history = s ? [s, ...request.messages] : [...request.messages];
+      const messages = held ?? request.messages;
+      held = null;
+      const history = s ? [s, ...messages] : [...messages];
       let sent = null;
       const recorder = {
         handleChatModelStart(_llm, messages) {

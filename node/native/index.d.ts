@@ -37,11 +37,30 @@ export declare class Session {
    * top-level system, not one of the caller's objects). Step through it with [`Call::next`].
    */
   start(transcript: string, reducer: boolean, system: boolean): Call
+  /**
+   * `messages` (a JSON array of messages) converted one by one in `format` and kept, the
+   * `i`-th as message `indices[i]` of its transcript (so a refusal names
+   * `$.messages[index]`): their ids, in order (`crate::reuse`). Throws an `Error` whose
+   * message is the failure's envelope for the first refusal (the JavaScript layer then
+   * converts the whole transcript, which reports it as a `TranscriptError`).
+   */
+  adapt(format: string, indices: Uint32Array, messages: string): Uint32Array
+  /**
+   * [`Session::start`] on a `format` transcript given as each message's kept conversion
+   * (`ids`, [`Session::adapt`]'s; the store then keeps exactly these), its top-level
+   * `system` and its `overrides` member as JSON text if given: the transcript is
+   * reassembled from them, converting nothing again. An id not kept throws (the envelope of
+   * an internal failure); nothing is started then.
+   */
+  startAdapted(format: string, ids: Uint32Array, system: string | undefined | null, overrides: string | undefined | null, reducer: boolean): Call
   /** The trace line of the last call for `recorder` (`docs/TRACE.md`), once. */
   takeRecord(recorder: TraceRecorder): string | null
   /** The `runEnd` line of this session's run for `recorder`, if the recorder named the run. */
   endRun(recorder: TraceRecorder): string | null
-  /** The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53). */
+  /**
+   * The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53), read
+   * without the session's lock: they answer while a call runs.
+   */
   memoStats(): Array<number>
 }
 

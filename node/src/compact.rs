@@ -22,7 +22,9 @@
 //!
 //! A [`Session`] is one `Compactor`: its policy's estimator wrapped in a memo (SPEC EST-7) once,
 //! and a run scope holding one run for all its calls (SPEC LSE-6). Its calls are made one at a
-//! time (the JavaScript layer queues them): a worker holds the session while its call runs.
+//! time (the JavaScript layer queues them): a worker holds the session while its call runs (the
+//! memo's counters are read beside it, not through it). A call's transcript is either JSON text
+//! converted whole or the messages' kept conversions, reassembled (`crate::reuse`).
 
 use std::error::Error;
 use std::fmt;
@@ -45,11 +47,14 @@ use hybrid_compaction::transcript::{FinalSource, Transcript};
 use hybrid_compaction_oracle::{CaseError, Engine};
 use hybrid_compaction_trace::shapes::{assembly_output, diagnostics_output};
 use hybrid_compaction_trace::write::{event, Collector};
+use napi::bindgen_prelude::{ObjectFinalize, Uint32Array};
+use napi::Env;
 use napi_derive::napi;
 use serde_json::{json, Value as Json};
 
 use crate::answer::{envelope, Failure};
 use crate::record::TraceRecorder;
+use crate::reuse::{Input, Store};
 use crate::transcript;
 use hybrid_compaction_trace::format::Record;
 
@@ -105,14 +110,34 @@ struct JsReducer<'t> {
     transcript: &'t Transcript,
     /// The top-level system (Anthropic's, the Responses instructions): not the reducer's.
     system: Option<Message>,
-    /// The request of the next attempt: the history (its entries without the system) or the
-    /// previous answer (`Some(k)`, attempt k's), as messages.
-    expected: (Vec<Message>, Option<usize>),
+    /// The request of the next attempt: the history (its entries without the system: shared
+    /// handles, no message copied) or the previous answer (attempt k's).
+    expected: Expected,
     attempts: usize,
     /// Per attempt: how many of its objects each message of its answer was read from (TRN-23).
     items: Vec<Vec<usize>>,
     events: &'t Sender<String>,
     replies: &'t Receiver<Reply>,
+}
+
+/// The request the reducer is expected to get next (as in the Python binding).
+enum Expected {
+    /// The history: the transcript's entries (the system excluded).
+    History(Vec<Entry>),
+    /// Attempt k's proposal.
+    Proposal(usize, Vec<Message>),
+}
+
+impl Expected {
+    fn is(&self, request: &[Message]) -> bool {
+        match self {
+            Expected::History(entries) => {
+                request.len() == entries.len()
+                    && request.iter().zip(entries).all(|(m, e)| m == e.message())
+            }
+            Expected::Proposal(_, messages) => request == messages.as_slice(),
+        }
+    }
 }
 
 impl UpstreamReducer for JsReducer<'_> {
@@ -124,14 +149,14 @@ impl UpstreamReducer for JsReducer<'_> {
             Some(s) if messages.first() == Some(s) => &messages[1..],
             _ => messages,
         };
-        if body != self.expected.0.as_slice() {
+        if !self.expected.is(body) {
             return Err(fail(
                 "internal: the request is neither the history nor the last proposal",
             ));
         }
-        let request = match self.expected.1 {
-            None => json!({"reduce": "history"}),
-            Some(k) => json!({"reduce": k}),
+        let request = match &self.expected {
+            Expected::History(_) => json!({"reduce": "history"}),
+            Expected::Proposal(k, _) => json!({"reduce": k}),
         };
         self.events
             .send(request.to_string())
@@ -158,7 +183,7 @@ impl UpstreamReducer for JsReducer<'_> {
         })?;
         let mut parsed = answer.messages;
         self.items.push(answer.items);
-        self.expected = (parsed.clone(), Some(self.attempts));
+        self.expected = Expected::Proposal(self.attempts, parsed.clone());
         self.attempts += 1;
         if let Some(s) = &self.system {
             parsed.insert(0, s.clone());
@@ -170,7 +195,6 @@ impl UpstreamReducer for JsReducer<'_> {
 /// One `Compactor`'s state (see the module docs).
 struct State {
     policy: Policy,
-    memo: Arc<MemoEstimator>,
     scope: RunScope,
     workflow: String,
     /// The last call's record (for a trace writer).
@@ -178,9 +202,15 @@ struct State {
 }
 
 /// A compaction session: one `Compactor` (see the module docs).
-#[napi]
+#[napi(custom_finalize)]
 pub struct Session {
     state: Arc<Mutex<State>>,
+    /// The policy's memo (shared with `state.policy`): its counters are read without the
+    /// session's lock, so they answer while a call runs.
+    memo: Arc<MemoEstimator>,
+    /// The kept conversions of the messages (`crate::reuse`): used on the JavaScript thread
+    /// only, before a call starts, so never while a worker holds the session.
+    store: Mutex<Store>,
 }
 
 /// A wire policy (JSON text) as the library's policy, or why not: invalid input (its path under
@@ -212,13 +242,14 @@ impl Session {
         };
         let state = State {
             policy: built.with_estimator(memo.clone()),
-            memo,
             scope,
             workflow,
             last: None,
         };
         Ok(Session {
             state: Arc::new(Mutex::new(state)),
+            memo,
+            store: Mutex::new(Store::default()),
         })
     }
 
@@ -227,6 +258,63 @@ impl Session {
     /// top-level system, not one of the caller's objects). Step through it with [`Call::next`].
     #[napi]
     pub fn start(&self, transcript: String, reducer: bool, system: bool) -> Call {
+        self.spawn(Input::Text(transcript), reducer, system)
+    }
+
+    /// `messages` (a JSON array of messages) converted one by one in `format` and kept, the
+    /// `i`-th as message `indices[i]` of its transcript (so a refusal names
+    /// `$.messages[index]`): their ids, in order (`crate::reuse`). Throws an `Error` whose
+    /// message is the failure's envelope for the first refusal (the JavaScript layer then
+    /// converts the whole transcript, which reports it as a `TranscriptError`).
+    #[napi]
+    pub fn adapt(
+        &self,
+        env: Env,
+        format: String,
+        indices: Uint32Array,
+        messages: String,
+    ) -> napi::Result<Uint32Array> {
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let (ids, added) = store
+            .adapt(&format, &indices, &messages)
+            .map_err(|f| napi::Error::from_reason(envelope(Err(f))))?;
+        env.adjust_external_memory(added)?;
+        Ok(Uint32Array::from(ids))
+    }
+
+    /// [`Session::start`] on a `format` transcript given as each message's kept conversion
+    /// (`ids`, [`Session::adapt`]'s; the store then keeps exactly these), its top-level
+    /// `system` and its `overrides` member as JSON text if given: the transcript is
+    /// reassembled from them, converting nothing again. An id not kept throws (the envelope of
+    /// an internal failure); nothing is started then.
+    #[napi]
+    pub fn start_adapted(
+        &self,
+        env: Env,
+        format: String,
+        ids: Uint32Array,
+        system: Option<String>,
+        overrides: Option<String>,
+        reducer: bool,
+    ) -> napi::Result<Call> {
+        let (messages, dropped) = self
+            .store
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take_call(&ids)
+            .map_err(|f| napi::Error::from_reason(envelope(Err(f))))?;
+        env.adjust_external_memory(-dropped)?;
+        let has_system = system.is_some();
+        let input = Input::Adapted {
+            format,
+            messages,
+            system,
+            overrides,
+        };
+        Ok(self.spawn(input, reducer, has_system))
+    }
+
+    fn spawn(&self, input: Input, reducer: bool, system: bool) -> Call {
         let (events, from_worker) = channel::<String>();
         let (to_worker, replies) = channel::<Reply>();
         let state = Arc::clone(&self.state);
@@ -234,7 +322,7 @@ impl Session {
             .name("hybrid-compaction-call".into())
             .spawn(move || {
                 let answer = match state.lock() {
-                    Ok(mut s) => run_call(&mut s, &transcript, reducer, system, &events, &replies),
+                    Ok(mut s) => run_call(&mut s, input, reducer, system, &events, &replies),
                     Err(_) => Err(Failure::internal("engine", "the session was poisoned")),
                 };
                 let _ = events.send(format!("{{\"done\":{}}}", envelope(answer)));
@@ -262,16 +350,20 @@ impl Session {
         serde_json::to_string(&Record::RunEnd(end)).ok()
     }
 
-    /// The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53).
+    /// The memo's counters `[hits, misses, cached]` (SPEC EST-7; exact below 2^53), read
+    /// without the session's lock: they answer while a call runs.
     #[napi]
     pub fn memo_stats(&self) -> Vec<f64> {
-        self.state.lock().map_or_else(
-            |_| Vec::new(),
-            |s| {
-                let m = s.memo.stats();
-                vec![m.hits as f64, m.misses as f64, m.cached as f64]
-            },
-        )
+        let m = self.memo.stats();
+        vec![m.hits as f64, m.misses as f64, m.cached as f64]
+    }
+}
+
+impl ObjectFinalize for Session {
+    /// Gives back to V8's account the memory its kept conversions held.
+    fn finalize(self, env: Env) -> napi::Result<()> {
+        let bytes = self.store.lock().map_or(0, |s| s.bytes);
+        env.adjust_external_memory(-bytes).map(|_| ())
     }
 }
 
@@ -324,26 +416,20 @@ impl Call {
 /// The worker's part of a call: its answer payload, or its failure.
 fn run_call(
     s: &mut State,
-    text: &str,
+    input: Input,
     reducer: bool,
     system: bool,
     events: &Sender<String>,
     replies: &Receiver<Reply>,
 ) -> Result<String, Failure> {
-    let t = transcript::parse(text)?;
+    let t = input.transcript()?;
     let entries = t.entries().to_vec();
     let offset = usize::from(system && !entries.is_empty());
     let mut js = JsReducer {
         present: reducer,
         transcript: &t,
         system: (offset == 1).then(|| entries[0].message().clone()),
-        expected: (
-            entries[offset..]
-                .iter()
-                .map(|e| e.message().clone())
-                .collect(),
-            None,
-        ),
+        expected: Expected::History(entries[offset..].to_vec()),
         attempts: 0,
         items: Vec::new(),
         events,

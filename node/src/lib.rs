@@ -21,12 +21,19 @@
 //! the generated code too). It is the only crate of the project with generated unsafe code.
 //!
 //! Not a member of the root workspace (its own `[workspace]` table, `Cargo.toml` says why).
+//!
+//! The addon's own allocations use mimalloc, as the Python extension's and the command's do: a
+//! call converts and adapts many small values, where the system allocator is markedly slower
+//! (`docs/PERFORMANCE.md`, "Node versus Python"). JavaScript's values keep V8's heap; only
+//! memory Rust allocates, and Rust frees, goes through it. Local-dynamic thread-local storage,
+//! as for any library loaded with `dlopen`.
 
 #![deny(missing_docs)]
 
 mod answer;
 mod compact;
 mod record;
+mod reuse;
 mod transcript;
 
 use std::io::BufReader;
@@ -39,6 +46,10 @@ use hybrid_compaction_oracle::{Engine, Implementation, Model, RunError};
 use napi_derive::napi;
 
 use crate::answer::{envelope, Answer, Failure};
+
+/// The addon's allocator (module docs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn implementation(name: &str) -> Result<&'static dyn Implementation, Failure> {
     match name {

@@ -130,12 +130,17 @@ test('Anthropic with a system: the system is kept and given back, not the reduce
   assert.equal(result.messages[result.messages.length - 1], msgs[2]);
 });
 
-test('compactSync while a compact() is pending is refused, not a deadlock', async () => {
-  const c = new hc.Compactor(small, { reducer: async (ms) => summarize(ms) });
+test('compactSync while a compact() is pending is refused, not a deadlock; memoStats answers', async () => {
+  let release;
+  const held = new Promise((r) => { release = r; });
+  const c = new hc.Compactor(small, { reducer: async (ms) => { await held; return summarize(ms); } });
   const pending = c.compact(history());
   assert.throws(() => c.compactSync(history()), /still pending: await it before compactSync/);
-  assert.throws(() => c.memoStats, /still pending/);
   assert.throws(() => c.close(), /still pending/);
+  // read beside the session, while its call holds it (waiting for the reducer)
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(typeof c.memoStats.misses, 'number');
+  release();
   assert.equal((await pending).outcome, 'Reduced');
   assert.equal(c.compactSync(history().slice(0, 2)).outcome, 'WithinLimit');
 });

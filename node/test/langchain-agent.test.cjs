@@ -90,3 +90,24 @@ test('a middleware that orphans tool results is flagged with its clause', async 
   assert.ok(clauses.has('TRC-3') || clauses.has('TRC-5'), JSON.stringify([...clauses]));
   assert.deepEqual([...new Set(report.violations.map((v) => v.call))].sort(), ['model-2', 'model-3']);
 });
+
+test('the history is what the agent held before a later beforeModel rewrote it (summarizationMiddleware)', async () => {
+  const { summarizationMiddleware } = require('langchain');
+  const file = path.join(dir, 'summarization.jsonl');
+  const trace = new hc.TraceWriter(file);
+  let summarizer = fakeModel();
+  for (let i = 0; i < 5; i++) summarizer = summarizer.respond(new AIMessage('Summary: searched.'));
+  const m = model(3);
+  const agent = createAgent({
+    model: m, tools: [search], systemPrompt: 'You are brief.',
+    middleware: [traceMiddleware({ policy, trace }), summarizationMiddleware({ model: summarizer, trigger: { tokens: 1500 }, keep: { messages: 2 } })],
+  });
+  await agent.invoke({ messages: [...earlier(), new HumanMessage('Weather in Zürich this week?')] });
+  trace.close();
+  const report = hc.check(file);
+  assert.equal(report.calls, m.callCount);
+  // The summary takes the id of the first message it replaces (langchain 1.5.14): judged against
+  // the history before the rewrite, that message was sent changed. Against the rewritten state
+  // (the request's messages), nothing would be seen.
+  assert.ok(report.violations.some((v) => v.clause === 'TRC-3' && /RetainedOriginalEntryMutated/.test(v.message)), JSON.stringify(report.violations));
+});

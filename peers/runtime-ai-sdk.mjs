@@ -6,7 +6,7 @@
 // Node").
 //
 // Run from the repository root after building the addon (cd node && npm ci && npm run build:dev):
-//   node peers/runtime-node.mjs [--rounds N]
+//   node peers/runtime-ai-sdk.mjs [--rounds N]
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -67,7 +67,7 @@ async function run(name, setting, makeInner) {
     inputSchema: jsonSchema({ type: 'object', properties: { q: { type: 'string' } }, required: ['q'] }),
     execute: async ({ q }, { toolCallId }) => `results for ${q}: ${'Zürich 12°C rain, Genève 15°C sun. '.repeat(60)}`.slice(0, sizes.get(toolCallId)),
   });
-  const file = path.join(os.tmpdir(), `hc-runtime-node-${process.pid}-${name.replace(/\W+/g, '-')}.jsonl`);
+  const file = path.join(os.tmpdir(), `hc-runtime-ai-sdk-${process.pid}-${name.replace(/\W+/g, '-')}.jsonl`);
   const trace = new hc.TraceWriter(file);
   const recorder = traceRecorder({ policy, trace, prepareStep: makeInner(trace) });
   await generateText({
