@@ -12,7 +12,7 @@
 // prove unchanged (docs/NODE.md, "Repeat calls"; node/src/reuse.rs).
 
 const { unwrap, unwrapValue, SpecError } = require('./errors.cjs');
-const { toJson, unchanged, Refusal } = require('./json.cjs');
+const { toJson, witnessed, unchanged, Refusal } = require('./json.cjs');
 const { wireMessage, wireMessages } = require('./convert.cjs');
 
 const FORMATS = ['openai-chat', 'anthropic-messages', 'langchain', 'openai-responses', 'ai-sdk'];
@@ -152,7 +152,7 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
     _converted(messages, format) {
       try {
         const out = new Array(messages.length);
-        const texts = [];
+        const values = [];
         const fresh = [];
         for (let i = 0; i < messages.length; i++) {
           const m = messages[i];
@@ -164,12 +164,14 @@ module.exports = (native, jsonText, estimatorObject, requirePolicy, { TraceWrite
             continue;
           }
           const witness = keyed ? [] : undefined;
-          texts.push(toJson(value, witness));
+          // the walk records the witness; the text is written for all new messages at once
+          if (!witnessed(value, witness ?? [])) return null;
+          values.push(value);
           fresh.push(i);
           out[i] = { format, witness, id: -1, gen: this._gen, m: keyed ? m : undefined };
         }
         if (fresh.length > 0) {
-          const ids = this._session.adapt(format, Uint32Array.from(fresh), `[${texts.join(',')}]`);
+          const ids = this._session.adapt(format, Uint32Array.from(fresh), JSON.stringify(values));
           fresh.forEach((i, j) => {
             const e = out[i];
             e.id = ids[j];

@@ -53,9 +53,65 @@ const ARRAY = Object.freeze({ witness: 'array' });
 const OBJECT = Object.freeze({ witness: 'object' });
 const END = Object.freeze({ witness: 'end' });
 
+// The walk that checks a value and records its witness without writing text (`witnessed`), so
+// that the text itself is the engine's own JSON.stringify: what the walk accepts, JSON.stringify
+// writes exactly as `write` below would (own keys in order, `undefined` members absent, numbers
+// and strings as JSON.stringify writes them), three to four times faster than building it here.
+// What the walk refuses, `write` refuses again with its path. (A getter is read twice, by the
+// walk and by JSON.stringify: one answering differently each time is not a JSON value anyway.)
+const scratch = [];
+
+/** Whether `value` is JSON as `toJson` takes it; records its witness in `witness` (a fresh
+ * array) when it is. Never throws; module-level recursion, no closure per call. */
+function witnessed(value, witness) {
+  const open = new Set();
+  return check(value, 0, witness, open);
+}
+
+function check(v, depth, witness, open) {
+  if (v === null || typeof v === 'boolean' || typeof v === 'string') {
+    witness.push(v);
+    return true;
+  }
+  if (typeof v === 'number') {
+    witness.push(v);
+    return Number.isFinite(v);
+  }
+  if (typeof v !== 'object' || depth + 1 >= MAX_DEPTH || open.has(v)) return false;
+  open.add(v);
+  if (Array.isArray(v)) {
+    witness.push(ARRAY, v.length);
+    for (let i = 0; i < v.length; i++) if (!check(v[i], depth + 1, witness, open)) return false;
+  } else if (isPlainObject(v)) {
+    witness.push(OBJECT);
+    for (const k of Object.keys(v)) {
+      const x = v[k];
+      if (x === undefined) continue;
+      witness.push(k);
+      if (!check(x, depth + 1, witness, open)) return false;
+    }
+    witness.push(END);
+  } else {
+    return false;
+  }
+  open.delete(v);
+  return true;
+}
+
 /** `value` as JSON text; throws a `Refusal` (path, reason) for what JSON cannot hold. With a
  * `witness` array, records what it read there (see the module comment). */
 function toJson(value, witness) {
+  const w = witness ?? scratch;
+  const start = w.length;
+  const ok = witnessed(value, w);
+  if (witness === undefined) scratch.length = 0;
+  if (ok) return JSON.stringify(value);
+  if (witness !== undefined) witness.length = start;
+  return written(value, witness);
+}
+
+/** `toJson`'s own writer: the refusal of a value the walk refused, with its path. */
+function written(value, witness) {
   const path = [];
   const open = new Set();
   const fail = (reason) => {
@@ -153,4 +209,4 @@ function unchanged(value, witness) {
   }
 }
 
-module.exports = { toJson, unchanged, Refusal, MAX_DEPTH };
+module.exports = { toJson, witnessed, unchanged, Refusal, MAX_DEPTH, _written: written };
