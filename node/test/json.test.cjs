@@ -5,7 +5,12 @@
 // valid and not (NaN, undefined items, functions, BigInts, class instances, cycles, deep nests).
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { toJson, witnessed, unchanged, Refusal, _written } = require('../lib/json.cjs');
+const path = require('node:path');
+
+// The writer is internal (not an export of the package): required by its file in the installed
+// package (CI runs these tests from the packed tarball).
+const lib = path.join(path.dirname(require.resolve('hybrid-compaction/package.json')), 'lib');
+const { toJson, witnessed, unchanged, Refusal, _written } = require(path.join(lib, 'json.cjs'));
 
 function random(seed) {
   let a = seed >>> 0;
