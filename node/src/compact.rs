@@ -513,14 +513,6 @@ fn sources(
 ) -> Vec<Json> {
     t.final_sources(record, finals, offset, answers)
         .into_iter()
-        .map(|s| match s {
-            FinalSource::Own { position, count } => json!(["o", position, count]),
-            FinalSource::Reducer {
-                attempt,
-                index,
-                count,
-            } => json!(["r", attempt, index, count]),
-            FinalSource::New(message) => json!(["n", message]),
-        })
+        .map(FinalSource::into_json)
         .collect()
 }

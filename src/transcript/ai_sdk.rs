@@ -28,7 +28,7 @@ use hybrid_compaction_model::message::{
 use hybrid_compaction_model::value::{RawJson, Value, ValueMap};
 use serde_json::{json, Value as Json};
 
-use super::image;
+use super::image::{self, ImageRule};
 use super::json::{
     arguments_json, block_json, object_arguments, result_string, string, text_arguments, text_of,
     tool_result_value, value,
@@ -40,15 +40,6 @@ const MEMBERS: &[&str] = &["role", "content", "providerOptions"];
 
 /// The roles, for an error naming them.
 const ROLES: &str = "expected \"system\", \"user\", \"assistant\" or \"tool\"";
-
-/// Adapts the messages (TRN-20).
-pub(crate) fn adapt(messages: &[Json]) -> Result<Vec<Adapted>, TranscriptError> {
-    messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| adapt_one(i, m))
-        .collect()
-}
 
 /// Adapts `messages[i]` alone (a message's adaptation reads only the message).
 pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> {
@@ -229,7 +220,7 @@ fn media(ty: &str, p: &Json) -> Part {
     let is_image = ty == "image" || media_type.starts_with("image");
     let tokens = is_image.then(|| {
         let size = inline_image(ty, p).and_then(image::dimensions);
-        image::openai(size, None).max(image::anthropic(size))
+        ImageRule::Either.tokens_of(size, None)
     });
     Part::Block(Block {
         kind: BlockKind::Media,
@@ -250,9 +241,8 @@ fn inline_image<'a>(ty: &str, p: &'a Json) -> Option<&'a str> {
         }
         _ => return None,
     };
-    if let Some(url) = text.strip_prefix("data:") {
-        let (head, payload) = url.split_once(',')?;
-        return head.ends_with(";base64").then_some(payload);
+    if text.starts_with("data:") {
+        return image::data_url(text);
     }
     // A URL is not inline data; anything else is base64 (the SDK's reading of a string).
     (!text.contains("://")).then_some(text)

@@ -23,21 +23,6 @@ use super::json::{
 };
 use super::{malformed, Adapted, Source, TranscriptError};
 
-/// Adapts the top-level `system` and `messages` (TRN-3).
-pub(crate) fn adapt(
-    system: Option<&Json>,
-    messages: &[Json],
-) -> Result<Vec<Adapted>, TranscriptError> {
-    let mut out = Vec::with_capacity(messages.len() + 1);
-    if let Some(s) = system {
-        out.push(adapt_system(s)?);
-    }
-    for (i, m) in messages.iter().enumerate() {
-        out.push(adapt_one(i, m)?);
-    }
-    Ok(out)
-}
-
 /// Adapts the top-level `system` (TRN-3).
 pub(crate) fn adapt_system(s: &Json) -> Result<Adapted, TranscriptError> {
     let texts = text_blocks(s, "$.system", &[])?;

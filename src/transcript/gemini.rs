@@ -40,21 +40,6 @@ const BLOCK_MEMBERS: &[(&str, BlockKind)] = &[
     ("tool_response", BlockKind::ServerTool),
 ];
 
-/// Adapts the system instruction and the contents (TRN-22).
-pub(crate) fn adapt(
-    system: Option<&Json>,
-    contents: &[Json],
-) -> Result<Vec<Adapted>, TranscriptError> {
-    let mut out = Vec::with_capacity(contents.len() + 1);
-    if let Some(s) = system {
-        out.push(adapt_system(s)?);
-    }
-    for (i, m) in contents.iter().enumerate() {
-        out.push(adapt_one(i, m)?);
-    }
-    Ok(out)
-}
-
 /// Adapts the system instruction: a string, a `Content`, or a list of parts.
 pub(crate) fn adapt_system(s: &Json) -> Result<Adapted, TranscriptError> {
     let parts = match s {

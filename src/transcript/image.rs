@@ -47,7 +47,11 @@ impl ImageRule {
     /// when its data is inline, else the rule's bound (`detail` is OpenAI's `"low"` / `"high"` /
     /// `"auto"`, if the block gives one).
     pub fn tokens(self, block: &Json, detail: Option<&str>) -> u32 {
-        let size = inline_data(block).and_then(dimensions);
+        self.tokens_of(inline_data(block).and_then(dimensions), detail)
+    }
+
+    /// The tokens this rule charges for an image of `size` (its bound when `None`).
+    pub fn tokens_of(self, size: Option<(u64, u64)>, detail: Option<&str>) -> u32 {
         match self {
             ImageRule::OpenAi => openai(size, detail),
             ImageRule::Anthropic => anthropic(size),
@@ -130,7 +134,7 @@ fn inline_data(block: &Json) -> Option<&str> {
 }
 
 /// The base64 payload of a `data:<type>;base64,<payload>` URL.
-fn data_url(url: &str) -> Option<&str> {
+pub(crate) fn data_url(url: &str) -> Option<&str> {
     let (head, payload) = url.strip_prefix("data:")?.split_once(',')?;
     head.ends_with(";base64").then_some(payload)
 }

@@ -37,15 +37,6 @@ use super::json::{
 };
 use super::{malformed, Adapted, Source, TranscriptError};
 
-/// Adapts `messages` (TRN-4, TRN-7).
-pub(crate) fn adapt(messages: &[Json]) -> Result<Vec<Adapted>, TranscriptError> {
-    messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| adapt_one(i, m))
-        .collect()
-}
-
 /// Adapts `messages[i]` alone (TRN-4: a message's adaptation reads only the message).
 pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> {
     let path = format!("$.messages[{i}]");

@@ -330,15 +330,8 @@ impl Transcript {
             format!("$.messages[{}]", i.saturating_sub(offset))
         })?;
         for (i, message) in paired {
-            let e = &entries[i];
-            entries[i] = Entry::new(e.id().as_str(), e.kind(), message.clone())
-                .map_err(|source| AdaptError::Entry { index: i, source })?;
-            let a = &adapted[i];
-            adapted[i] = Arc::new(Adapted {
-                message,
-                given_id: a.given_id.clone(),
-                source: a.source.clone(),
-            });
+            let kind = entries[i].kind();
+            rewrite(&mut entries, &mut adapted, i, kind, message)?;
         }
         let mut overrides = overrides;
         let rewritten = pending::apply(
@@ -496,6 +489,27 @@ impl Transcript {
     }
 }
 
+/// Entry `i` (and its adaptation) rebuilt around `message` with the same id and the kind `kind`:
+/// a message the transcript rewrote after adapting it (TRN-14's paired ids, TRN-24's pending
+/// approval requests).
+fn rewrite(
+    entries: &mut [Entry],
+    adapted: &mut [Arc<Adapted>],
+    i: usize,
+    kind: EntryKind,
+    message: Message,
+) -> Result<(), AdaptError> {
+    entries[i] = Entry::new(entries[i].id().as_str(), kind, message.clone())
+        .map_err(|source| AdaptError::Entry { index: i, source })?;
+    let a = &adapted[i];
+    adapted[i] = Arc::new(Adapted {
+        message,
+        given_id: a.given_id.clone(),
+        source: a.source.clone(),
+    });
+    Ok(())
+}
+
 fn parse_ids(ids: Option<&Json>, n: usize) -> Result<Option<Vec<String>>, TranscriptError> {
     let Some(ids) = ids.filter(|i| !i.is_null()) else {
         return Ok(None);
@@ -560,14 +574,40 @@ fn adapt_items(
     system: Option<&Json>,
     messages: &[Json],
 ) -> Result<Vec<Adapted>, TranscriptError> {
+    let system = system.map(|s| adapt_system(format, s));
+    system
+        .into_iter()
+        .chain(
+            messages
+                .iter()
+                .enumerate()
+                .map(|(i, m)| adapt_one(format, i, m)),
+        )
+        .collect()
+}
+
+/// `messages[i]` of a `format` transcript adapted alone: a message's adaptation reads only the
+/// message (its refusals name `$.messages[i]...`).
+fn adapt_one(format: TranscriptFormat, i: usize, m: &Json) -> Result<Adapted, TranscriptError> {
     match format {
-        TranscriptFormat::OpenAiChat => openai::adapt(messages),
-        TranscriptFormat::AnthropicMessages => anthropic::adapt(system, messages),
-        TranscriptFormat::LangChain => langchain::adapt(messages),
-        TranscriptFormat::OpenAiResponses => responses::adapt(system, messages),
-        TranscriptFormat::PydanticAi => pydantic_ai::adapt(messages),
-        TranscriptFormat::Gemini => gemini::adapt(system, messages),
-        TranscriptFormat::AiSdk => ai_sdk::adapt(messages),
+        TranscriptFormat::OpenAiChat => openai::adapt_one(i, m),
+        TranscriptFormat::AnthropicMessages => anthropic::adapt_one(i, m),
+        TranscriptFormat::LangChain => langchain::adapt_one(i, m),
+        TranscriptFormat::OpenAiResponses => responses::adapt_one(i, m),
+        TranscriptFormat::PydanticAi => pydantic_ai::adapt_one(i, m),
+        TranscriptFormat::Gemini => gemini::adapt_one(i, m),
+        TranscriptFormat::AiSdk => ai_sdk::adapt_one(i, m),
+    }
+}
+
+/// A `format` transcript's top-level `system` adapted: Anthropic's `system` (TRN-3), the
+/// Responses `instructions` (TRN-17), Gemini's system instruction (TRN-22). Only those formats
+/// have one (TRN-1 refuses it for the others before this is asked).
+fn adapt_system(format: TranscriptFormat, s: &Json) -> Result<Adapted, TranscriptError> {
+    match format {
+        TranscriptFormat::OpenAiResponses => responses::adapt_instructions(s),
+        TranscriptFormat::Gemini => gemini::adapt_system(s),
+        _ => anthropic::adapt_system(s),
     }
 }
 

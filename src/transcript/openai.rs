@@ -30,15 +30,6 @@ use super::json::{
 };
 use super::{malformed, Adapted, TranscriptError};
 
-/// Adapts `messages` (TRN-2).
-pub(crate) fn adapt(messages: &[Json]) -> Result<Vec<Adapted>, TranscriptError> {
-    messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| adapt_one(i, m))
-        .collect()
-}
-
 /// Adapts `messages[i]` alone (TRN-2: a message's adaptation reads only the message).
 pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> {
     Adapted::without_id(i, m, message)

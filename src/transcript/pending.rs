@@ -40,19 +40,12 @@ pub(crate) fn apply(
     let waiting = pending(format, adapted.iter().map(|a| &**a), originals);
     let any = !waiting.is_empty();
     for (i, message, kind) in waiting {
-        let e = &entries[i];
-        let kind = kind.unwrap_or(e.kind());
-        if kind != e.kind() {
+        let was = entries[i].kind();
+        let kind = kind.unwrap_or(was);
+        if kind != was {
             overrides.insert(i, kind);
         }
-        entries[i] = Entry::new(e.id().as_str(), kind, message.clone())
-            .map_err(|source| AdaptError::Entry { index: i, source })?;
-        let a = &adapted[i];
-        adapted[i] = Arc::new(Adapted {
-            message,
-            given_id: a.given_id.clone(),
-            source: a.source.clone(),
-        });
+        super::rewrite(entries, adapted, i, kind, message)?;
     }
     Ok(any)
 }

@@ -69,15 +69,6 @@ fn is_image(ty: &str, b: &Json) -> bool {
     }
 }
 
-/// Adapts the messages (TRN-21).
-pub(crate) fn adapt(messages: &[Json]) -> Result<Vec<Adapted>, TranscriptError> {
-    messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| adapt_one(i, m))
-        .collect()
-}
-
 /// Adapts `messages[i]` alone (a message's adaptation reads only the message).
 pub(crate) fn adapt_one(i: usize, m: &Json) -> Result<Adapted, TranscriptError> {
     Adapted::without_id(i, m, message)

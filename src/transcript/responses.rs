@@ -43,21 +43,6 @@ const SERVER_TOOLS: &[&str] = &[
     "tool_search_output",
 ];
 
-/// Adapts the top-level `instructions` and the input `items` (TRN-17).
-pub(crate) fn adapt(
-    instructions: Option<&Json>,
-    items: &[Json],
-) -> Result<Vec<Adapted>, TranscriptError> {
-    let mut out = Vec::with_capacity(items.len() + 1);
-    if let Some(s) = instructions {
-        out.push(adapt_instructions(s)?);
-    }
-    for (i, m) in items.iter().enumerate() {
-        out.push(adapt_one(i, m)?);
-    }
-    Ok(out)
-}
-
 /// Adapts the top-level `instructions` (a string, or text parts).
 pub(crate) fn adapt_instructions(s: &Json) -> Result<Adapted, TranscriptError> {
     let texts = text_blocks(s, "$.system", &[("input_text", "text")])?;

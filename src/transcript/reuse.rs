@@ -38,8 +38,8 @@ use rustc_hash::FxHashMap;
 use serde_json::Value as Json;
 
 use super::{
-    anthropic, langchain, openai, parse_ids, parse_overrides, refuse_inapplicable, responses,
-    turns, Adapted, Transcript, TranscriptError, TranscriptFormat,
+    parse_ids, parse_overrides, refuse_inapplicable, turns, Adapted, Transcript, TranscriptError,
+    TranscriptFormat,
 };
 use crate::engine::classify::{adapt, AdaptError, ContentHashClassifier};
 
@@ -78,26 +78,14 @@ impl Adaptation {
         index: usize,
         message: &Json,
     ) -> Result<Adaptation, TranscriptError> {
-        let adapted = match format {
-            TranscriptFormat::OpenAiChat => openai::adapt_one(index, message)?,
-            TranscriptFormat::AnthropicMessages => anthropic::adapt_one(index, message)?,
-            TranscriptFormat::LangChain => langchain::adapt_one(index, message)?,
-            TranscriptFormat::OpenAiResponses => responses::adapt_one(index, message)?,
-            TranscriptFormat::PydanticAi => super::pydantic_ai::adapt_one(index, message)?,
-            TranscriptFormat::Gemini => super::gemini::adapt_one(index, message)?,
-            TranscriptFormat::AiSdk => super::ai_sdk::adapt_one(index, message)?,
-        };
+        let adapted = super::adapt_one(format, index, message)?;
         Ok(Adaptation::new(adapted))
     }
 
     /// A `format` transcript's top-level `system` adapted (Anthropic's `system`, TRN-3; the
     /// Responses `instructions`, TRN-17): the first entry of its transcript.
     pub fn system(format: TranscriptFormat, system: &Json) -> Result<Adaptation, TranscriptError> {
-        Ok(Adaptation::new(match format {
-            TranscriptFormat::OpenAiResponses => responses::adapt_instructions(system)?,
-            TranscriptFormat::Gemini => super::gemini::adapt_system(system)?,
-            _ => anthropic::adapt_system(system)?,
-        }))
+        Ok(Adaptation::new(super::adapt_system(format, system)?))
     }
 
     fn new(adapted: Adapted) -> Adaptation {

@@ -2,7 +2,7 @@
 //! its own objects (the Python and Node packages): a run of the caller's own messages, a message
 //! a reducer attempt returned, or neither (rendered in the transcript's format, SPEC TRN-6).
 
-use serde_json::Value as Json;
+use serde_json::{json, Value as Json};
 
 use hybrid_compaction_model::entry::Entry;
 
@@ -32,6 +32,22 @@ pub enum FinalSource {
     },
     /// Neither: the entry rendered as one message of the transcript's format (TRN-6).
     New(Json),
+}
+
+impl FinalSource {
+    /// The source as the bindings hand it to their language: `["o", position, count]`,
+    /// `["r", attempt, index, count]` or `["n", message JSON]`.
+    pub fn into_json(self) -> Json {
+        match self {
+            FinalSource::Own { position, count } => json!(["o", position, count]),
+            FinalSource::Reducer {
+                attempt,
+                index,
+                count,
+            } => json!(["r", attempt, index, count]),
+            FinalSource::New(message) => json!(["n", message]),
+        }
+    }
 }
 
 impl Transcript {
