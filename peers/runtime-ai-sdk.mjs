@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { random } from './seeded.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(path.join(root, 'node', 'package.json'));
@@ -25,18 +26,6 @@ const policy = hc.policy({
   hardLimit: 12000, triggerMargin: 1000, recentMessageRetentionCount: 2, maximumCompactionAttempts: 2,
   preservationLabel: 'runtime-node', preservationVersion: 1, estimator: 'tokens:o200k_base',
 });
-
-// A seeded generator (mulberry32), so every run sees the same script.
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
 

@@ -25,6 +25,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { random } from './seeded.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BEGIN = '<!-- runtime peers (Node): written by peers/runtime-langchainjs.mjs; do not edit by hand -->';
@@ -63,18 +64,6 @@ const policy = hc.policy({
   maximumCompactionAttempts: 2, preservationLabel: 'runtime-peers', preservationVersion: 1,
   estimator: 'tokens:o200k_base',
 });
-
-/** A seeded generator (mulberry32): the script is the same on every run. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The agent's model: ROUNDS assistant messages with 1-3 parallel tool calls, then the answer. */
 function model(rounds) {
