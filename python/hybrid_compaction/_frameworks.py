@@ -5,7 +5,8 @@ library's answer back onto the caller's own objects."""
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+import threading
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from .compact import Compactor, TraceWriter
 from .convert import _entries, transcript
@@ -39,6 +40,71 @@ def check_policy(policy: Optional[Mapping[str, Json]]) -> None:
     """Refuses a policy that does not validate, by its path, now (not at the first call)."""
     if policy is not None:
         Compactor(policy)
+
+
+class RunCompactor:
+    """One :class:`Compactor` per agent run, the caller's objects in and out: what the
+    pydantic-ai processor and the ADK callback share. ``policy`` and ``estimator`` are validated
+    at construction, ``reducer`` must be callable, ``trace`` as :func:`trace_writer` takes it. A
+    new run ends the previous one in the trace."""
+
+    def __init__(
+        self,
+        policy: Mapping[str, Json],
+        reducer: Optional[Callable[[List[Any]], Any]],
+        estimator: Union[None, str, Mapping[str, Json]],
+        trace: Any,
+        format: str,
+        workflow: str,
+    ) -> None:
+        if reducer is not None and not callable(reducer):
+            raise TypeError(f"reducer must be callable, got {type(reducer).__name__}")
+        self._trace, self._owned = trace_writer(trace)
+        self._policy = policy
+        self._estimator = estimator
+        self._reducer = reducer
+        self._format = format
+        self._workflow = workflow
+        Compactor(policy, estimator=estimator)  # refuses a bad policy or estimator now
+        self._lock = threading.Lock()
+        self.runs: Dict[Any, Compactor] = {}
+
+    def _compactor(self, run: Any) -> Compactor:
+        with self._lock:
+            c = self.runs.get(run)
+            if c is None:
+                for old in self.runs.values():
+                    old.close()  # a new run began: the last one ended
+                c = Compactor(self._policy, estimator=self._estimator, trace=self._trace,
+                              format=self._format, workflow=self._workflow)
+                self.runs = {run: c}
+            return c
+
+    async def compact(
+        self,
+        run: Any,
+        messages: List[Any],
+        write: Callable[[List[Any]], List[Json]],
+        read: Callable[[Json], Any],
+        system: Optional[Json] = None,
+    ) -> List[Any]:
+        """``messages`` (the caller's objects, written by ``write``) compacted in ``run``'s
+        compactor; the answer as the caller's objects (kept ones identical, others ``read``)."""
+        compactor = self._compactor(run)
+        objects = Objects(write)
+        written = objects.written(list(messages))
+        compactor._reducer = objects.reducer(self._reducer) if self._reducer is not None else None
+        result = await compactor.acompact(written, system=system)
+        return [objects.back(d, read) for d in result.messages]
+
+    def close(self) -> None:
+        """Ends the current run in the trace, and closes a trace opened from a path."""
+        with self._lock:
+            for c in self.runs.values():
+                c.close()
+            self.runs = {}
+        if self._owned and self._trace is not None:
+            self._trace.close()
 
 
 class Objects:

@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from google.genai import types
 
-from ._frameworks import Objects, check_policy, kept_ids, recorder_writer, trace_writer
+from ._frameworks import RunCompactor, check_policy, kept_ids, recorder_writer
 from .compact import UNBOUNDED, Compactor, TraceWriter
 
 __all__ = ["CompactionCallback", "TraceCallback", "to_json", "from_json", "system_of"]
@@ -123,43 +123,16 @@ class CompactionCallback:
         estimator: Union[None, str, Mapping[str, Json]] = None,
         trace: Union[None, str, TraceWriter, Any] = None,
     ) -> None:
-        if reducer is not None and not callable(reducer):
-            raise TypeError(f"reducer must be callable, got {type(reducer).__name__}")
-        self._trace, self._owned = trace_writer(trace)
-        self._policy = policy
-        self._estimator = estimator
-        self._reducer = reducer
-        Compactor(policy, estimator=estimator)  # refuses a bad policy or estimator now
-        self._lock = threading.Lock()
-        self._runs: Dict[Any, Compactor] = {}
-
-    def _compactor(self, run: Any) -> Compactor:
-        with self._lock:
-            c = self._runs.get(run)
-            if c is None:
-                for old in self._runs.values():
-                    old.close()  # a new invocation began: the last one ended
-                c = Compactor(self._policy, estimator=self._estimator, trace=self._trace,
-                              format=FORMAT, workflow="google-adk")
-                self._runs = {run: c}
-            return c
+        self._runs = RunCompactor(policy, reducer, estimator, trace, FORMAT, "google-adk")
 
     async def __call__(self, *, callback_context: Any, llm_request: Any) -> None:
-        compactor = self._compactor(getattr(callback_context, "invocation_id", None))
-        objects = Objects(to_json)
-        written = objects.written(list(llm_request.contents))
-        compactor._reducer = objects.reducer(self._reducer) if self._reducer is not None else None
-        result = await compactor.acompact(written, system=system_of(llm_request))
-        llm_request.contents = [objects.back(d, from_json) for d in result.messages]
+        llm_request.contents = await self._runs.compact(
+            getattr(callback_context, "invocation_id", None), list(llm_request.contents),
+            to_json, from_json, system=system_of(llm_request))
 
     def close(self) -> None:
         """Ends the current run in the trace, and closes a trace opened from a path."""
-        with self._lock:
-            for c in self._runs.values():
-                c.close()
-            self._runs = {}
-        if self._owned and self._trace is not None:
-            self._trace.close()
+        self._runs.close()
 
 
 class TraceCallback:

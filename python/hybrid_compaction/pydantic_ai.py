@@ -37,7 +37,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
-from ._frameworks import Objects, check_policy, kept_ids, recorder_writer, trace_writer
+from ._frameworks import RunCompactor, check_policy, kept_ids, recorder_writer
 from .compact import UNBOUNDED, Compactor, TraceWriter
 
 __all__ = ["CompactionProcessor", "Recorder", "to_json", "from_json"]
@@ -77,48 +77,18 @@ class CompactionProcessor(ProcessHistory[Any]):
         estimator: Union[None, str, Mapping[str, Json]] = None,
         trace: Union[None, str, TraceWriter, Any] = None,
     ) -> None:
-        if reducer is not None and not callable(reducer):
-            raise TypeError(f"reducer must be callable, got {type(reducer).__name__}")
-        self._trace, self._owned = trace_writer(trace)
-        self._policy = policy
-        self._estimator = estimator
-        self._reducer = reducer
-        Compactor(policy, estimator=estimator)  # refuses a bad policy or estimator now
-        self._lock = threading.Lock()
-        self._runs: Dict[Any, Compactor] = {}
+        self._runs = RunCompactor(policy, reducer, estimator, trace, FORMAT, "pydantic-ai")
         self.processor = self.__call__
 
     def __repr__(self) -> str:
-        return f"CompactionProcessor(runs={len(self._runs)})"
-
-    def _compactor(self, run: Any) -> Compactor:
-        with self._lock:
-            c = self._runs.get(run)
-            if c is None:
-                for old in self._runs.values():
-                    old.close()  # a new run began: the last one ended
-                self._runs = {}
-                c = Compactor(self._policy, estimator=self._estimator, trace=self._trace,
-                              format=FORMAT, workflow="pydantic-ai")
-                self._runs[run] = c
-            return c
+        return f"CompactionProcessor(runs={len(self._runs.runs)})"
 
     async def __call__(self, ctx: RunContext[Any], messages: List[ModelMessage]) -> List[ModelMessage]:
-        compactor = self._compactor(_run_id(ctx))
-        objects = Objects(to_json)
-        written = objects.written(list(messages))
-        compactor._reducer = objects.reducer(self._reducer) if self._reducer is not None else None
-        result = await compactor.acompact(written)
-        return [objects.back(d, from_json) for d in result.messages]
+        return await self._runs.compact(_run_id(ctx), messages, to_json, from_json)
 
     def close(self) -> None:
         """Ends the current run in the trace, and closes a trace opened from a path."""
-        with self._lock:
-            for c in self._runs.values():
-                c.close()
-            self._runs = {}
-        if self._owned and self._trace is not None:
-            self._trace.close()
+        self._runs.close()
 
 
 class Recorder:
